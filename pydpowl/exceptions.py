@@ -1,0 +1,45 @@
+"""Warnings and errors with privacy semantics.
+
+Every class here states a guarantee that was weakened or refused, so callers can
+filter on them (``warnings.simplefilter("error", PrivacyLeakWarning)``) or catch
+them without parsing messages.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PrivacyLeakWarning",
+    "ConvergenceError",
+    "NotFittedError",
+    "BudgetExceededError",
+    "DataClippedWarning",
+]
+
+
+class PrivacyLeakWarning(RuntimeWarning):
+    """A privacy-relevant quantity was derived from the private data.
+
+    Raised (as a warning) when a bound that must be public, such as feature
+    bounds or a benefit shift, is computed from the data being protected. The
+    differential-privacy guarantee of any release that uses it is void.
+    """
+
+
+class ConvergenceError(RuntimeError):
+    """The solver could not certify its minimiser, so nothing was released.
+
+    Output perturbation is private only for the exact minimiser of the
+    objective; an uncertified iterate is never released.
+    """
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An estimator was used before ``fit``."""
+
+
+class BudgetExceededError(ValueError):
+    """A release would spend more privacy budget than remains."""
+
+
+class DataClippedWarning(UserWarning):
+    """Values were clipped to their public bounds by design (counted in the result)."""

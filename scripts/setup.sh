@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# One-time, idempotent set-up for pydpowl on a Debian machine with R and CRAN access.
+# Installs R and DPpack (the reference), the Python stack from Debian, a virtual
+# environment in .venv and the project (editable), and the R front end.
+# Each step is skipped when its result is already present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+
+APT_PACKAGES=(
+  r-base-core r-base-dev
+  r-cran-rmutil r-cran-rdpack r-cran-r6 r-cran-dplyr r-cran-nloptr r-cran-e1071
+  r-cran-ggplot2 r-cran-mass r-cran-testthat r-cran-reticulate
+  python3-venv python3-numpy python3-scipy python3-pandas python3-statsmodels
+  python3-rpy2 python3-pytest python3-matplotlib python3-hypothesis python3-numba
+  python3-setuptools python3-wheel python3-pip
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "[setup] installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "[setup] Debian packages present"
+fi
+
+if ! Rscript -e 'quit(status = !requireNamespace("DPpack", quietly = TRUE))' >/dev/null 2>&1; then
+  echo "[setup] installing DPpack from CRAN"
+  $SUDO Rscript -e 'install.packages("DPpack"); if (!requireNamespace("DPpack", quietly = TRUE)) quit(status = 1)'
+else
+  echo "[setup] DPpack present"
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv from /usr/bin/python3 with system site packages"
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+# Reinstall when the package is missing or pyproject.toml changed (entry points, metadata).
+if [ ! -x .venv/bin/pydpowl ] || [ ! -f .venv/.pydpowl-installed ] || [ pyproject.toml -nt .venv/.pydpowl-installed ] \
+   || ! (cd / && "$ROOT/.venv/bin/python" -c 'import pydpowl') >/dev/null 2>&1; then
+  echo "[setup] installing pydpowl (editable) into .venv"
+  .venv/bin/python -m pip install -q --no-build-isolation --no-deps -e .
+  touch .venv/.pydpowl-installed
+else
+  echo "[setup] pydpowl importable from .venv"
+fi
+
+if [ -d rpkg/pydpowl ]; then
+  if ! Rscript -e 'quit(status = !(requireNamespace("pydpowl", quietly = TRUE) && as.character(packageVersion("pydpowl")) == read.dcf("rpkg/pydpowl/DESCRIPTION")[, "Version"]))' >/dev/null 2>&1 \
+     || [ rpkg/pydpowl -nt .venv/.rpkg-installed ]; then
+    echo "[setup] installing the R front end (rpkg/pydpowl)"
+    $SUDO R CMD INSTALL --no-multiarch rpkg/pydpowl >/dev/null
+    touch .venv/.rpkg-installed
+  else
+    echo "[setup] R front end present"
+  fi
+fi
+echo "[setup] done"
