@@ -1,0 +1,31 @@
+"""Differentially private policy evaluation: DP-LSW and DP-LSL.
+
+Balle, Gomrokchi & Precup, "Differentially Private Policy Evaluation",
+ICML 2016. See ``docs/policy_evaluation.md`` for the user guide.
+"""
+
+from .episodes import Episode, EpisodeStatistics, episode_statistics, first_visit_returns
+from .estimators import DPLSL, DPLSW, LSL, LSW, default_regularization
+from .features import aggregated_features, make_features, tabular_features
+from .mdp import MarkovRewardProcess, lazy_chain, random_walk
+from ._base import PolicyEvalDiagnostics, PolicyEvalSummary
+
+__all__ = [
+    "DPLSW",
+    "DPLSL",
+    "LSW",
+    "LSL",
+    "Episode",
+    "EpisodeStatistics",
+    "episode_statistics",
+    "first_visit_returns",
+    "default_regularization",
+    "tabular_features",
+    "aggregated_features",
+    "make_features",
+    "MarkovRewardProcess",
+    "lazy_chain",
+    "random_walk",
+    "PolicyEvalSummary",
+    "PolicyEvalDiagnostics",
+]

@@ -1,0 +1,630 @@
+"""Policy-evaluation estimators: DP-LSW, DP-LSL and their non-private versions.
+
+``DPLSW`` and ``DPLSL`` implement Algorithms 1 and 2 of Balle, Gomrokchi &
+Precup, "Differentially Private Policy Evaluation" (ICML 2016): first-visit
+Monte Carlo returns, a stable least-squares fit of a linear value function,
+and Gaussian output perturbation calibrated with smooth sensitivity.
+``LSW`` and ``LSL`` fit the same objectives without noise.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional, Tuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import check_bool, check_epsilon, check_positive, check_probability
+from ..exceptions import PrivacyLeakWarning
+from ._base import PolicyEvalDiagnostics, PolicyEvalSummary, _PolicyEvaluatorBase
+from .episodes import EpisodeStatistics, check_discount
+from .least_squares import check_full_rank, lsl_solution, lsw_solution
+from .noise import sample_gaussian
+from .smooth_sensitivity import (
+    CONSTANTS,
+    MATRIX_NORMS,
+    c_lambda,
+    constant_lambda,
+    constant_w,
+    global_psi_lambda,
+    global_psi_w,
+    matrix_norm,
+    noise_scale,
+    phi_lambda,
+    phi_w,
+    privacy_constants,
+    psi_lambda,
+    psi_w,
+    regularization_threshold,
+)
+
+__all__ = ["DPLSW", "DPLSL", "LSW", "LSL", "default_regularization"]
+
+SENSITIVITIES = ("smooth", "global")
+#: Coefficient and exponent of the default regularisation rule.
+DEFAULT_LAMBDA_C, DEFAULT_LAMBDA_P = 0.5, 0.4
+_RETURN_TOL = 1e-9
+
+
+def default_regularization(
+    threshold: float, n_episodes: int, *, c: float = DEFAULT_LAMBDA_C, p: float = DEFAULT_LAMBDA_P
+) -> float:
+    """The reference rule ``lambda = ||Phi||^2 ||rho||_inf + c m^p``.
+
+    Parameters
+    ----------
+    threshold : float
+        ``||Phi||^2 ||rho||_inf`` (public).
+    n_episodes : int
+        ``m`` (public).
+    c, p : float, default=0.5, 0.4
+        Coefficient and exponent.
+    """
+    return float(threshold + c * float(n_episodes) ** p)
+
+
+class _PrivateMixin:
+    """Privacy parameters, public bounds and data-range checks of DPLSW/DPLSL."""
+
+    def _check_privacy(self) -> Tuple[float, float]:
+        eps = check_epsilon(self.epsilon)
+        delta = check_probability("delta", self.delta, low_open=True, high_open=True)
+        if eps == np.inf:
+            warnings.warn(
+                "epsilon=inf: no noise is added and coef_ is the non-private estimate.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+        elif eps > 1:
+            warnings.warn(
+                f"epsilon={eps!r} > 1 lies outside the smooth-sensitivity lemma (stated for "
+                "epsilon in (0, 1]); the (epsilon, delta) guarantee is not established.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+        return eps, delta
+
+    def _resolve_bound(self, discount: float) -> Tuple[float, str]:
+        """Return ``(F_max, which)`` with ``which`` in {"reward", "return"}."""
+        given = [n for n in ("reward_bound", "return_bound") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "exactly one of reward_bound (R_max, rewards in [0, R_max]) and "
+                "return_bound (F_max, returns in [0, F_max]) must be given; got "
+                + ("neither." if not given else "both.")
+                + " The bound must be public, never read off the data."
+            )
+        if given[0] == "reward_bound":
+            r_max = check_positive("reward_bound", self.reward_bound)
+            return r_max / (1.0 - discount), "reward"
+        return check_positive("return_bound", self.return_bound), "return"
+
+    def _check_data_bounds(
+        self, stats: EpisodeStatistics, f_max: float, which: str, signed: bool
+    ) -> NDArray[np.float64]:
+        """Check rewards/returns against the public bound; return clipped ``F_X``."""
+        m = stats.n_episodes
+
+        def _fail(bad: NDArray[np.bool_], what: str, interval: str) -> None:
+            raise ValueError(
+                f"episodes: {what} must lie in {interval}; {int(bad.sum())} of {m} episodes "
+                f"do not (first at position {int(np.flatnonzero(bad)[0])}). Public bounds "
+                "must hold for every episode"
+                + ("" if signed else "; use signed_rewards=True for rewards of both signs")
+                + "."
+            )
+
+        if which == "reward":
+            r_max = float(self.reward_bound)
+            lo = -r_max if signed else 0.0
+            bad = (stats.reward_min < lo) | (stats.reward_max > r_max)
+            if bad.any():
+                _fail(bad, "rewards", f"[{lo:g}, reward_bound={r_max:g}]")
+        else:
+            if not signed:
+                bad = stats.reward_min < 0
+                if bad.any():
+                    _fail(bad, "rewards", "[0, inf) (non-negative)")
+            lo = -f_max if signed else 0.0
+            tol = _RETURN_TOL * f_max
+            bad = (stats.return_min < lo - tol) | (stats.return_max > f_max + tol)
+            if bad.any():
+                _fail(bad, "first-visit returns", f"[{lo:g}, return_bound={f_max:g}]")
+        lo = -f_max if signed else 0.0
+        return np.clip(stats.averages, lo, f_max)
+
+    def _common_checks(self) -> dict:
+        eps, delta = self._check_privacy()
+        discount = check_discount(self.discount)
+        f_max, which = self._resolve_bound(discount)
+        return dict(
+            eps=eps,
+            delta=delta,
+            discount=discount,
+            f_max=f_max,
+            which=which,
+            constants=self._check_choice("constants", self.constants, CONSTANTS),
+            sensitivity=self._check_choice("sensitivity", self.sensitivity, SENSITIVITIES),
+            norm=self._check_choice("matrix_norm", self.matrix_norm, MATRIX_NORMS),
+            signed=check_bool("signed_rewards", self.signed_rewards),
+            keep=check_bool("keep_diagnostics", self.keep_diagnostics),
+        )
+
+    def _release(
+        self,
+        phi: NDArray[np.float64],
+        theta: NDArray[np.float64],
+        sigma: float,
+        rng: np.random.Generator,
+        diagnostics: Optional[PolicyEvalDiagnostics],
+    ) -> None:
+        self.coef_ = theta + sample_gaussian(theta.shape[0], sigma, rng=rng)
+        self.values_ = phi @ self.coef_
+        if diagnostics is not None:
+            self.diagnostics_ = diagnostics
+        elif hasattr(self, "diagnostics_"):
+            del self.diagnostics_
+
+    def summary(self) -> PolicyEvalSummary:
+        """Public settings of the fit (nothing data-dependent beyond ``m``)."""
+        self._check_is_fitted()
+        return PolicyEvalSummary(
+            estimator=type(self).__name__,
+            private=True,
+            epsilon=float(self.epsilon),
+            delta=float(self.delta),
+            n_states=self.n_states_,
+            n_features=self.n_features_,
+            n_episodes=self.n_episodes_,
+            sensitivity=self.sensitivity,
+            constants=self.constants,
+            matrix_norm=self.matrix_norm,
+            alpha=self.alpha_,
+            beta=self.beta_,
+            sensitivity_constant=self.sensitivity_constant_,
+            regularization=getattr(self, "regularization_", None),
+        )
+
+
+_PRIVACY_NOTES = """
+    Notes
+    -----
+    **Guarantee.** For ``epsilon`` in ``(0, 1]`` and ``delta`` in ``(0, 1)`` the
+    released ``coef_`` (and ``values_ = features @ coef_``, a function of it) is
+    ``(epsilon, delta)``-differentially private with respect to replacing one
+    whole episode; the number of episodes ``m`` is public. It assumes that
+    ``features``, the weights, ``discount``, the bound and any regularisation
+    are public and chosen without looking at the data, and that every reward
+    lies in ``[0, reward_bound]`` (or every return in ``[0, return_bound]``).
+    Out-of-range data raise an error instead of being clipped.
+
+    **Not released.** The noise scale ``sigma_X``, the smooth bound ``psi_X``,
+    the visit counts and the non-private solution depend on the data; they are
+    kept only with ``keep_diagnostics=True`` (attribute ``diagnostics_``, which
+    is private and must not be published).
+
+    **Seeds.** ``random_state`` exists for tests and reproducible simulations;
+    a fixed seed makes the noise predictable, so leave it ``None`` for real
+    releases.
+"""
+
+
+class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
+    """Differentially private least squares with fixed weights (DP-LSW).
+
+    Fits ``theta^w_X = argmin sum_s w_s (F_{X,s} - phi_s' theta)^2`` to the
+    first-visit Monte Carlo averages and releases ``theta^w_X + eta`` with
+    ``eta ~ N(0, sigma_X^2 I_d)``, ``sigma_X = C_w sqrt(psi^w_X)``,
+    ``C_w = alpha F_max ||(W^{1/2} Phi)^+||`` and
+    ``psi^w_X = max_{0<=k<=max_s n_s} exp(-k beta) sum_s w_s / max(n_s - k, 1)^2``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy parameter in ``(0, inf]``. Values above 1 lie outside the
+        lemma and warn (:class:`~pydpowl.exceptions.PrivacyLeakWarning`);
+        ``inf`` adds no noise (validation only).
+    delta : float, default=0.1
+        Privacy parameter in ``(0, 1)``.
+    features : array-like of shape (n_states, n_features)
+        Public feature matrix ``Phi``; row ``s`` holds ``phi_s``. Required.
+        ``Phi' W Phi`` must be invertible.
+    weights : array-like of shape (n_states,), default=None
+        Fixed, public, non-negative weights ``w``; ``None`` means uniform
+        ``1/n_states``.
+    reward_bound : float, default=None
+        ``R_max``: rewards lie in ``[0, R_max]``, so returns lie in
+        ``[0, R_max / (1 - discount)]``. Give exactly one of ``reward_bound``
+        and ``return_bound``.
+    return_bound : float, default=None
+        ``F_max``: every first-visit return lies in ``[0, F_max]`` (tighter
+        when episodes are short or rewards rare).
+    discount : float, default=0.99
+        ``gamma`` in ``[0, 1)``.
+    constants : {"A", "conservative"}, default="A"
+        Which ``(alpha, beta)`` pair of the Gaussian smooth-sensitivity lemma
+        to use (see :func:`~.smooth_sensitivity.privacy_constants`).
+    sensitivity : {"smooth", "global"}, default="smooth"
+        ``"global"`` is the baseline that replaces ``psi^w_X`` by its maximum
+        ``sum_s w_s`` (same ``alpha``).
+    matrix_norm : {"spectral", "frobenius"}, default="spectral"
+        Norm of ``(W^{1/2} Phi)^+`` in ``C_w``; Frobenius reproduces the
+        authors' runs and adds more noise.
+    signed_rewards : bool, default=False
+        Allow rewards in ``[-R_max, R_max]`` (returns in ``[-F_max, F_max]``);
+        ``C_w`` then uses ``2 F_max``.
+    keep_diagnostics : bool, default=False
+        Keep the private by-products in ``diagnostics_``.
+    random_state : None, int or numpy.random.Generator, default=None
+        Source of the noise, resolved once in ``fit``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The private estimate ``theta_hat``.
+    values_ : ndarray of shape (n_states,)
+        ``features @ coef_``.
+    n_states_, n_features_, n_episodes_ : int
+        ``N``, ``d`` and ``m``.
+    alpha_, beta_ : float
+        Lemma constants used (public).
+    sensitivity_constant_ : float
+        ``C_w`` (public).
+    diagnostics_ : PolicyEvalDiagnostics
+        Only with ``keep_diagnostics=True``. PRIVATE.
+    """
+
+    __doc__ += _PRIVACY_NOTES
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        delta: float = 0.1,
+        features: Any = None,
+        weights: Any = None,
+        reward_bound: Optional[float] = None,
+        return_bound: Optional[float] = None,
+        discount: float = 0.99,
+        constants: str = "A",
+        sensitivity: str = "smooth",
+        matrix_norm: str = "spectral",
+        signed_rewards: bool = False,
+        keep_diagnostics: bool = False,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.features = features
+        self.weights = weights
+        self.reward_bound = reward_bound
+        self.return_bound = return_bound
+        self.discount = discount
+        self.constants = constants
+        self.sensitivity = sensitivity
+        self.matrix_norm = matrix_norm
+        self.signed_rewards = signed_rewards
+        self.keep_diagnostics = keep_diagnostics
+        self.random_state = random_state
+
+    def fit(self, episodes: Any) -> "DPLSW":
+        """Fit on episodes and release the perturbed coefficients.
+
+        Parameters
+        ----------
+        episodes : sequence of Episode or (states, rewards) pairs, or EpisodeStatistics
+            The private data ``X`` (``m`` episodes).
+
+        Returns
+        -------
+        self
+        """
+        opts = self._common_checks()
+        phi = self._check_features(self.features)
+        n_states, d = phi.shape
+        w = self._check_state_weights("weights", self.weights, n_states, warn_sum=False)
+        check_full_rank(phi, w)
+        alpha, beta = privacy_constants(opts["eps"], opts["delta"], d, constants=opts["constants"])
+        scale = 2.0 * opts["f_max"] if opts["signed"] else opts["f_max"]
+        c_w = constant_w(alpha, scale, phi, w, matrix_norm=opts["norm"])
+        rng = self._check_random_state(self.random_state)
+
+        stats = self._statistics(episodes, n_states, opts["discount"])
+        averages = self._check_data_bounds(stats, opts["f_max"], opts["which"], opts["signed"])
+        theta = lsw_solution(phi, w, averages)
+        if opts["sensitivity"] == "smooth":
+            psi, k_star = psi_w(stats.counts, w, beta, return_argmax=True)
+        else:
+            psi, k_star = global_psi_w(w), 0
+        sigma = noise_scale(c_w, psi)
+
+        self.n_states_, self.n_features_, self.n_episodes_ = n_states, d, stats.n_episodes
+        self.alpha_, self.beta_, self.sensitivity_constant_ = alpha, beta, c_w
+        diag = None
+        if opts["keep"]:
+            diag = PolicyEvalDiagnostics(
+                sigma=sigma,
+                psi=psi,
+                psi_argmax=k_star,
+                phi0=float(phi_w(stats.counts, w, 0)),
+                counts=stats.counts.copy(),
+                nonprivate_coef=theta.copy(),
+            )
+        self._release(phi, theta, sigma, rng, diag)
+        return self
+
+
+class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
+    """Differentially private regularised least squares (DP-LSL).
+
+    Fits ``theta^lambda_X = argmin sum_s rho_s (n_s/m) (F_{X,s} - phi_s' theta)^2
+    + lambda/(2m) ||theta||^2`` and releases ``theta^lambda_X + eta`` with
+    ``eta ~ N(0, sigma_X^2 I_d)``, ``sigma_X = C_lambda sqrt(psi^lambda_X)``,
+    ``C_lambda = 2 alpha F_max ||Phi|| / (lambda - ||Phi||^2 ||rho||_inf)`` and
+    ``psi^lambda_X = max_{0<=k<=m} exp(-k beta)
+    (c_lambda sqrt(sum_s rho_s min(n_s + k, m)) + ||rho||_2)^2``,
+    ``c_lambda = ||Phi|| ||rho||_inf / sqrt(2 lambda)``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy parameter in ``(0, inf]`` (above 1 warns; ``inf``: no noise).
+    delta : float, default=0.1
+        Privacy parameter in ``(0, 1)``.
+    features : array-like of shape (n_states, n_features)
+        Public feature matrix ``Phi``. Required; may be rank deficient.
+    rho : array-like of shape (n_states,), default=None
+        Public regression weights, a probability vector (a warning is issued
+        if it does not sum to 1); ``None`` means uniform.
+    regularization : float, default=None
+        ``lambda``; must exceed ``||Phi||^2 ||rho||_inf``. ``None`` uses the
+        reference rule ``||Phi||^2 ||rho||_inf + 0.5 m^0.4`` (``m`` is public).
+    reward_bound, return_bound : float, default=None
+        Exactly one public bound, as in :class:`DPLSW`.
+    discount : float, default=0.99
+        ``gamma`` in ``[0, 1)``.
+    constants : {"A", "conservative"}, default="A"
+        Lemma constants.
+    sensitivity : {"smooth", "global"}, default="smooth"
+        ``"global"``: every ``n_s`` replaced by ``m`` (``psi = phi^lambda(m)``).
+    matrix_norm : {"spectral", "frobenius"}, default="spectral"
+        Norm of ``Phi`` in ``c_lambda``, ``C_lambda`` and the threshold.
+    signed_rewards : bool, default=False
+        Allow signed rewards; ``C_lambda`` then uses ``2 F_max``.
+    keep_diagnostics : bool, default=False
+        Keep the private by-products in ``diagnostics_``.
+    random_state : None, int or numpy.random.Generator, default=None
+        Source of the noise, resolved once in ``fit``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The private estimate.
+    values_ : ndarray of shape (n_states,)
+        ``features @ coef_``.
+    n_states_, n_features_, n_episodes_ : int
+        ``N``, ``d`` and ``m``.
+    regularization_ : float
+        ``lambda`` used (public: a function of public inputs and ``m``).
+    alpha_, beta_ : float
+        Lemma constants used.
+    sensitivity_constant_ : float
+        ``C_lambda``.
+    diagnostics_ : PolicyEvalDiagnostics
+        Only with ``keep_diagnostics=True``. PRIVATE.
+    """
+
+    __doc__ += _PRIVACY_NOTES
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        delta: float = 0.1,
+        features: Any = None,
+        rho: Any = None,
+        regularization: Optional[float] = None,
+        reward_bound: Optional[float] = None,
+        return_bound: Optional[float] = None,
+        discount: float = 0.99,
+        constants: str = "A",
+        sensitivity: str = "smooth",
+        matrix_norm: str = "spectral",
+        signed_rewards: bool = False,
+        keep_diagnostics: bool = False,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.features = features
+        self.rho = rho
+        self.regularization = regularization
+        self.reward_bound = reward_bound
+        self.return_bound = return_bound
+        self.discount = discount
+        self.constants = constants
+        self.sensitivity = sensitivity
+        self.matrix_norm = matrix_norm
+        self.signed_rewards = signed_rewards
+        self.keep_diagnostics = keep_diagnostics
+        self.random_state = random_state
+
+    def fit(self, episodes: Any) -> "DPLSL":
+        """Fit on episodes and release the perturbed coefficients.
+
+        Parameters
+        ----------
+        episodes : sequence of Episode or (states, rewards) pairs, or EpisodeStatistics
+            The private data ``X`` (``m`` episodes).
+
+        Returns
+        -------
+        self
+        """
+        opts = self._common_checks()
+        phi = self._check_features(self.features)
+        n_states, d = phi.shape
+        rho = self._check_state_weights("rho", self.rho, n_states, warn_sum=True)
+        phi_norm = matrix_norm(phi, opts["norm"])
+        threshold = regularization_threshold(phi_norm, rho)
+        if self.regularization is not None:
+            lam = check_positive("regularization", self.regularization)
+            if not lam > threshold:
+                raise ValueError(
+                    f"regularization must be in ({threshold!r}, inf), i.e. above "
+                    f"||Phi||^2 ||rho||_inf with the {opts['norm']} norm; got "
+                    f"regularization={lam!r}."
+                )
+        alpha, beta = privacy_constants(opts["eps"], opts["delta"], d, constants=opts["constants"])
+        rng = self._check_random_state(self.random_state)
+
+        stats = self._statistics(episodes, n_states, opts["discount"])
+        m = stats.n_episodes
+        if self.regularization is None:
+            lam = default_regularization(threshold, m)
+        scale = 2.0 * opts["f_max"] if opts["signed"] else opts["f_max"]
+        c_big = constant_lambda(alpha, scale, phi_norm, rho, lam)
+        c_small = c_lambda(phi_norm, rho, lam)
+        averages = self._check_data_bounds(stats, opts["f_max"], opts["which"], opts["signed"])
+        theta = lsl_solution(phi, rho, stats.counts, averages, m, lam)
+        if opts["sensitivity"] == "smooth":
+            psi, k_star = psi_lambda(stats.counts, rho, m, c_small, beta, return_argmax=True)
+        else:
+            psi, k_star = global_psi_lambda(rho, m, c_small), m
+        sigma = noise_scale(c_big, psi)
+
+        self.n_states_, self.n_features_, self.n_episodes_ = n_states, d, m
+        self.regularization_ = lam
+        self.alpha_, self.beta_, self.sensitivity_constant_ = alpha, beta, c_big
+        diag = None
+        if opts["keep"]:
+            diag = PolicyEvalDiagnostics(
+                sigma=sigma,
+                psi=psi,
+                psi_argmax=k_star,
+                phi0=float(phi_lambda(stats.counts, rho, m, c_small, 0)),
+                counts=stats.counts.copy(),
+                nonprivate_coef=theta.copy(),
+            )
+        self._release(phi, theta, sigma, rng, diag)
+        return self
+
+
+class _NonPrivateMixin:
+    def summary(self) -> PolicyEvalSummary:
+        """Settings of the (non-private) fit."""
+        self._check_is_fitted()
+        return PolicyEvalSummary(
+            estimator=type(self).__name__,
+            private=False,
+            epsilon=float("inf"),
+            delta=0.0,
+            n_states=self.n_states_,
+            n_features=self.n_features_,
+            n_episodes=self.n_episodes_,
+            sensitivity="none",
+            constants="none",
+            matrix_norm="none",
+            alpha=0.0,
+            beta=float("inf"),
+            sensitivity_constant=0.0,
+            regularization=getattr(self, "regularization_", None),
+        )
+
+
+class LSW(_NonPrivateMixin, _PolicyEvaluatorBase):
+    """Non-private least squares with fixed weights (the objective of DP-LSW).
+
+    Parameters
+    ----------
+    features : array-like of shape (n_states, n_features)
+        Feature matrix; ``Phi' W Phi`` must be invertible. Required.
+    weights : array-like of shape (n_states,), default=None
+        Non-negative weights; ``None`` means uniform.
+    discount : float, default=0.99
+        ``gamma`` in ``[0, 1)``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        ``(Phi'W Phi)^{-1} Phi'W F_X``. NOT private.
+    values_ : ndarray of shape (n_states,)
+        ``features @ coef_``.
+    n_states_, n_features_, n_episodes_ : int
+    """
+
+    def __init__(self, *, features: Any = None, weights: Any = None, discount: float = 0.99):
+        self.features = features
+        self.weights = weights
+        self.discount = discount
+
+    def fit(self, episodes: Any) -> "LSW":
+        """Fit on episodes (sequence or :class:`EpisodeStatistics`); returns self."""
+        discount = check_discount(self.discount)
+        phi = self._check_features(self.features)
+        n_states, d = phi.shape
+        w = self._check_state_weights("weights", self.weights, n_states, warn_sum=False)
+        check_full_rank(phi, w)
+        stats = self._statistics(episodes, n_states, discount)
+        self.coef_ = lsw_solution(phi, w, stats.averages)
+        self.values_ = phi @ self.coef_
+        self.n_states_, self.n_features_, self.n_episodes_ = n_states, d, stats.n_episodes
+        return self
+
+
+class LSL(_NonPrivateMixin, _PolicyEvaluatorBase):
+    """Non-private regularised least squares (the objective of DP-LSL).
+
+    Parameters
+    ----------
+    features : array-like of shape (n_states, n_features)
+        Feature matrix. Required.
+    rho : array-like of shape (n_states,), default=None
+        Non-negative regression weights; ``None`` means uniform.
+    regularization : float, default=None
+        ``lambda > 0``; ``None`` uses ``||Phi||^2 ||rho||_inf + 0.5 m^0.4``
+        (spectral norm), the same rule as :class:`DPLSL`.
+    discount : float, default=0.99
+        ``gamma`` in ``[0, 1)``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        ``(Phi' D_X Phi + lambda/2 I)^{-1} Phi' D_X F_X``. NOT private.
+    values_ : ndarray of shape (n_states,)
+    regularization_ : float
+    n_states_, n_features_, n_episodes_ : int
+    """
+
+    def __init__(
+        self,
+        *,
+        features: Any = None,
+        rho: Any = None,
+        regularization: Optional[float] = None,
+        discount: float = 0.99,
+    ):
+        self.features = features
+        self.rho = rho
+        self.regularization = regularization
+        self.discount = discount
+
+    def fit(self, episodes: Any) -> "LSL":
+        """Fit on episodes (sequence or :class:`EpisodeStatistics`); returns self."""
+        discount = check_discount(self.discount)
+        phi = self._check_features(self.features)
+        n_states, d = phi.shape
+        rho = self._check_state_weights("rho", self.rho, n_states, warn_sum=True)
+        if self.regularization is not None:
+            lam = check_positive("regularization", self.regularization)
+        stats = self._statistics(episodes, n_states, discount)
+        if self.regularization is None:
+            lam = default_regularization(
+                regularization_threshold(matrix_norm(phi), rho), stats.n_episodes
+            )
+        self.coef_ = lsl_solution(phi, rho, stats.counts, stats.averages, stats.n_episodes, lam)
+        self.values_ = phi @ self.coef_
+        self.regularization_ = lam
+        self.n_states_, self.n_features_, self.n_episodes_ = n_states, d, stats.n_episodes
+        return self
