@@ -21,7 +21,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._progress import Progress
-from .._validation import check_int, check_positive
+from .._validation import check_epsilon, check_int, check_positive, check_probability
 from .episodes import EpisodeStatistics, check_discount, episode_statistics
 from .estimators import DPLSL, DPLSW, LSL, LSW, default_regularization
 from .features import make_features
@@ -170,6 +170,12 @@ def run_experiment(
         simulation diagnostic; NaN for the non-private methods).
     """
     ms = _check_m_values(m_values)
+    check_epsilon(epsilon)
+    check_probability("delta", delta, low_open=True, high_open=True)
+    if constants not in ("A", "conservative"):
+        raise ValueError(f"constants must be one of ('A', 'conservative'), got {constants!r}.")
+    if (reward_bound is None) == (return_bound is None):
+        raise ValueError("exactly one of reward_bound and return_bound must be given.")
     reps = check_int("n_reps", n_reps, minimum=1)
     n = check_int("n_states", n_states, minimum=2)
     gamma = check_discount(discount)

@@ -134,13 +134,18 @@ def weighted_pinv_norm(
     return float(np.sqrt(np.sum(1.0 / sv**2)))
 
 
-def _max_log(log_phi: NDArray[np.float64], beta: float) -> Tuple[float, int]:
-    """``max_k (log_phi[k] - k beta)`` and its first argmax (``beta`` may be inf)."""
+def _argmax_log(profile: NDArray[np.float64], beta: float) -> int:
+    """First ``k`` maximising ``log(profile[k]) - k beta`` (``beta`` may be inf)."""
     if beta == np.inf:
-        return float(log_phi[0]), 0
-    vals = log_phi - beta * np.arange(log_phi.shape[0])
-    k = int(np.argmax(vals))
-    return float(vals[k]), k
+        return 0
+    with np.errstate(divide="ignore"):
+        vals = np.log(profile) - beta * np.arange(profile.shape[0])
+    return int(np.argmax(vals))
+
+
+def _scaled(value: float, k: int, beta: float) -> float:
+    """``exp(-k beta) * value``, exact at ``k = 0`` (then ``psi = phi(0)`` bit for bit)."""
+    return float(value) if k == 0 else float(value * np.exp(-k * beta))
 
 
 def phi_w(counts: ArrayLike, weights: ArrayLike, k: ArrayLike) -> NDArray[np.float64]:
@@ -193,10 +198,9 @@ def psi_w(
     beta = _check_beta(beta)
     n = np.asarray(counts)
     big_k = int(n.max(initial=0))
-    with np.errstate(divide="ignore"):
-        log_phi = np.log(phi_w(counts, weights, np.arange(big_k + 1)))
-    val, k = _max_log(log_phi, beta)
-    psi = float(np.exp(val))
+    profile = phi_w(counts, weights, np.arange(big_k + 1))
+    k = _argmax_log(profile, beta)
+    psi = _scaled(profile[k], k, beta)
     return (psi, k) if return_argmax else psi
 
 
@@ -275,10 +279,9 @@ def psi_lambda(
     """
     beta = _check_beta(beta)
     m = int(n_episodes)
-    with np.errstate(divide="ignore"):
-        log_phi = np.log(phi_lambda(counts, rho, m, c_lam, np.arange(m + 1)))
-    val, k = _max_log(log_phi, beta)
-    psi = float(np.exp(val))
+    profile = phi_lambda(counts, rho, m, c_lam, np.arange(m + 1))
+    k = _argmax_log(profile, beta)
+    psi = _scaled(profile[k], k, beta)
     return (psi, k) if return_argmax else psi
 
 

@@ -1,0 +1,36 @@
+# pydpowl — every target sets the machine up first (idempotent, see scripts/setup.sh).
+PY := .venv/bin/python
+# The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
+export PYDPOWL_REQUIRE_R := 1
+
+.PHONY: setup run test test-python test-r test-slow validate validate-full audit-full bench lint clean
+
+setup:
+	@bash scripts/setup.sh
+
+## The main job: CYP-GUIDES-style case study (Table 1 and a PNG) in results/casestudy
+run: setup
+	$(PY) -m pydpowl.cli casestudy --out results/casestudy
+
+## The whole default test suite (Python, R front end, quick validation against DPpack)
+test: setup
+	$(PY) -m pytest -q
+	@if [ -d rpkg/pydpowl/tests ]; then Rscript scripts/run_r_tests.R; fi
+
+test-slow: setup
+	$(PY) -m pytest -q -m slow
+
+validate-full: setup
+	$(PY) -m validation --out results/validation
+
+audit-full: setup
+	$(PY) -m validation.audit --out results/audit
+
+bench: setup
+	$(PY) benchmarks/bench_solver.py
+
+lint:
+	$(PY) -m flake8 --max-line-length 120 pydpowl r_reference validation tests || true
+
+clean:
+	rm -rf results .pytest_cache

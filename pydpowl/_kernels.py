@@ -1,0 +1,286 @@
+"""Fused single-pass kernels (numba) for the built-in losses.
+
+One sweep over the rows computes the margins, the objective, the gradient and
+the Hessian of ``G(theta) = sum_i w_i l(y_i z_i'theta) + gamma/2 ||theta||^2``;
+this keeps a Newton iteration close to the memory-bandwidth bound at large n.
+
+The sweep is generated for each number of columns ``d`` (up to
+``MAX_UNROLLED_D``) with the gradient and the lower triangle of the Hessian in
+scalar accumulators: numba then keeps them in registers, which is about three
+times faster than accumulating into an array. Wider problems use a generic
+loop. Without numba, :func:`fused_problem` returns None and the solver uses the
+numpy implementation, which gives the same answer up to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Callable, Dict, Optional, Tuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .losses import HuberHingeLoss, LogisticLoss, MarginLoss
+
+try:  # optional accelerator
+    import numba
+
+    NUMBA_AVAILABLE = True
+except Exception:  # pragma: no cover - exercised on machines without numba
+    numba = None
+    NUMBA_AVAILABLE = False
+
+__all__ = ["NUMBA_AVAILABLE", "MAX_UNROLLED_D", "fused_problem"]
+
+_HUBER, _LOGISTIC = 0, 1
+MAX_UNROLLED_D = 16
+
+# Loss terms at margin ``mi`` for the generated sweep: they set ``val``, ``d1`` and
+# ``d2`` (value, first and second derivative). The Huber form is branch-free:
+# with r = (1 + h - m)/(2h), the quadratic zone |1 - m| <= h is 0 <= r <= 1.
+_LOSS_SNIPPETS = {
+    _HUBER: (
+        "r = (1.0 + h - mi) / (2.0 * h)",
+        "quad = 1.0 if (r >= 0.0 and r <= 1.0) else 0.0",
+        "val = quad * (h * r * r) + (max(1.0 - mi, 0.0) if r > 1.0 else 0.0)",
+        "d1 = -min(max(r, 0.0), 1.0)",
+        "d2 = quad / (2.0 * h)",
+    ),
+    _LOGISTIC: (
+        "e = math.exp(-abs(mi))",
+        "val = math.log1p(e) + (-mi if mi < 0.0 else 0.0)",
+        "sn = e / (1.0 + e) if mi >= 0.0 else 1.0 / (1.0 + e)",
+        "d1 = -sn",
+        "d2 = sn * (1.0 - sn)",
+    ),
+}
+
+
+def _sweep_source(kind: int, d: int) -> str:
+    """Source of the unrolled sweep for ``d`` columns (generated, then compiled)."""
+    ind = " " * 8
+    lines = ["def sweep(h, Z, y, w, theta, gamma, m_out):", "    n = Z.shape[0]", "    obj = 0.0"]
+    lines += [f"    t{j} = theta[{j}]" for j in range(d)]
+    lines += [f"    g{j} = 0.0" for j in range(d)]
+    lines += [f"    H{j}_{k} = 0.0" for j in range(d) for k in range(j + 1)]
+    lines.append("    for i in range(n):")
+    lines += [f"{ind}z{j} = Z[i, {j}]" for j in range(d)]
+    lines.append(f"{ind}mi = y[i] * (" + " + ".join(f"z{j} * t{j}" for j in range(d)) + ")")
+    lines.append(f"{ind}m_out[i] = mi")
+    lines += [ind + stmt for stmt in _LOSS_SNIPPETS[kind]]
+    lines += [f"{ind}wi = w[i]", f"{ind}obj += wi * val", f"{ind}c1 = wi * d1 * y[i]", f"{ind}c2 = wi * d2"]
+    lines += [f"{ind}g{j} += c1 * z{j}" for j in range(d)]
+    for j in range(d):
+        lines.append(f"{ind}cz = c2 * z{j}")
+        lines += [f"{ind}H{j}_{k} += cz * z{k}" for k in range(j + 1)]
+    lines.append(f"    g = np.empty({d})")
+    lines.append(f"    H = np.empty(({d}, {d}))")
+    lines.append("    sq = 0.0")
+    for j in range(d):
+        lines.append(f"    g[{j}] = g{j} + gamma * t{j}")
+        lines.append(f"    sq += t{j} * t{j}")
+        for k in range(j + 1):
+            lines.append(f"    H[{j}, {k}] = H{j}_{k}")
+            lines.append(f"    H[{k}, {j}] = H{j}_{k}")
+        lines.append(f"    H[{j}, {j}] += gamma")
+    lines.append("    return obj + 0.5 * gamma * sq, g, H")
+    return "\n".join(lines)
+
+
+def _generic_sweep_source(kind: int) -> str:
+    """Source of the array-accumulator sweep for any ``d``."""
+    ind = " " * 8
+    body = [
+        "def sweep(h, Z, y, w, theta, gamma, m_out):",
+        "    n, d = Z.shape",
+        "    obj = 0.0",
+        "    g = np.zeros(d)",
+        "    H = np.zeros((d, d))",
+        "    for i in range(n):",
+        f"{ind}acc = 0.0",
+        f"{ind}for j in range(d):",
+        f"{ind}    acc += Z[i, j] * theta[j]",
+        f"{ind}mi = y[i] * acc",
+        f"{ind}m_out[i] = mi",
+    ]
+    body += [ind + stmt for stmt in _LOSS_SNIPPETS[kind]]
+    body += [
+        f"{ind}wi = w[i]",
+        f"{ind}obj += wi * val",
+        f"{ind}c1 = wi * d1 * y[i]",
+        f"{ind}c2 = wi * d2",
+        f"{ind}for j in range(d):",
+        f"{ind}    g[j] += c1 * Z[i, j]",
+        f"{ind}    if c2 != 0.0:",
+        f"{ind}        cz = c2 * Z[i, j]",
+        f"{ind}        for k in range(j + 1):",
+        f"{ind}            H[j, k] += cz * Z[i, k]",
+        "    sq = 0.0",
+        "    for j in range(d):",
+        "        g[j] += gamma * theta[j]",
+        "        sq += theta[j] * theta[j]",
+        "        for k in range(j):",
+        "            H[k, j] = H[j, k]",
+        "        H[j, j] += gamma",
+        "    return obj + 0.5 * gamma * sq, g, H",
+    ]
+    return "\n".join(body)
+
+
+def _line_source(kind: int) -> str:
+    ind = " " * 8
+    body = ["def line(h, m, s, w, t):", "    a1 = 0.0", "    a2 = 0.0", "    for i in range(m.shape[0]):", f"{ind}mi = m[i] + t * s[i]"]
+    body += [ind + stmt for stmt in _LOSS_SNIPPETS[kind]]
+    body += [f"{ind}ws = w[i] * s[i]", f"{ind}a1 += ws * d1", f"{ind}a2 += ws * s[i] * d2", "    return a1, a2"]
+    return "\n".join(body)
+
+
+if NUMBA_AVAILABLE:
+
+    @numba.njit(cache=True, nogil=True)
+    def _huber_zone(h: float, mu: float) -> int:
+        if mu > 1.0 + h:
+            return 0  # flat: l = 0
+        if abs(1.0 - mu) <= h:
+            return 1  # quadratic
+        return 2  # linear
+
+    @numba.njit(cache=True, nogil=True)
+    def _huber_line_setup(h, m, s, w, a, b):
+        """Split rows for t in [a, b]: constant-zone rows are summed into
+        d1 = A0 + A1 t, d2 = A1; rows that change zone are returned by index."""
+        n = m.shape[0]
+        A0 = 0.0
+        A1 = 0.0
+        idx = np.empty(n, dtype=np.int64)
+        k = 0
+        inv2h = 1.0 / (2.0 * h)
+        for i in range(n):
+            za = _huber_zone(h, m[i] + a * s[i])
+            zb = _huber_zone(h, m[i] + b * s[i])
+            if za != zb:
+                idx[k] = i
+                k += 1
+            elif za == 2:
+                A0 -= w[i] * s[i]
+            elif za == 1:
+                ws = w[i] * s[i]
+                A0 -= ws * (1.0 + h - m[i]) * inv2h
+                A1 += ws * s[i] * inv2h
+        return A0, A1, idx[:k].copy()
+
+    @numba.njit(cache=True, nogil=True)
+    def _huber_line_subset(h, m, s, w, idx, t):
+        d1 = 0.0
+        d2 = 0.0
+        inv2h = 1.0 / (2.0 * h)
+        for j in range(idx.shape[0]):
+            i = idx[j]
+            mu = m[i] + t * s[i]
+            z = _huber_zone(h, mu)
+            if z == 2:
+                d1 -= w[i] * s[i]
+            elif z == 1:
+                ws = w[i] * s[i]
+                d1 -= ws * (1.0 + h - mu) * inv2h
+                d2 += ws * s[i] * inv2h
+        return d1, d2
+
+
+_COMPILED: Dict[Tuple[str, int, int], Callable] = {}
+_LOCK = threading.Lock()
+
+
+def _compile(source: str, name: str) -> Callable:
+    namespace = {"np": np, "math": math}
+    exec(compile(source, f"<pydpowl generated {name}>", "exec"), namespace)  # noqa: S102 - our own template
+    return numba.njit(nogil=True)(namespace[name])
+
+
+def _kernel(which: str, kind: int, d: int) -> Callable:
+    key = (which, kind, d if which == "sweep" else 0)
+    with _LOCK:
+        fn = _COMPILED.get(key)
+        if fn is None:
+            if which == "line":
+                fn = _compile(_line_source(kind), "line")
+            elif d <= MAX_UNROLLED_D:
+                fn = _compile(_sweep_source(kind, d), "sweep")
+            else:
+                fn = _compile(_generic_sweep_source(kind), "sweep")
+            _COMPILED[key] = fn
+    return fn
+
+
+class FusedProblem:
+    """Same interface as :class:`pydpowl._erm_problem.NumpyProblem`, one pass per evaluation."""
+
+    backend = "numba"
+
+    def __init__(self, Z, y, w, gamma: float, kind: int, h: float) -> None:
+        self.Z = np.ascontiguousarray(Z, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.w = np.ascontiguousarray(w, dtype=np.float64)
+        self.gamma, self.kind, self.h = float(gamma), kind, float(h)
+        self.n, self.d = self.Z.shape
+        self._sweep = _kernel("sweep", kind, self.d)
+        self._line = _kernel("line", kind, self.d)
+        self._m = np.empty(self.n)  # reused: the solver needs only the latest margins
+        self._cache: Optional[tuple] = None
+
+    def margins(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        obj, g, H = self._sweep(self.h, self.Z, self.y, self.w, theta, self.gamma, self._m)
+        self._cache = (theta.copy(), g, H, obj)
+        return self._m
+
+    def _cached(self, theta):
+        c = self._cache
+        if c is None or not np.array_equal(c[0], theta):
+            self.margins(theta)
+            c = self._cache
+        return c
+
+    def objective(self, theta, m) -> float:
+        return float(self._cached(theta)[3])
+
+    def gradient(self, theta, m):
+        return self._cached(theta)[1].copy()
+
+    def grad_hess(self, theta, m):
+        c = self._cached(theta)
+        return c[1].copy(), c[2].copy()
+
+    def direction_margins(self, p):
+        return self.y * (self.Z @ p)
+
+    def line_derivatives(self, m, s, t, theta, p) -> Tuple[float, float]:
+        d1, d2 = self._line(self.h, m, s, self.w, float(t))
+        return d1 + self.gamma * float(theta @ p + t * (p @ p)), d2 + self.gamma * float(p @ p)
+
+    def restricted_line(self, m, s, lo: float, hi: float, theta, p) -> Optional[Callable[[float], Tuple[float, float]]]:
+        """Exact ``t -> (G'(t), G''(t))`` valid on ``[lo, hi]`` that only revisits rows
+        changing Huber zone there (None for the logistic loss)."""
+        if self.kind != _HUBER:
+            return None
+        A0, A1, idx = _huber_line_setup(self.h, m, s, self.w, float(lo), float(hi))
+        tp, pp = float(theta @ p), float(p @ p)
+        h, w, gamma = self.h, self.w, self.gamma
+
+        def evaluate(t: float) -> Tuple[float, float]:
+            d1, d2 = _huber_line_subset(h, m, s, w, idx, float(t))
+            return A0 + A1 * t + d1 + gamma * (tp + t * pp), A1 + d2 + gamma * pp
+
+        return evaluate
+
+
+def fused_problem(Z, y, w, gamma: float, loss: MarginLoss) -> Optional[FusedProblem]:
+    """A fused problem for a built-in loss, or None (no numba, or a custom loss)."""
+    if not NUMBA_AVAILABLE:
+        return None
+    if type(loss) is HuberHingeLoss:
+        return FusedProblem(Z, y, w, gamma, _HUBER, loss.h)
+    if type(loss) is LogisticLoss:
+        return FusedProblem(Z, y, w, gamma, _LOGISTIC, 0.0)
+    return None

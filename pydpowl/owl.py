@@ -1,0 +1,219 @@
+"""DP-OWL: outcome weighted learning of a treatment rule with DP-wERM.
+
+Builds OWL weights ``w_i = B_i / P(A_i | x_i)`` (clipped at the public bound W,
+counted), scales the features exactly as DPpack's ``svmDP`` (linear kernel),
+and delegates the private fit to :class:`~pydpowl.werm.DPWeightedERM`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._base import EstimatorBase, check_is_fitted, resolve_rng
+from ._validation import check_array, check_bool, check_labels, check_positive, check_vector, feature_names_of
+from .preprocessing import FeatureScaler
+from .propensity import resolve_propensity
+from .summary import FitSummary
+from .werm import DPWeightedERM
+
+__all__ = ["DPOWL", "owl_weights"]
+
+
+def owl_weights(benefit: NDArray[np.float64], propensity_received: NDArray[np.float64],
+                weights_upper_bound: float):
+    """``min(B / p, W)`` and the number of weights clipped at W."""
+    w = benefit / propensity_received
+    over = w > weights_upper_bound
+    return np.where(over, weights_upper_bound, w), int(np.count_nonzero(over))
+
+
+class DPOWL(EstimatorBase):
+    """Differentially private outcome weighted learning (linear rule).
+
+    Learns ``f(x) = intercept + x'coef`` and the rule ``sign(f(x))`` by
+    minimising the weighted Huber-hinge objective with OWL weights, then
+    perturbs the solution (Algorithm 1). Equivalent to DPpack's
+    ``svmDP$new("l2", eps, gamma, perturbation.method = "output", huber.h = h)``
+    fitted with ``weights = B / P(A | x)`` and ``weights.upper.bound = W``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget in (0, inf]; ``inf`` releases the exact (non-private) rule.
+    gamma : float
+        Regularisation constant in (0, inf) (DPpack's convention).
+    weights_upper_bound : float
+        Public bound W on the OWL weights; larger weights are clipped to W (by
+        design; counted in ``n_clipped_weights_``).
+    feature_bounds : tuple (lower, upper)
+        Public per-feature bounds, each of length p. Features are clipped to them
+        (by design; counted in ``n_clipped_features_``). Never read them off the
+        private data (see :func:`pydpowl.bounds_from_data`).
+    huber_h : float, default=0.5
+        Huber smoothing parameter h.
+    fit_intercept : bool, default=True
+        Prepend a column of ones (bounds [1, 1]); it is regularised like every
+        coefficient, as in DPpack.
+    tol : float, default=1e-10
+        Certified gradient-norm tolerance of the solver (scaled space).
+    keep_nonprivate : bool, default=False
+        Keep the exact solution and the noise (``nonprivate_*``, ``noise_scaled_``).
+        PRIVATE: for validation only.
+    random_state : None, int, numpy.random.Generator or RRandom, default=None
+        Source of the noise; None uses operating-system entropy (real releases).
+        Seeds are for reproduction and tests, not for production releases.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (p,)
+        Released coefficients in the original feature space.
+    intercept_ : float
+        Released intercept (0.0 when ``fit_intercept=False``).
+    scaled_coef_ : ndarray of shape (d,)
+        The release in DPpack's scaled space (intercept first).
+    sensitivity_ : float
+        Delta = (C + 2W) / gamma.
+    weight_sensitivity_ : float
+        The C used (0 for known propensities).
+    scaler_ : FeatureScaler
+        The public scaling (built from the bounds only).
+    n_clipped_weights_, n_clipped_features_, n_clipped_logits_ : int
+        How many weights, feature entries and propensity logits were clipped to
+        their public bounds. They are computed from the private data: diagnostics
+        for the analyst, not covered by the privacy guarantee and not part of the
+        exported model.
+
+    Notes
+    -----
+    Guarantee: ``epsilon``-DP for datasets differing in one subject (replacement),
+    given public bounds, W, gamma, h and, for estimated propensities, the public
+    constants behind C. Prediction does not clip new features (as DPpack).
+    """
+
+    def __init__(self, *, epsilon: float, gamma: float, weights_upper_bound: float, feature_bounds: Any,
+                 huber_h: float = 0.5, fit_intercept: bool = True, tol: float = 1e-10,
+                 keep_nonprivate: bool = False, random_state: Any = None) -> None:
+        self.epsilon = epsilon
+        self.gamma = gamma
+        self.weights_upper_bound = weights_upper_bound
+        self.feature_bounds = feature_bounds
+        self.huber_h = huber_h
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.keep_nonprivate = keep_nonprivate
+        self.random_state = random_state
+
+    def prepare(self, X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5):
+        """Validate and transform the data into DP-wERM inputs ``(Z, y, w, C)`` and counts.
+
+        Exposed for validation tools and simulation studies; :meth:`fit` uses it.
+        """
+        w_max = check_positive("weights_upper_bound", self.weights_upper_bound)
+        check_bool("fit_intercept", self.fit_intercept)
+        X = check_array("X", X)
+        n, p = X.shape
+        scaler = FeatureScaler.from_bounds(self.feature_bounds, p, self.fit_intercept)
+        A = check_labels("treatment", treatment, length=n)
+        B = check_vector("benefit", benefit, length=n)
+        negative = B < 0
+        if negative.any():
+            raise ValueError(
+                f"benefit must be non-negative (OWL weights are B / P(A | x)); {int(negative.sum())} of {n} "
+                "entries are negative. Shift benefits by a public lower bound with "
+                "pydpowl.shift_benefits(benefit, lower_bound=...)."
+            )
+        prop, C, n_clipped_logits = resolve_propensity(propensity, X, A)
+        w, n_clipped_w = owl_weights(B, prop, w_max)
+        Z, n_clipped_x = scaler.transform(X)
+        counts = {"n_clipped_weights": n_clipped_w, "n_clipped_features": n_clipped_x,
+                  "n_clipped_logits": n_clipped_logits}
+        return Z, A, w, C, scaler, counts
+
+    def fit(self, X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> "DPOWL":
+        """Fit the private rule.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, p)
+            Features (column names kept for reporting).
+        treatment : array-like of shape (n,)
+            Received treatment in {-1, 1}.
+        benefit : array-like of shape (n,)
+            Non-negative benefit (larger is better).
+        propensity : float, array-like or LogisticPropensity, default=0.5
+            A scalar is the randomisation probability of arm +1; an array gives
+            P(A_i | x_i) of the received treatment; a fitted LogisticPropensity
+            gives both the probabilities and the weight sensitivity C.
+
+        Returns
+        -------
+        self
+        """
+        names = feature_names_of(X)
+        Z, A, w, C, scaler, counts = self.prepare(X, treatment, benefit, propensity)
+        engine = DPWeightedERM(
+            epsilon=self.epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
+            loss="huber", huber_h=self.huber_h, C=C, tol=self.tol, keep_nonprivate=self.keep_nonprivate,
+            random_state=resolve_rng(self.random_state),
+        ).fit(Z, A, w)
+        self._store_release(engine.coef_, scaler)
+        self.sensitivity_ = engine.sensitivity_
+        self.weight_sensitivity_ = float(C)
+        self.n_iter_ = engine.n_iter_
+        self.n_samples_ = Z.shape[0]
+        self.n_features_in_ = scaler.n_features
+        self.n_clipped_weights_ = counts["n_clipped_weights"]
+        self.n_clipped_features_ = counts["n_clipped_features"]
+        self.n_clipped_logits_ = counts["n_clipped_logits"]
+        if names is not None:
+            self.feature_names_in_ = names
+        if self.keep_nonprivate:
+            self.nonprivate_scaled_coef_ = engine.nonprivate_coef_
+            full = scaler.coef_to_original(engine.nonprivate_coef_)
+            self.nonprivate_intercept_ = float(full[0]) if scaler.fit_intercept else 0.0
+            self.nonprivate_coef_ = full[1:] if scaler.fit_intercept else full
+            self.noise_scaled_ = engine.noise_
+        return self
+
+    def _store_release(self, scaled_coef: NDArray[np.float64], scaler: FeatureScaler) -> None:
+        self.scaler_ = scaler
+        self.scaled_coef_ = np.asarray(scaled_coef, dtype=np.float64)
+        full = scaler.coef_to_original(self.scaled_coef_)
+        if scaler.fit_intercept:
+            self.intercept_, self.coef_ = float(full[0]), full[1:]
+        else:
+            self.intercept_, self.coef_ = 0.0, full
+
+    @property
+    def dppack_coeff_(self) -> NDArray[np.float64]:
+        """Coefficients in DPpack's order (intercept first when fitted), original space."""
+        check_is_fitted(self)
+        return np.concatenate([[self.intercept_], self.coef_]) if self.scaler_.fit_intercept else self.coef_.copy()
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``intercept_ + X @ coef_`` (features are not clipped, as in DPpack's predict)."""
+        check_is_fitted(self)
+        X = check_array("X", X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X must have {self.n_features_in_} columns, got {X.shape[1]}.")
+        return X @ self.coef_ + self.intercept_
+
+    def predict(self, X: ArrayLike) -> NDArray[np.int64]:
+        """Recommended treatment in {-1, 1} (+1 where the decision function is > 0)."""
+        return np.where(self.decision_function(X) > 0, 1, -1)
+
+    def summary(self) -> FitSummary:
+        """Public settings and the released coefficients."""
+        check_is_fitted(self)
+        names = getattr(self, "feature_names_in_", None) or [f"x{j + 1}" for j in range(self.n_features_in_)]
+        coef_names = (["(intercept)"] if self.scaler_.fit_intercept else []) + list(names)
+        return FitSummary(
+            estimator="DPOWL", epsilon=float(self.epsilon), gamma=float(self.gamma),
+            weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,
+            sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h:g})", n_samples=self.n_samples_,
+            coefficient_names=tuple(coef_names), coefficients=tuple(float(v) for v in self.dppack_coeff_),
+            notes=("features clipped to public bounds and weights clipped at W by design",),
+        )

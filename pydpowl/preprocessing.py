@@ -1,0 +1,114 @@
+"""DPpack's feature preprocessing for DP-OWL (``svmDP``, linear kernel).
+
+1. Clip each feature to its public bounds ``[lower_j, upper_j]`` (by design;
+   the number of clipped entries is counted).
+2. Prepend an intercept column of ones, with bounds ``[1, 1]``, when requested.
+3. Divide each column by ``max(|lower_j|, |upper_j|)``, then every column by
+   ``sqrt(d)`` (d columns, intercept included), so every row has norm <= 1.
+
+Coefficients fitted in this scaled space map back to the original space by
+dividing by ``scale_j * sqrt(d)``. The operations follow DPpack's order so the
+two engines see the same scaled data.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Tuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import check_array, check_bounds
+from .exceptions import PrivacyLeakWarning
+
+__all__ = ["FeatureScaler", "bounds_from_data"]
+
+
+@dataclass(frozen=True)
+class FeatureScaler:
+    """Public map from original features to DPpack's scaled space.
+
+    Built only from public bounds, so it is safe to keep and to serialise.
+
+    Attributes
+    ----------
+    lower, upper : ndarray of shape (p,)
+        Public feature bounds (without the intercept).
+    fit_intercept : bool
+        Whether a column of ones is prepended.
+    """
+
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    fit_intercept: bool = True
+
+    @classmethod
+    def from_bounds(cls, bounds, n_features: int, fit_intercept: bool = True) -> "FeatureScaler":
+        """Validate ``bounds = (lower, upper)`` for ``n_features`` features."""
+        lower, upper = check_bounds("feature_bounds", bounds, n_features)
+        return cls(lower=lower, upper=upper, fit_intercept=bool(fit_intercept))
+
+    @property
+    def n_features(self) -> int:
+        """Number of original features ``p``."""
+        return int(self.lower.shape[0])
+
+    @property
+    def n_coefficients(self) -> int:
+        """Number of coefficients ``d`` (intercept included)."""
+        return self.n_features + int(self.fit_intercept)
+
+    @property
+    def column_scale(self) -> NDArray[np.float64]:
+        """``max(|lower|, |upper|)`` per column, intercept (1) first when present."""
+        scale = np.maximum(np.abs(self.lower), np.abs(self.upper))
+        return np.concatenate([[1.0], scale]) if self.fit_intercept else scale
+
+    @property
+    def dimension_scale(self) -> float:
+        """``sqrt(d)``."""
+        return float(np.sqrt(self.n_coefficients))
+
+    def clip(self, X: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
+        """Clip to the bounds; return the clipped copy and the number of entries changed."""
+        clipped = np.clip(X, self.lower, self.upper)
+        return clipped, int(np.count_nonzero(clipped != X))
+
+    def transform(self, X: ArrayLike) -> Tuple[NDArray[np.float64], int]:
+        """Clip, add the intercept and scale; return ``(Z, n_clipped_entries)``."""
+        X = check_array("X", X)
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X must have {self.n_features} columns (one per bound), got {X.shape[1]}.")
+        Xc, n_clipped = self.clip(X)
+        if self.fit_intercept:
+            Xc = np.column_stack([np.ones(Xc.shape[0]), Xc])
+        Z = (Xc / self.column_scale) / self.dimension_scale
+        return np.ascontiguousarray(Z), n_clipped
+
+    def coef_to_original(self, theta_scaled: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Map scaled-space coefficients (intercept first) to the original feature space."""
+        return np.asarray(theta_scaled, dtype=np.float64) / (self.column_scale * self.dimension_scale)
+
+    def coef_to_scaled(self, theta_original: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Inverse of :meth:`coef_to_original`."""
+        return np.asarray(theta_original, dtype=np.float64) * (self.column_scale * self.dimension_scale)
+
+
+def bounds_from_data(X: ArrayLike) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Column minima and maxima of ``X``: NOT public bounds.
+
+    Bounds read off the private data leak information about it, and the
+    differential-privacy guarantee of any release that uses them is void. This
+    helper exists for exploration and always emits :class:`PrivacyLeakWarning`.
+    """
+    X = check_array("X", X)
+    warnings.warn(
+        "feature bounds computed from the data are not public: the differential-privacy "
+        "guarantee of any release that uses them is void. Use bounds known before seeing "
+        "the data (design ranges, plausible limits).",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
+    return X.min(axis=0), X.max(axis=0)

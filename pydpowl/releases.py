@@ -1,0 +1,52 @@
+"""Many noisy releases from one exact solution, for simulation studies.
+
+Only the noise depends on epsilon, so a study of the mechanism solves the
+problem once and draws fresh noise for each run and each epsilon. Each row is
+distributed exactly as the release of a separate DP-OWL fit with that epsilon;
+publishing several of them for the same data would compose (their epsilons add).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._validation import check_array
+from .mechanisms import noise_rate, sample_output_noise_batch
+from .preprocessing import FeatureScaler
+
+__all__ = ["noisy_releases", "decision_values"]
+
+
+def noisy_releases(scaled_solution: NDArray[np.float64], *, epsilon: float, gamma: float,
+                   weights_upper_bound: float, C: float = 0.0, n_releases: int,
+                   rng: np.random.Generator) -> NDArray[np.float64]:
+    """``n_releases`` rows of ``scaled_solution + noise`` (scaled space).
+
+    Parameters
+    ----------
+    scaled_solution : ndarray of shape (d,)
+        The exact minimiser in the scaled space (private).
+    epsilon, gamma, weights_upper_bound, C : float
+        As in :class:`pydpowl.DPOWL`.
+    n_releases : int
+    rng : numpy.random.Generator
+    """
+    theta = np.asarray(scaled_solution, dtype=np.float64)
+    rate = noise_rate(epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound, C=C)
+    return theta[None, :] + sample_output_noise_batch(theta.shape[0], rate, n_releases, rng=rng)
+
+
+def decision_values(X, scaled_coefs: NDArray[np.float64], scaler: FeatureScaler) -> NDArray[np.float64]:
+    """Decision values ``f_k(x_i)`` of each release (columns) on each row of ``X`` (unclipped).
+
+    Returns
+    -------
+    ndarray of shape (n, K)
+    """
+    X = check_array("X", X)
+    coefs = np.atleast_2d(scaled_coefs)
+    original = coefs / (scaler.column_scale * scaler.dimension_scale)
+    if scaler.fit_intercept:
+        return X @ original[:, 1:].T + original[:, 0][None, :]
+    return X @ original.T

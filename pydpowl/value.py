@@ -1,0 +1,149 @@
+"""Evaluating treatment rules: empirical value, accuracy, concordance, association.
+
+Rules and treatments are coded in {-1, 1}. DPpack's ``svmDP`` predicts 0/1;
+map 0 to -1 before comparing (one of the authors' R scripts compares 0/1
+predictions with -1/+1 labels inside its value function, so only patients
+treated with +1 and predicted 1 count there; these functions refuse 0/1 rules
+instead of reproducing that).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import check_labels, check_same_length, check_vector
+
+__all__ = [
+    "empirical_value",
+    "ipw_value",
+    "accuracy",
+    "concordance",
+    "AssociationTest",
+    "association_test",
+    "allocation_test",
+    "received_propensity",
+]
+
+
+def received_propensity(propensity: Any, treatment: NDArray[np.float64]) -> NDArray[np.float64]:
+    """P(A_i | x_i) of the received treatment from a scalar P(A=+1) or an array."""
+    if isinstance(propensity, numbers.Real) and not isinstance(propensity, bool):
+        pi = float(propensity)
+        if not 0.0 < pi < 1.0:
+            raise ValueError(f"propensity (the probability of treatment +1) must be in (0, 1), got {pi!r}.")
+        return np.where(treatment > 0, pi, 1.0 - pi)
+    p = check_vector("propensity", propensity, length=treatment.shape[0])
+    bad = (p <= 0) | (p > 1)
+    if bad.any():
+        raise ValueError(f"propensity must be in (0, 1]; {int(bad.sum())} of {p.size} entries are outside.")
+    return p
+
+
+def _inputs(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any):
+    rule = check_labels("rule", rule)
+    treatment = check_labels("treatment", treatment)
+    benefit = check_vector("benefit", benefit)
+    check_same_length(("rule", "treatment", "benefit"), (rule.size, treatment.size, benefit.size))
+    return rule, treatment, benefit, received_propensity(propensity, treatment)
+
+
+def empirical_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> float:
+    """Self-normalised IPW value of a rule.
+
+    ``V(d) = sum_i 1{d_i = A_i} B_i / p_i  /  sum_i 1{d_i = A_i} / p_i``,
+    with ``p_i = P(A_i | x_i)``. NaN when no subject received the recommended
+    treatment.
+
+    Parameters
+    ----------
+    rule : array-like of shape (n,)
+        Recommended treatments in {-1, 1}.
+    treatment : array-like of shape (n,)
+        Received treatments in {-1, 1}.
+    benefit : array-like of shape (n,)
+    propensity : float or array-like, default=0.5
+        Scalar P(A = +1) (randomised trial) or P(A_i | x_i) per subject.
+    """
+    rule, treatment, benefit, p = _inputs(rule, treatment, benefit, propensity)
+    match = rule == treatment
+    denom = float(np.sum(match / p))
+    if denom == 0.0:
+        return float("nan")
+    return float(np.sum(match * benefit / p) / denom)
+
+
+def ipw_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> float:
+    """Plain IPW value ``mean(1{d_i = A_i} B_i / p_i)`` (unbiased, higher variance)."""
+    rule, treatment, benefit, p = _inputs(rule, treatment, benefit, propensity)
+    return float(np.mean((rule == treatment) * benefit / p))
+
+
+def accuracy(rule: ArrayLike, optimal: ArrayLike) -> float:
+    """Share of subjects whose recommendation equals the known optimal treatment."""
+    rule = check_labels("rule", rule)
+    optimal = check_labels("optimal", optimal)
+    check_same_length(("rule", "optimal"), (rule.size, optimal.size))
+    return float(np.mean(rule == optimal))
+
+
+def concordance(rule: ArrayLike, other: ArrayLike) -> float:
+    """Share of subjects on whom two rules agree."""
+    rule = check_labels("rule", rule)
+    other = check_labels("other", other)
+    check_same_length(("rule", "other"), (rule.size, other.size))
+    return float(np.mean(rule == other))
+
+
+@dataclass(frozen=True)
+class AssociationTest:
+    """Pearson chi-squared test of independence between two rules' assignments."""
+
+    statistic: float
+    pvalue: float
+    table: tuple  # ((n(-1,-1), n(-1,+1)), (n(+1,-1), n(+1,+1)))
+
+
+def association_test(rule: ArrayLike, other: ArrayLike, *, correction: bool = True) -> AssociationTest:
+    """Chi-squared test of association between two rules (2x2 table).
+
+    ``correction=True`` applies Yates' continuity correction, as R's
+    ``chisq.test`` does for 2x2 tables. When either rule assigns everybody to
+    one arm the test is undefined and statistic and p-value are NaN.
+    """
+    from scipy.stats import chi2_contingency
+
+    rule = check_labels("rule", rule)
+    other = check_labels("other", other)
+    check_same_length(("rule", "other"), (rule.size, other.size))
+    table = np.array([[np.sum((rule == a) & (other == b)) for b in (-1, 1)] for a in (-1, 1)])
+    tup = tuple(tuple(int(v) for v in row) for row in table)
+    if (table.sum(axis=0) == 0).any() or (table.sum(axis=1) == 0).any():
+        return AssociationTest(float("nan"), float("nan"), tup)
+    stat, p, _, _ = chi2_contingency(table, correction=correction)
+    return AssociationTest(float(stat), float(p), tup)
+
+
+def allocation_test(rule: ArrayLike, reference: ArrayLike, *, correction: bool = True) -> AssociationTest:
+    """Chi-squared test that two rules allocate the same shares to each arm.
+
+    The 2x2 table has one row per rule and the counts of -1 and +1 in the
+    columns (``chisq.test`` of the allocation counts, Yates-corrected by
+    default). Unlike :func:`association_test` it is defined when the reference
+    rule sends everybody to one arm; it is undefined (NaN) only when neither
+    rule uses one of the arms.
+    """
+    from scipy.stats import chi2_contingency
+
+    rule = check_labels("rule", rule)
+    reference = check_labels("reference", reference)
+    table = np.array([[np.sum(r == -1), np.sum(r == 1)] for r in (rule, reference)])
+    tup = tuple(tuple(int(v) for v in row) for row in table)
+    if (table.sum(axis=0) == 0).any():
+        return AssociationTest(float("nan"), float("nan"), tup)
+    stat, p, _, _ = chi2_contingency(table, correction=correction)
+    return AssociationTest(float(stat), float(p), tup)
