@@ -1,0 +1,39 @@
+"""Tests of pydpowl.policy_evaluation._base (parameters, repr, result containers)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pydpowl.policy_evaluation import DPLSW, LSL, PolicyEvalDiagnostics, PolicyEvalSummary
+
+
+def test_get_params_lists_keyword_only_arguments_in_order():
+    assert list(LSL().get_params()) == ["features", "rho", "regularization", "discount"]
+
+
+def test_repr_shows_only_non_default_parameters():
+    assert repr(LSL()) == "LSL()"
+    assert repr(LSL(discount=0.5, rho=np.ones(50))) == "LSL(rho=array(shape=(50,)), discount=0.5)"
+    assert "Generator(...)" in repr(DPLSW(random_state=np.random.default_rng(0)))
+
+
+def test_set_params_rejects_unknown_names():
+    with pytest.raises(ValueError, match=r"'epsilon' is not a parameter of LSL; valid: \['features'"):
+        LSL().set_params(epsilon=1.0)
+
+
+def test_summary_is_frozen_and_has_no_data_fields():
+    names = {f.name for f in dataclasses.fields(PolicyEvalSummary)}
+    assert not names & {"sigma", "psi", "counts", "nonprivate_coef", "coef"}
+    s = PolicyEvalSummary("DPLSW", True, 0.5, 0.1, 4, 2, 100, "smooth", "A", "spectral", 1.0, 0.01, 3.0, None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.epsilon = 1.0
+    assert dataclasses.asdict(s)["n_episodes"] == 100
+    assert "m = 100 episodes" in str(s) and "lambda" not in str(s)
+
+
+def test_diagnostics_repr_hides_values():
+    d = PolicyEvalDiagnostics(sigma=123.456, psi=0.5, psi_argmax=2, phi0=0.25,
+                              counts=np.array([7, 8]), nonprivate_coef=np.array([0.9876]))
+    assert "123.456" not in repr(d) and "0.9876" not in repr(d) and "private" in repr(d)
