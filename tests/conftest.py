@@ -1,0 +1,32 @@
+"""Shared test helpers.
+
+``require_r`` is a fixture returning a checker: ``require_r("DPpack")`` skips
+the requesting test when R, rpy2 or a named R package is unavailable. When the
+environment variable ``PYDPOWL_REQUIRE_R=1`` is set (``make test`` and CI set
+it, because the set-up installs R), a missing R fails the test instead.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import pytest
+
+
+def check_r(*packages: str) -> None:
+    """Skip (or fail under ``PYDPOWL_REQUIRE_R=1``) unless R and ``packages`` load."""
+    from r_reference import r_available
+
+    if r_available(*packages):
+        return
+    what = "R through rpy2" + (f" with R packages {', '.join(packages)}" if packages else "")
+    if os.environ.get("PYDPOWL_REQUIRE_R") == "1":
+        pytest.fail(f"{what} is not available, and PYDPOWL_REQUIRE_R=1 requires it.", pytrace=False)
+    pytest.skip(f"{what} is not available.")
+
+
+@pytest.fixture(scope="session")
+def require_r() -> Callable[..., None]:
+    """The :func:`check_r` checker, for use in (module-level autouse) fixtures."""
+    return check_r
