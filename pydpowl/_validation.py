@@ -90,15 +90,20 @@ def _to_float_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
         arr = np.asarray(value)
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} could not be read as a numeric array: {exc}") from None
-    if arr.dtype == object or arr.dtype.kind in "USVM":
-        # try a numeric conversion of object arrays holding numbers only
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
+    if arr.dtype.kind in "USVMm":
+        raise TypeError(
+            f"{name} must hold numbers, got dtype {arr.dtype}; convert text columns and encode "
+            "categories as 0/1 columns first."
+        )
+    if arr.dtype == object:
+        flat = arr.ravel()
+        if not all(isinstance(v, (numbers.Real, np.number, np.bool_)) for v in flat):
+            kinds = sorted({type(v).__name__ for v in flat if not isinstance(v, (numbers.Real, np.number, np.bool_))})
             raise TypeError(
-                f"{name} must hold numbers only, got dtype {arr.dtype}; encode "
-                "categories as 0/1 columns first."
-            ) from None
+                f"{name} must hold numbers only, got values of type {', '.join(kinds)}; "
+                "convert text columns and encode categories as 0/1 columns first."
+            )
+        arr = arr.astype(np.float64)
     if arr.dtype.kind == "b":
         arr = arr.astype(np.float64)
     if arr.dtype.kind not in "iuf":

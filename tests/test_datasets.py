@@ -1,0 +1,96 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pydpowl.datasets import (
+    CYP_WEIGHTS_UPPER_BOUND,
+    load_cyp_guides,
+    make_cyp_guides_style,
+    make_synthetic_owl,
+    synthetic_decision,
+)
+
+
+def test_synthetic_design_by_formula():
+    d = make_synthetic_owl(20000, random_state=0, shift=None)
+    X = d.X.to_numpy()
+    assert X.shape == (20000, 4) and X.min() >= 0 and X.max() <= 1
+    f = synthetic_decision(X)
+    np.testing.assert_allclose(f, 1 + X[:, 0] + X[:, 1] - 1.8 * X[:, 2] - 2.2 * X[:, 3])
+    resid = d.benefit - (0.01 + 0.02 * X[:, 3] + 3 * d.treatment * f)
+    assert abs(resid.std() - 0.5) < 0.01 and abs(resid.mean()) < 0.01
+    assert abs((d.treatment > 0).mean() - 0.5) < 0.01
+    np.testing.assert_array_equal(d.optimal, np.where(f > 0, 1.0, -1.0))
+
+
+def test_synthetic_paper_shift_and_noise_features():
+    d = make_synthetic_owl(500, n_noise_features=6, random_state=1)
+    raw = make_synthetic_owl(500, n_noise_features=6, random_state=1, shift=None)
+    assert d.X.shape == (500, 10)
+    np.testing.assert_allclose(d.benefit, raw.benefit + abs(raw.benefit.min()) + 0.001)
+    assert d.benefit.min() == pytest.approx(0.001)
+
+
+def test_cyp_generator_matches_the_spec_targets():
+    d = make_cyp_guides_style(random_state=3)
+    X = d.X
+    assert d.n == 1459 and int((d.treatment > 0).sum()) == 982
+    assert abs(X.male.mean() - 0.490) <= 0.04 and abs(X.nonwhite.mean() - 0.426) <= 0.04
+    assert abs(X.mdd.mean() - 0.812) <= 0.04
+    assert abs(X.age.median() - 37) <= 3 and X.age.min() >= 18 and X.age.max() <= 89
+    los = np.exp(math.log(24 * 365) - d.benefit)
+    for arm in (1, -1):
+        med = np.median(los[d.treatment == arm])
+        sd = np.log(los[d.treatment == arm]).std()
+        assert 115 <= med <= 160 and 0.60 <= sd <= 0.76
+    assert los.min() >= 6 - 1e-9 and los.max() <= 4000 + 1e-6
+    assert np.max(d.benefit / d.propensity) <= CYP_WEIGHTS_UPPER_BOUND
+    assert 0.6 < (d.optimal > 0).mean() < 0.75
+
+
+def test_cyp_trial_like_preset_and_errors():
+    d = make_cyp_guides_style(500, preset="trial-like", random_state=0)
+    assert d.n == 500 and int((d.treatment > 0).sum()) == round(500 * 982 / 1459)
+    with pytest.raises(ValueError, match="preset must be one of"):
+        make_cyp_guides_style(preset="magic")
+
+
+def test_loader_codes_a_small_file(tmp_path):
+    path = tmp_path / "c.csv"
+    pd.DataFrame({
+        "ID": [1, 2, 3, 4], "GENDER": ["F", "M", "M", "F"], "AGE": [30, 60, 45, 22],
+        "RACE/ETHNICITY": ["W", "B", "W", "L"],
+        "Diagnosis": ["MDD, Recurrent", "Depressive Disorder NOS", "Major Depressive Disorder", "Bipolar II"],
+        "Assignment": ["G", "S", None, "G"], "LOS": [100, 200, 50, 24],
+    }).to_csv(path, index=False, encoding="utf-8-sig")
+    d = load_cyp_guides(path)
+    assert d.n == 3
+    np.testing.assert_array_equal(d.X.male, [0, 1, 0])
+    np.testing.assert_array_equal(d.X.nonwhite, [0, 1, 1])
+    np.testing.assert_array_equal(d.X.mdd, [1, 0, 0])
+    np.testing.assert_array_equal(d.treatment, [1, -1, 1])
+    np.testing.assert_allclose(d.benefit, np.log(8760) - np.log([100, 200, 24]))
+    np.testing.assert_allclose(d.propensity, [2 / 3, 1 / 3, 2 / 3])
+    assert any("not randomised dropped" in n for n in d.notes)
+
+
+def test_loader_errors(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_cyp_guides(tmp_path / "missing.csv")
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"AGE": [1]}).to_csv(bad, index=False)
+    with pytest.raises(ValueError, match="missing column"):
+        load_cyp_guides(bad)
+
+
+def test_real_file_if_present():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "cyp_guides_clinical.csv"
+    if not path.exists():
+        pytest.skip("the public CYP-GUIDES file is not next to this checkout")
+    d = load_cyp_guides(path)
+    assert d.n == 1459 and int((d.treatment > 0).sum()) == 982
+    assert int(d.X.mdd.sum()) == 1185 and int(d.X.male.sum()) == 715 and int(d.X.nonwhite.sum()) == 621

@@ -1,0 +1,154 @@
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from pydpowl import DPOWL, LogisticPropensity, shift_benefits
+from pydpowl.datasets import make_cyp_guides_style, make_synthetic_owl
+from pydpowl.solver import objective_gradient
+from pydpowl.losses import HuberHingeLoss
+
+
+@pytest.fixture(scope="module")
+def synth():
+    return make_synthetic_owl(400, random_state=1)
+
+
+def owl(eps=math.inf, **kw):
+    base = dict(epsilon=eps, gamma=5.0, weights_upper_bound=30.0, feature_bounds=([0] * 4, [1] * 4))
+    base.update(kw)
+    return DPOWL(**base)
+
+
+def test_nonprivate_fit_is_certified_in_scaled_space(synth):
+    m = owl(keep_nonprivate=True).fit(synth.X, synth.treatment, synth.benefit, 0.5)
+    Z, y, w, C, scaler, counts = m.prepare(synth.X, synth.treatment, synth.benefit, 0.5)
+    g = objective_gradient(m.nonprivate_scaled_coef_, Z, y, w, gamma=5.0, loss=HuberHingeLoss(0.5))
+    assert np.linalg.norm(g) <= 1e-10
+    np.testing.assert_allclose(m.dppack_coeff_, scaler.coef_to_original(m.scaled_coef_))
+    assert C == 0.0 and counts["n_clipped_features"] == 0
+
+
+def test_owl_weights_and_clipping_counted(synth):
+    m = owl(weights_upper_bound=10.0).fit(synth.X, synth.treatment, synth.benefit, 0.5)
+    expected = int(np.sum(synth.benefit / 0.5 > 10.0))
+    assert m.n_clipped_weights_ == expected > 0
+
+
+def test_rule_recovers_most_of_the_optimal_rule(synth):
+    m = owl(gamma=1.0).fit(synth.X, synth.treatment, synth.benefit, 0.5)
+    acc = np.mean(m.predict(synth.X) == synth.optimal)
+    assert acc > 0.85, f"non-private accuracy {acc:.3f} <= 0.85 on n=400"
+
+
+def test_private_noise_law_in_scaled_space(synth):
+    rng = np.random.default_rng(3)
+    model = owl(eps=2.0, keep_nonprivate=True, random_state=rng)
+    noises = np.array([model.fit(synth.X, synth.treatment, synth.benefit).noise_scaled_ for _ in range(800)])
+    delta = 2 * 30.0 / 5.0
+    ks = stats.kstest(np.linalg.norm(noises, axis=1), stats.gamma(a=5, scale=delta / 2.0).cdf)
+    assert ks.pvalue > 1e-3, f"KS of DP-OWL noise norms vs Gamma(5, eps/Delta): p={ks.pvalue:.2e} <= 1e-3"
+
+
+def test_sensitivity_on_worst_case_neighbour_subjects():
+    data = make_synthetic_owl(150, random_state=8)
+    X = data.X.to_numpy()
+    gamma, W = 2.0, 30.0
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    base = owl(gamma=gamma, keep_nonprivate=True).fit(X, data.treatment, data.benefit).nonprivate_scaled_coef_
+    for _ in range(30):
+        j = rng.integers(len(X))
+        X2, A2, B2 = X.copy(), data.treatment.copy(), data.benefit.copy()
+        X2[j] = rng.integers(0, 2, size=4)  # a corner of the feature box
+        A2[j] = -A2[j]
+        B2[j] = W * 0.5  # weight exactly W
+        other = owl(gamma=gamma, keep_nonprivate=True).fit(X2, A2, B2).nonprivate_scaled_coef_
+        worst = max(worst, np.linalg.norm(base - other))
+    assert worst <= 2 * W / gamma, f"max scaled-space change {worst:.4g} > Delta {2 * W / gamma:.4g}"
+
+
+def test_dataframe_and_summary():
+    data = make_cyp_guides_style(300, random_state=2)
+    m = DPOWL(epsilon=1.0, gamma=75.0, weights_upper_bound=data.weights_upper_bound,
+              feature_bounds=data.feature_bounds, random_state=0).fit(data.X, data.treatment, data.benefit, data.propensity)
+    assert m.feature_names_in_ == ["age", "male", "nonwhite", "mdd"]
+    text = str(m.summary())
+    assert "(intercept)" in text and "mdd" in text
+    assert set(np.unique(m.predict(data.X))) <= {-1, 1}
+    assert m.coef_.shape == (4,) and isinstance(m.intercept_, float)
+
+
+def test_no_intercept():
+    data = make_synthetic_owl(100, random_state=0)
+    m = owl(fit_intercept=False, random_state=0, epsilon=1.0).fit(data.X, data.treatment, data.benefit)
+    assert m.intercept_ == 0.0 and m.scaled_coef_.shape == (4,)
+
+
+def test_private_state_not_kept_by_default():
+    data = make_synthetic_owl(100, random_state=0)
+    m = owl(epsilon=1.0, random_state=0).fit(data.X, data.treatment, data.benefit)
+    leaked = [k for k in vars(m) if k.endswith("_") and ("nonprivate" in k or "noise" in k)]
+    assert leaked == []
+    kept = owl(epsilon=1.0, random_state=0, keep_nonprivate=True).fit(data.X, data.treatment, data.benefit)
+    assert kept.nonprivate_scaled_coef_.tobytes() not in pickle.dumps(m)
+
+
+def test_logistic_propensity_sets_C_and_known_propensity_does_not():
+    data = make_synthetic_owl(300, random_state=4)
+    bounds = ([0] * 4, [1] * 4)
+    prop = LogisticPropensity(feature_bounds=bounds, benefit_bound=21.0, ridge=0.05).fit(data.X, data.treatment)
+    m = owl(epsilon=1.0, gamma=50.0, weights_upper_bound=60.0, random_state=0).fit(data.X, data.treatment, data.benefit, prop)
+    assert m.weight_sensitivity_ == pytest.approx(prop.weight_sensitivity())
+    assert m.sensitivity_ == pytest.approx((prop.weight_sensitivity() + 120.0) / 50.0)
+    m0 = owl(epsilon=1.0, random_state=0).fit(data.X, data.treatment, data.benefit, 0.5)
+    assert m0.weight_sensitivity_ == 0.0
+
+
+@pytest.mark.parametrize("kwargs, args, exc, match", [
+    (dict(epsilon=0.0), {}, ValueError, r"epsilon must be in \(0, inf\]"),
+    (dict(gamma=-1.0), {}, ValueError, r"gamma must be in \(0, inf\)"),
+    (dict(weights_upper_bound=0.0), {}, ValueError, r"weights_upper_bound must be in \(0, inf\)"),
+    (dict(huber_h=-0.1), {}, ValueError, r"huber_h must be in \(0, inf\)"),
+    (dict(feature_bounds=([0] * 3, [1] * 3)), {}, ValueError, "lower bounds must have length 4"),
+    (dict(feature_bounds=([1] * 4, [0] * 4)), {}, ValueError, "lower must be <= upper"),
+    ({}, dict(treatment="zero_one"), ValueError, r"treatment must take values in \{-1, 1\}"),
+    ({}, dict(benefit="negative"), ValueError, "benefit must be non-negative .*shift_benefits"),
+    ({}, dict(propensity=0.0), ValueError, r"propensity \(the probability of treatment \+1\) must be in \(0, 1\)"),
+    ({}, dict(propensity=1.0), ValueError, r"must be in \(0, 1\)"),
+    ({}, dict(propensity="array_bad"), ValueError, r"propensity must be in \(0, 1\] .*; 1 of 50 entries are outside"),
+    ({}, dict(propensity="short"), ValueError, "propensity must have length 50"),
+    ({}, dict(X="nan"), ValueError, "X must be finite"),
+    ({}, dict(benefit="short"), ValueError, "benefit must have length 50"),
+])
+def test_bad_input(kwargs, args, exc, match):
+    data = make_synthetic_owl(50, random_state=0)
+    X, A, B, p = data.X.to_numpy(), data.treatment.copy(), data.benefit.copy(), 0.5
+    if args.get("treatment") == "zero_one":
+        A = (A + 1) / 2
+    if args.get("benefit") == "negative":
+        B[3] = -1.0
+    if args.get("benefit") == "short":
+        B = B[:-1]
+    if args.get("propensity") == "array_bad":
+        p = np.full(50, 0.5)
+        p[7] = 1.5
+    elif args.get("propensity") == "short":
+        p = np.full(49, 0.5)
+    elif "propensity" in args:
+        p = args["propensity"]
+    if args.get("X") == "nan":
+        X[2, 1] = np.nan
+    with pytest.raises(exc, match=match):
+        owl(**kwargs).fit(X, A, B, p)
+
+
+def test_shift_then_fit():
+    data = make_synthetic_owl(100, shift=None, random_state=2)
+    assert data.benefit.min() < 0
+    B, n_clipped = shift_benefits(data.benefit, lower_bound=-12.0)
+    assert n_clipped == 0 and B.min() >= 0
+    owl(epsilon=1.0, random_state=0).fit(data.X, data.treatment, B)

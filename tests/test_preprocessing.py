@@ -1,0 +1,64 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from pydpowl import FeatureScaler, PrivacyLeakWarning, bounds_from_data
+
+
+@pytest.fixture
+def scaler():
+    return FeatureScaler.from_bounds(([18.0, 0.0, -2.0], [89.0, 1.0, 3.0]), 3, fit_intercept=True)
+
+
+def test_scaling_by_hand(scaler):
+    X = np.array([[50.0, 1.0, -2.0], [10.0, 0.0, 5.0]])  # second row clipped: age 10 -> 18, 5 -> 3
+    Z, n_clipped = scaler.transform(X)
+    assert n_clipped == 2
+    sqrt_d = 2.0  # d = 4 with the intercept
+    expected = np.array([[1.0, 50 / 89, 1.0, -2 / 3], [1.0, 18 / 89, 0.0, 3 / 3]]) / sqrt_d
+    np.testing.assert_allclose(Z, expected, rtol=1e-15)
+    assert np.all(np.linalg.norm(Z, axis=1) <= 1 + 1e-15)
+
+
+def test_coefficients_map_back_exactly(scaler):
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(18, 89, 50), rng.integers(0, 2, 50), rng.uniform(-2, 3, 50)])
+    Z, _ = scaler.transform(X)
+    theta = rng.normal(size=4)
+    orig = scaler.coef_to_original(theta)
+    np.testing.assert_allclose(Z @ theta, orig[0] + X @ orig[1:], rtol=1e-12)
+    np.testing.assert_allclose(scaler.coef_to_scaled(orig), theta, rtol=1e-15)
+
+
+def test_without_intercept():
+    s = FeatureScaler.from_bounds(([-1.0, -4.0], [1.0, 2.0]), 2, fit_intercept=False)
+    Z, _ = s.transform(np.array([[0.5, -4.0]]))
+    np.testing.assert_allclose(Z, [[0.5 / np.sqrt(2), -1.0 / np.sqrt(2)]])
+    assert s.n_coefficients == 2
+
+
+@pytest.mark.parametrize("bounds, exc, match", [
+    (([0, 0], [1, 1]), ValueError, "lower bounds must have length 3"),
+    (([0, 0, 0], [1, 1]), ValueError, "upper bounds must have length 3"),
+    (([0, 2, 0], [1, 1, 1]), ValueError, r"lower must be <= upper for every feature; reversed at \[1\]"),
+    (([0, 0, 0], [1, 0, 1]), ValueError, r"max\(\|lower\|, \|upper\|\) must be > 0"),
+    (([0, np.nan, 0], [1, 1, 1]), ValueError, "must be finite"),
+    ("data", TypeError, "must be a pair"),
+    (5, TypeError, "must be a pair"),
+])
+def test_bad_bounds(bounds, exc, match):
+    with pytest.raises(exc, match=match):
+        FeatureScaler.from_bounds(bounds, 3)
+
+
+def test_wrong_number_of_columns(scaler):
+    with pytest.raises(ValueError, match=r"X must have 3 columns \(one per bound\), got 2"):
+        scaler.transform(np.zeros((2, 2)))
+
+
+def test_bounds_from_data_warns():
+    with pytest.warns(PrivacyLeakWarning, match="guarantee of any release that uses them is void"):
+        lo, hi = bounds_from_data(np.array([[1.0, 2.0], [3.0, -1.0]]))
+    np.testing.assert_array_equal(lo, [1.0, -1.0])
+    np.testing.assert_array_equal(hi, [3.0, 2.0])

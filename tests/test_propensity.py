@@ -1,0 +1,117 @@
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from pydpowl import LogisticPropensity, PrivacyLeakWarning, proposition8_H, trivial_weight_sensitivity
+from pydpowl.propensity import resolve_propensity
+
+
+def test_proposition8_by_hand():
+    # H = 2 C_B C_x^2 (1 + e^M)^2 / b_x
+    assert proposition8_H(benefit_bound=2.0, feature_norm_bound=3.0, logit_bound=math.log(2.0),
+                          hessian_lower_bound=0.5) == pytest.approx(2 * 2 * 9 * 9 / 0.5)
+
+
+def test_trivial_option():
+    assert trivial_weight_sensitivity(100, 3.0) == 300.0
+    with pytest.raises(ValueError, match="n_samples must be an integer >= 1"):
+        trivial_weight_sensitivity(0, 3.0)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    n = 20000
+    X = rng.uniform(0, 1, size=(n, 2))
+    p = 1 / (1 + np.exp(-(-0.5 + 1.0 * X[:, 0] + 0.5 * X[:, 1])))
+    A = np.where(rng.uniform(size=n) < p, 1.0, -1.0)
+    return X, A, p
+
+
+def test_fit_recovers_the_model(data):
+    X, A, p = data
+    with pytest.warns(PrivacyLeakWarning, match="estimated from the private data"):
+        model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, logit_bound=5.0).fit(X, A)
+    np.testing.assert_allclose(model.coef_, [-0.5, 1.0, 0.5], atol=0.15)
+    np.testing.assert_allclose(model.predict_proba(X), p, atol=0.03)
+    probs, clipped = model.probability_of(X, A)
+    np.testing.assert_allclose(probs, np.where(A > 0, model.predict_proba(X), 1 - model.predict_proba(X)))
+    assert clipped == 0
+
+
+def test_ridge_guarantees_b_x_and_no_warning(data):
+    X, A, _ = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1).fit(X, A)
+    assert model.hessian_lower_bound_ == 0.1
+    # ridge solution: gradient of mean logloss + ridge/2 ||b||^2 vanishes
+    D = np.column_stack([np.ones(len(X)), X])
+    a01 = (A + 1) / 2
+    q = 1 / (1 + np.exp(-D @ model.coef_))
+    g = D.T @ (q - a01) / len(X) + 0.1 * model.coef_
+    assert np.linalg.norm(g) < 1e-10
+    assert model.feature_norm_bound_ == pytest.approx(math.sqrt(3.0))
+    assert model.weight_sensitivity() == pytest.approx(
+        proposition8_H(benefit_bound=5.0, feature_norm_bound=math.sqrt(3), logit_bound=3.0, hessian_lower_bound=0.1))
+
+
+def test_external_model_has_zero_C(data):
+    X, A, _ = data
+    model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1, fitted_on="external").fit(X, A)
+    assert model.weight_sensitivity() == 0.0
+
+
+def test_logit_clipping_counted():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, size=(500, 1))
+    A = np.where(X[:, 0] + 0.05 * rng.normal(size=500) > 0.5, 1.0, -1.0)  # nearly separable
+    model = LogisticPropensity(feature_bounds=([0], [1]), benefit_bound=1.0, logit_bound=1.0, ridge=1e-3).fit(X, A)
+    eta, n_clipped = model.linear_predictor(X)
+    assert n_clipped > 0 and np.max(np.abs(eta)) <= 1.0
+    assert np.all(model.predict_proba(X) >= 1 / (1 + math.e) - 1e-15)
+
+
+def test_weight_change_per_record_within_proposition8(data):
+    """Replacing one record moves every weight by at most H/n (the per-weight bound behind C = H)."""
+    X, A, _ = data
+    X, A = X[:400], A[:400]
+    n = len(A)
+    kw = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=1.0, logit_bound=3.0, ridge=0.5)
+    base = LogisticPropensity(**kw).fit(X, A)
+    H = base.weight_sensitivity()
+    rng = np.random.default_rng(2)
+    worst_total = 0.0
+    for _ in range(20):
+        j = rng.integers(n)
+        X2, A2 = X.copy(), A.copy()
+        X2[j] = rng.integers(0, 2, size=2)
+        A2[j] = -A2[j]
+        other = LogisticPropensity(**kw).fit(X2, A2)
+        keep = np.arange(n) != j
+        w1 = 1.0 / base.probability_of(X[keep], A[keep])[0]  # B = C_B = 1
+        w2 = 1.0 / other.probability_of(X[keep], A[keep])[0]
+        assert np.max(np.abs(w1 - w2)) <= H / n
+        worst_total = max(worst_total, np.sum(np.abs(w1 - w2)))
+    assert worst_total <= H, f"total weight change {worst_total:.4g} exceeds C = H = {H:.4g}"
+
+
+@pytest.mark.parametrize("bad, exc, match", [
+    ("0.5", TypeError, "propensity must be a number"),
+    (True, TypeError, "propensity must be a number"),
+    (0.0, ValueError, r"must be in \(0, 1\)"),
+    (np.array([0.5, 0.0, 0.5]), ValueError, r"propensity must be in \(0, 1\]"),
+    (np.array([0.5, np.nan, 0.5]), ValueError, "propensity must be finite"),
+])
+def test_resolve_propensity_errors(bad, exc, match):
+    X = np.zeros((3, 1))
+    with pytest.raises(exc, match=match):
+        resolve_propensity(bad, X, np.array([1.0, -1.0, 1.0]))
+
+
+def test_scalar_propensity_means_probability_of_arm_plus_one():
+    p, C, _ = resolve_propensity(2 / 3, np.zeros((3, 1)), np.array([1.0, -1.0, 1.0]))
+    np.testing.assert_allclose(p, [2 / 3, 1 / 3, 2 / 3])
+    assert C == 0.0

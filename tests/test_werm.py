@@ -1,0 +1,193 @@
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from pydpowl import DPWeightedERM, LogisticLoss
+from pydpowl.exceptions import NotFittedError
+
+
+@pytest.fixture
+def toy():
+    rng = np.random.default_rng(0)
+    n, d = 200, 4
+    Z = rng.uniform(-1, 1, size=(n, d))
+    Z /= np.sqrt(d)
+    y = np.where(Z @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.1 * rng.normal(size=n) > 0, 1.0, -1.0)
+    w = rng.uniform(0.1, 2.0, size=n)
+    return Z, y, w
+
+
+def test_nonprivate_limit_is_the_exact_minimiser(toy):
+    Z, y, w = toy
+    m = DPWeightedERM(epsilon=math.inf, gamma=2.0, weights_upper_bound=2.0, keep_nonprivate=True).fit(Z, y, w)
+    np.testing.assert_array_equal(m.coef_, m.nonprivate_coef_)
+    np.testing.assert_array_equal(m.noise_, np.zeros(4))
+    assert m.sensitivity_ == pytest.approx(2.0)
+
+
+def test_release_is_solution_plus_noise_and_private_parts_hidden_by_default(toy):
+    Z, y, w = toy
+    kept = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, keep_nonprivate=True, random_state=3).fit(Z, y, w)
+    np.testing.assert_allclose(kept.coef_, kept.nonprivate_coef_ + kept.noise_, rtol=0, atol=1e-15)
+    plain = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, random_state=3).fit(Z, y, w)
+    np.testing.assert_array_equal(plain.coef_, kept.coef_)
+    assert not hasattr(plain, "nonprivate_coef_") and not hasattr(plain, "noise_")
+    blob = pickle.dumps(plain)
+    assert kept.nonprivate_coef_.tobytes() not in blob and kept.noise_.tobytes() not in blob
+
+
+def test_seeded_runs_reproduce_and_unseeded_differ(toy):
+    Z, y, w = toy
+    a = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, random_state=5).fit(Z, y, w).coef_
+    b = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, random_state=5).fit(Z, y, w).coef_
+    c = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0).fit(Z, y, w).coef_
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_noise_law_of_the_estimator(toy):
+    Z, y, w = toy
+    rng = np.random.default_rng(11)
+    model = DPWeightedERM(epsilon=0.5, gamma=4.0, weights_upper_bound=2.0, C=1.0, keep_nonprivate=True, random_state=rng)
+    noises = np.array([model.fit(Z, y, w).noise_ for _ in range(1500)])
+    delta = (1.0 + 2 * 2.0) / 4.0
+    ks = stats.kstest(np.linalg.norm(noises, axis=1), stats.gamma(a=4, scale=delta / 0.5).cdf)
+    assert ks.pvalue > 1e-3, f"KS of noise norms vs Gamma(4, rate=eps/Delta): D={ks.statistic:.4f} p={ks.pvalue:.2e} <= 1e-3"
+
+
+def _neighbour_worst_cases(Z, y, w, W, rng, k):
+    """Replace record j by a record at the bounds: unit norm, weight W, flipped label."""
+    n, d = Z.shape
+    for _ in range(k):
+        j = rng.integers(n)
+        Z2, y2, w2 = Z.copy(), y.copy(), w.copy()
+        v = rng.normal(size=d)
+        Z2[j] = v / np.linalg.norm(v)
+        y2[j] = -y[j]
+        w2[j] = W
+        w[j] = W  # both datasets give the replaced slot the maximal weight
+        yield (Z, y, w.copy()), (Z2, y2, w2)
+
+
+@pytest.mark.parametrize("loss", ["huber", LogisticLoss()], ids=["huber", "logistic"])
+@pytest.mark.parametrize("gamma", [0.5, 5.0])
+def test_sensitivity_bound_holds_on_worst_case_neighbours(toy, loss, gamma):
+    Z, y, w = toy
+    W = 2.0
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for (Za, ya, wa), (Zb, yb, wb) in _neighbour_worst_cases(Z, y, w.copy(), W, rng, 40):
+        fit = lambda Z_, y_, w_: DPWeightedERM(epsilon=math.inf, gamma=gamma, weights_upper_bound=W, loss=loss).fit(Z_, y_, w_).coef_  # noqa: E731
+        worst = max(worst, np.linalg.norm(fit(Za, ya, wa) - fit(Zb, yb, wb)))
+    delta = 2 * W / gamma
+    assert worst <= delta * (1 + 1e-9), f"max ||theta - theta'|| = {worst:.6g} exceeds Delta = {delta:.6g}"
+    assert worst > 0.05 * delta  # the search did reach non-trivial neighbours
+
+
+def test_sensitivity_with_weight_changes_uses_C(toy):
+    # every other weight may move by up to C / (n - 1) in total C; the bound (C + 2W)/gamma must hold
+    Z, y, w = toy
+    W, gamma, C = 2.0, 1.0, 3.0
+    rng = np.random.default_rng(4)
+    n = len(y)
+    worst = 0.0
+    for _ in range(30):
+        j = rng.integers(n)
+        Z2, y2, w2 = Z.copy(), y.copy(), w.copy()
+        Z2[j] = -Z[j] / max(np.linalg.norm(Z[j]), 1e-12)
+        y2[j] = -y[j]
+        w2[j] = W
+        shift = rng.uniform(-1, 1, size=n)
+        shift[j] = 0
+        shift *= C / np.abs(shift).sum()
+        w2 = np.clip(w2 + shift, 0, W)
+        a = DPWeightedERM(epsilon=math.inf, gamma=gamma, weights_upper_bound=W, C=C).fit(Z, y, w).coef_
+        b = DPWeightedERM(epsilon=math.inf, gamma=gamma, weights_upper_bound=W, C=C).fit(Z2, y2, w2).coef_
+        worst = max(worst, np.linalg.norm(a - b))
+    assert worst <= (C + 2 * W) / gamma, f"{worst} > Delta = {(C + 2 * W) / gamma}"
+
+
+def test_predict_and_decision_function(toy):
+    Z, y, w = toy
+    m = DPWeightedERM(epsilon=math.inf, gamma=1.0, weights_upper_bound=2.0).fit(Z, y, w)
+    f = m.decision_function(Z)
+    np.testing.assert_allclose(f, Z @ m.coef_)
+    np.testing.assert_array_equal(m.predict(Z), np.where(f > 0, 1, -1))
+    assert (m.predict(Z) == y).mean() > 0.8
+
+
+def test_dataframe_names_kept_and_summary(toy):
+    Z, y, w = toy
+    df = pd.DataFrame(Z, columns=["a", "b", "c", "d"])
+    m = DPWeightedERM(epsilon=2.0, gamma=1.0, weights_upper_bound=2.0, random_state=0).fit(df, y, w)
+    assert m.feature_names_in_ == ["a", "b", "c", "d"]
+    s = m.summary()
+    assert s.coefficient_names == ("a", "b", "c", "d") and s.coefficients == tuple(m.coef_)
+    assert "epsilon = 2" in str(s)
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        DPWeightedERM().predict(np.zeros((1, 2)))
+
+
+def test_get_set_params_round_trip():
+    m = DPWeightedERM(epsilon=3.0, gamma=2.0)
+    params = m.get_params()
+    assert params["epsilon"] == 3.0 and params["gamma"] == 2.0 and params["loss"] == "huber"
+    m.set_params(epsilon=0.5)
+    assert m.epsilon == 0.5
+    with pytest.raises(ValueError, match="invalid parameter 'eps'"):
+        m.set_params(eps=1.0)
+    assert "epsilon=0.5" in repr(m)
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(epsilon=0.0), r"^epsilon must be in \(0, inf\]"),
+    (dict(epsilon=-1.0), r"^epsilon must be in \(0, inf\]"),
+    (dict(gamma=0.0), r"^gamma must be in \(0, inf\)"),
+    (dict(gamma=float("nan")), r"^gamma must be in \(0, inf\)"),
+    (dict(weights_upper_bound=0.0), r"^weights_upper_bound must be in \(0, inf\)"),
+    (dict(huber_h=0.0), r"^huber_h must be in \(0, inf\)"),
+    (dict(C=-0.5), r"^C must be in \[0, inf\)"),
+    (dict(loss="squared"), r"^loss must be one of"),
+])
+def test_bad_parameters_are_named(toy, params, match):
+    Z, y, w = toy
+    base = dict(epsilon=1.0, gamma=1.0, weights_upper_bound=2.0)
+    base.update(params)
+    with pytest.raises(ValueError, match=match):
+        DPWeightedERM(**base).fit(Z, y, w)
+
+
+def test_epsilon_string_is_type_error(toy):
+    Z, y, w = toy
+    with pytest.raises(TypeError, match="epsilon must be a real number, got str"):
+        DPWeightedERM(epsilon="1").fit(Z, y, w)
+
+
+@pytest.mark.parametrize("mutate, exc, match", [
+    (lambda Z, y, w: (Z * 3, y, w), ValueError, r"l2 norm <= 1 .*; \d+ of 200 rows exceed"),
+    (lambda Z, y, w: (np.where(np.arange(Z.size).reshape(Z.shape) == 5, np.nan, Z), y, w), ValueError, "X must be finite; it has 1 NaN"),
+    (lambda Z, y, w: (Z, np.where(y > 0, 1, 0), w), ValueError, r"y must take values in \{-1, 1\}"),
+    (lambda Z, y, w: (Z, y[:-1], w), ValueError, "y must have length 200"),
+    (lambda Z, y, w: (Z, y, -w), ValueError, r"sample_weight must lie in \[0, weights_upper_bound=2.0\]; 200 of 200 entries are negative"),
+    (lambda Z, y, w: (Z, y, w * 10), ValueError, r"exceed the bound"),
+    (lambda Z, y, w: (Z[:, 0], y, w), ValueError, "X must be 2-D"),
+    (lambda Z, y, w: (Z.astype(str), y, w), TypeError, "X must hold"),
+    (lambda Z, y, w: (Z, y, np.append(w, np.inf)[:-1] * np.where(np.arange(200) == 3, np.inf, 1)), ValueError, "sample_weight must be finite"),
+])
+def test_bad_data_raises_clear_errors(toy, mutate, exc, match):
+    Z, y, w = mutate(*toy)
+    with pytest.raises(exc, match=match):
+        DPWeightedERM(epsilon=1.0, gamma=1.0, weights_upper_bound=2.0).fit(Z, y, w)
+
+
+def test_unit_weights_need_bound_at_least_one(toy):
+    Z, y, _ = toy
+    with pytest.raises(ValueError, match="unit weights"):
+        DPWeightedERM(weights_upper_bound=0.5).fit(Z, y)
