@@ -8,8 +8,10 @@ a ``localconverter`` context (never globally) and turns R errors into
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any, Callable, Dict
+import warnings
+from typing import Any, Callable, Dict, Iterator, List
 
 import numpy as np
 
@@ -29,6 +31,7 @@ class RError(RuntimeError):
 @functools.lru_cache(maxsize=None)
 def _rpy2() -> Dict[str, Any]:
     try:
+        import rpy2.rinterface_lib.callbacks as callbacks
         import rpy2.rinterface_lib.embedded as embedded
         from rpy2 import robjects
         from rpy2.robjects import default_converter, numpy2ri
@@ -45,6 +48,7 @@ def _rpy2() -> Dict[str, Any]:
         "localconverter": localconverter,
         "isinstalled": isinstalled,
         "RRuntimeError": embedded.RRuntimeError,
+        "callbacks": callbacks,
     }
 
 
@@ -99,11 +103,32 @@ def call_r(source: str, *args: Any, **kwargs: Any) -> Any:
     """
     api = _rpy2()
     fn = _r_function(source)
-    with api["localconverter"](api["converter"]):
+    with api["localconverter"](api["converter"]), _captured_r_console(api["callbacks"]) as console:
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         except api["RRuntimeError"] as exc:
             raise RError(f"R error: {str(exc).strip()}") from None
+    text = "".join(console).strip()
+    if text:  # R wrote a warning while succeeding: pass it on rather than lose it
+        warnings.warn(f"R: {text}", RuntimeWarning, stacklevel=2)
+    return result
+
+
+@contextlib.contextmanager
+def _captured_r_console(callbacks: Any) -> Iterator[List[str]]:
+    """Keep R's error/warning console output (already carried by RError) off stderr.
+
+    rpy2 echoes every R error as "R[write to console]: ..."; the message is
+    raised as :class:`RError` instead, so the echo is swallowed while the call
+    runs and the previous callback is restored afterwards.
+    """
+    captured: List[str] = []
+    previous = callbacks.consolewrite_warnerror
+    callbacks.consolewrite_warnerror = captured.append
+    try:
+        yield captured
+    finally:
+        callbacks.consolewrite_warnerror = previous
 
 
 def as_float_array(value: Any) -> np.ndarray:
