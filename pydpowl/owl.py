@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._base import EstimatorBase, check_is_fitted, resolve_rng
 from ._validation import check_array, check_bool, check_labels, check_positive, check_vector, feature_names_of
-from .preprocessing import FeatureScaler
+from .preprocessing import FeatureScaler, bounds_from_data
 from .propensity import resolve_propensity
 from .summary import FitSummary
 from .werm import DPWeightedERM
@@ -48,10 +48,11 @@ class DPOWL(EstimatorBase):
     weights_upper_bound : float
         Public bound W on the OWL weights; larger weights are clipped to W (by
         design; counted in ``n_clipped_weights_``).
-    feature_bounds : tuple (lower, upper)
+    feature_bounds : tuple (lower, upper) or "data"
         Public per-feature bounds, each of length p. Features are clipped to them
-        (by design; counted in ``n_clipped_features_``). Never read them off the
-        private data (see :func:`pydpowl.bounds_from_data`).
+        (by design; counted in ``n_clipped_features_``). ``"data"`` reads them off
+        the training data for exploration only: it emits
+        :class:`PrivacyLeakWarning` because the privacy guarantee is then void.
     huber_h : float, default=0.5
         Huber smoothing parameter h.
     fit_intercept : bool, default=True
@@ -115,7 +116,10 @@ class DPOWL(EstimatorBase):
         check_bool("fit_intercept", self.fit_intercept)
         X = check_array("X", X)
         n, p = X.shape
-        scaler = FeatureScaler.from_bounds(self.feature_bounds, p, self.fit_intercept)
+        bounds = self.feature_bounds
+        if isinstance(bounds, str) and bounds == "data":
+            bounds = bounds_from_data(X)  # emits PrivacyLeakWarning: the guarantee is void
+        scaler = FeatureScaler.from_bounds(bounds, p, self.fit_intercept)
         A = check_labels("treatment", treatment, length=n)
         B = check_vector("benefit", benefit, length=n)
         negative = B < 0

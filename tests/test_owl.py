@@ -152,3 +152,18 @@ def test_shift_then_fit():
     B, n_clipped = shift_benefits(data.benefit, lower_bound=-12.0)
     assert n_clipped == 0 and B.min() >= 0
     owl(epsilon=1.0, random_state=0).fit(data.X, data.treatment, B)
+
+
+def test_feature_bounds_from_data_warn():
+    from pydpowl import PrivacyLeakWarning
+
+    data = make_synthetic_owl(60, random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match="void"):
+        m = owl(feature_bounds="data", epsilon=1.0, random_state=0).fit(data.X, data.treatment, data.benefit)
+    np.testing.assert_allclose(m.scaler_.upper, data.X.max().to_numpy())
+
+
+def test_feature_bounds_other_strings_refused():
+    data = make_synthetic_owl(20, random_state=0)
+    with pytest.raises(TypeError, match="must be a pair"):
+        owl(feature_bounds="auto").fit(data.X, data.treatment, data.benefit)
