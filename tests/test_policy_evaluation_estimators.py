@@ -521,3 +521,26 @@ def test_lambda_at_or_below_threshold_raises():
     with pytest.raises(ValueError, match=r"above \|\|Phi\|\|\^2 \|\|rho\|\|_inf with the frobenius norm"):
         _dp(DPLSL, regularization=0.5, matrix_norm="frobenius").fit(GOOD)
     assert matrix_norm(np.eye(N), "frobenius") ** 2 / N == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", [DPLSW, DPLSL])
+def test_p4_many_random_neighbours_on_larger_chains(cls):
+    """Slow version of the P4 check: N=12, more pairs, larger m."""
+    rng = np.random.default_rng(2016)
+    n = 12
+    worst = 0.0
+    for mrp in (lazy_chain(n), random_walk(n)):
+        for feats in (np.eye(n), rng.normal(size=(n, 4))):
+            extra = (dict(weights=rng.random(n) + 0.05) if cls is DPLSW
+                     else dict(regularization=matrix_norm(feats) ** 2 / n + 0.5))
+            pairs = []
+            for _ in range(150):
+                m = int(rng.integers(1, 200))
+                x = mrp.sample(m, rng=rng)
+                x_prime = list(x)
+                x_prime[int(rng.integers(m))] = mrp.sample(1, rng=rng)[0]
+                pairs.append((x, x_prime))
+            worst = max(worst, _worst_ratio(cls, pairs, features=feats, reward_bound=1.0,
+                                            discount=GAMMA, **extra))
+    assert worst <= 1.0, f"{cls.__name__} N=12: max |dtheta| / bound = {worst:.3f} > 1"

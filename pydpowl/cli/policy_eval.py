@@ -141,18 +141,20 @@ def run(args: argparse.Namespace) -> int:
     plot_experiment(table, png_path)
 
     summ = summarize_experiment(table)
-    by_m = summ[summ["panel"] == "m"].pivot(index="m", columns="method", values="rmse_mean")
-    cols = [c for c in ("LSW", "DP-LSW", "GS-DP-LSW", "LSL", "DP-LSL", "GS-DP-LSL") if c in by_m]
+    on_m = summ[summ["panel"] == "m"]
     out = sys.stdout
-    out.write(
-        f"Mean rho-weighted RMSE over {reps} repetitions (epsilon={args.epsilon:g}, "
-        f"delta={args.delta:g}, N={args.states}, {args.features} features):\n"
+    setting = (
+        f"{reps} repetitions (epsilon={args.epsilon:g}, delta={args.delta:g}, "
+        f"N={args.states}, {args.features} features)"
     )
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
-        out.write(by_m[cols].to_string() + "\n")
+        for value, title in (("rmse_mean", "Mean rho-weighted RMSE"), ("mse_mean", "Mean MSE")):
+            tab = on_m.pivot(index="m", columns="method", values=value)
+            cols = [c for c in ("LSW", "DP-LSW", "GS-DP-LSW", "LSL", "DP-LSL", "GS-DP-LSL") if c in tab]
+            out.write(f"{title} over {setting}:\n{tab[cols].to_string()}\n\n")
         by_lam = summ[summ["panel"] == "lambda"]
         if len(by_lam):
             lam_tab = by_lam.pivot(index="lambda_c", columns="method", values="rmse_mean")
-            out.write(f"\nError against c at m={args.lambda_m}:\n{lam_tab.to_string()}\n")
+            out.write(f"Mean RMSE against c at m={args.lambda_m}:\n{lam_tab.to_string()}\n")
     out.write(f"\nwrote {csv_path}\nwrote {png_path}\n")
     return 0
