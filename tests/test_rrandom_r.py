@@ -99,7 +99,7 @@ def test_out_of_range_seed_fails_in_both(bad):
 
 # ------------------------------------------------------------------------ long streams
 def test_long_streams_each_kind():
-    n = 100_000
+    n = 200_000
     calls = [
         ("runif(-3, 7)", lambda r: r.runif(n, -3, 7)),
         ("rnorm(10, 2)", lambda r: r.rnorm(n, 10, 2)),

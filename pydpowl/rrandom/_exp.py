@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, List, Tuple
 import numpy as np
 from numpy.typing import NDArray
 
+from ._params import recycle
+
 from ._uniform import words_to_unif
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -163,7 +165,7 @@ def rexp(stream: "WordStream", n: int, scale: NDArray[np.float64]) -> NDArray[np
         return np.empty(0, dtype=np.float64)
     if scale.shape[0] == 0:
         return np.full(n, np.nan)
-    S = np.resize(scale, n)
+    S = recycle(scale, n)
     out = np.full(n, np.nan)
     out[S == 0.0] = 0.0
     draw = np.isfinite(S) & (S > 0.0)

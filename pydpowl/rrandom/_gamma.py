@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from ._exp import exp_at_positions, exp_rand, walk_chain
 from ._normal import BIG, norm_rand, qnorm_vec
+from ._params import recycle
 from ._uniform import words_to_unif
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -315,8 +316,8 @@ def rgamma(
         return np.empty(0, dtype=np.float64)
     if shape.shape[0] == 0 or scale.shape[0] == 0:
         return np.full(n, np.nan)
-    A = np.resize(shape, n)
-    S = np.resize(scale, n)
+    A = recycle(shape, n)
+    S = recycle(scale, n)
     draw = np.isfinite(A) & np.isfinite(S) & (A > 0.0) & (S > 0.0)
     out = np.where(
         np.isnan(A) | np.isnan(S),

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from ._params import recycle
+
 from ._uniform import words_to_unif
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,8 +156,8 @@ def rnorm(
         if sigma == 0.0 or not math.isfinite(mu):
             return np.full(n, mu)
         return mu + sigma * normals_from_words(stream.take(2 * n))
-    M = np.resize(mean, n)
-    S = np.resize(sd, n)
+    M = recycle(mean, n)
+    S = recycle(sd, n)
     out = np.full(n, np.nan)
     ok = ~np.isnan(M) & np.isfinite(S) & (S >= 0.0)
     fixed = ok & ((S == 0.0) | ~np.isfinite(M))

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_int
 
-__all__ = ["check_count", "as_param", "as_size", "as_shape"]
+__all__ = ["check_count", "as_param", "recycle", "as_size", "as_shape"]
 
 
 def check_count(name: str, value: Any) -> int:
@@ -34,6 +34,16 @@ def as_param(name: str, value: Any) -> NDArray[np.float64]:
     if arr.ndim > 1:
         raise ValueError(f"{name} must be a scalar or 1-D, got shape {arr.shape}.")
     return np.array(arr, dtype=np.float64, ndmin=1)
+
+
+def recycle(values: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    """R's recycling: element ``i`` of the result is ``values[i % len(values)]``."""
+    m = values.shape[0]
+    if m == n:
+        return values
+    if m == 1:
+        return np.full(n, values[0])
+    return np.tile(values, -(-n // m))[:n]
 
 
 def as_size(name: str, value: Any) -> int:

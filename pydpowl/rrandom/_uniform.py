@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from ._params import recycle
+
 if TYPE_CHECKING:  # pragma: no cover
     from ._mt import WordStream
 
@@ -53,8 +55,8 @@ def runif(
             return np.full(n, lo)
         u = words_to_unif(stream.take(n))
         return lo + (hi - lo) * u
-    A = np.resize(a, n)
-    B = np.resize(b, n)
+    A = recycle(a, n)
+    B = recycle(b, n)
     out = np.full(n, np.nan)
     ok = np.isfinite(A) & np.isfinite(B) & (A <= B)
     same = ok & (A == B)
