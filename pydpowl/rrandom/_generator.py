@@ -95,17 +95,24 @@ class RRandom:
     """
 
     def __init__(self, seed: Union[int, float]) -> None:
-        self._stream = WordStream(seed_key(0), 624)  # replaced just below
         self.set_seed(seed)
 
     # ------------------------------------------------------------------ state
+    def _load(self, key: NDArray[np.uint32], pos: int, r_vec: NDArray[np.int32],
+              seed: Optional[int]) -> None:
+        stream = getattr(self, "_stream", None)
+        if stream is None:
+            self._stream: WordStream = WordStream(key, pos)
+        else:
+            stream.reset(key, pos)
+        self._pristine = r_vec  # what R shows before the first draw
+        self._seed = seed
+
     def set_seed(self, seed: Union[int, float]) -> None:
         """Reseed as R's ``set.seed(seed)`` (see the class docstring for the rules)."""
         value = coerce_seed(seed)
         key = seed_key(value)
-        self._stream.reset(key, 624)
-        self._pristine = state_to_r(key, 624)
-        self._seed: Optional[int] = value
+        self._load(key, 624, state_to_r(key, 624), value)
 
     @classmethod
     def from_r_state(cls, state: ArrayLike) -> "RRandom":
@@ -129,7 +136,6 @@ class RRandom:
             :meth:`set_state`).
         """
         self = cls.__new__(cls)
-        self._stream = WordStream(seed_key(0), 624)
         self.set_state(state)
         return self
 
@@ -144,9 +150,7 @@ class RRandom:
             the clock).
         """
         key, pos, r_vec = state_from_r(state)
-        self._stream.reset(key, pos)
-        self._pristine = r_vec
-        self._seed = None
+        self._load(key, pos, r_vec, None)
 
     def get_state(self) -> NDArray[np.int32]:
         """R's ``.Random.seed`` at the current position (int32, length 626).
