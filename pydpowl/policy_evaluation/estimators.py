@@ -206,7 +206,8 @@ _PRIVACY_NOTES = """
 
     **Seeds.** ``random_state`` exists for tests and reproducible simulations;
     a fixed seed makes the noise predictable, so leave it ``None`` for real
-    releases.
+    releases. A seed or Generator given here is stored unchanged, so whoever
+    holds the estimator (e.g. its pickle) can regenerate the noise.
 """
 
 

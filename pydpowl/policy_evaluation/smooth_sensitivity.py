@@ -18,7 +18,7 @@ that ``exp(-k beta)`` never underflows to a wrong answer.
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -174,7 +174,7 @@ def phi_w(counts: ArrayLike, weights: ArrayLike, k: ArrayLike) -> NDArray[np.flo
 
 def psi_w(
     counts: ArrayLike, weights: ArrayLike, beta: float, *, return_argmax: bool = False
-):
+) -> Union[float, Tuple[float, int]]:
     """Smooth bound ``psi^w_X = max_{0 <= k <= K_X} exp(-k beta) phi^w_X(k)``.
 
     ``K_X = max_s n_s``; for ``k >= K_X`` the profile is constant, so a longer
@@ -272,7 +272,7 @@ def psi_lambda(
     beta: float,
     *,
     return_argmax: bool = False,
-):
+) -> Union[float, Tuple[float, int]]:
     """Smooth bound ``psi^lambda_X = max_{0 <= k <= m} exp(-k beta) phi^lambda_X(k)``.
 
     Cost ``O(m N)``. Returns ``(psi, k)`` when ``return_argmax`` is true.
