@@ -15,6 +15,7 @@ from .mechanisms import noise_rate, output_sensitivity, sample_output_noise
 from .owl import DPOWL
 from .preprocessing import FeatureScaler, bounds_from_data
 from .propensity import LogisticPropensity, proposition8_H, trivial_weight_sensitivity
+from .rrandom import RRandom
 from .solver import SolverResult, solve_weighted_erm
 from .value import accuracy, association_test, concordance, empirical_value, ipw_value
 from .werm import DPWeightedERM
@@ -24,6 +25,7 @@ __all__ = [
     "DPWeightedERM",
     "DPOWL",
     "LogisticPropensity",
+    "RRandom",
     "FeatureScaler",
     "bounds_from_data",
     "shift_benefits",
