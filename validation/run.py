@@ -1,0 +1,114 @@
+"""One validation run: cases -> both engines -> checks -> report."""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional, TextIO
+
+import numpy as np
+
+from .cases import build_cases
+from .checks import (
+    CheckRow,
+    KSTest,
+    NonprivateSummary,
+    bonferroni_rows,
+    data_check,
+    nonprivate_checks,
+    one_sample_noise_tests,
+    two_sample_noise_tests,
+)
+from .engines import run_dppack, run_pydpowl
+from .report import RunInfo, write_report
+
+__all__ = ["DEFAULT_ALPHA", "ValidationResult", "run_validation"]
+
+#: family-wise level of all KS tests of a run
+DEFAULT_ALPHA = 0.01
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    rows: List[CheckRow]
+    summaries: List[NonprivateSummary]
+    info: RunInfo
+    report: Path
+
+
+def _versions() -> dict:
+    import pydpowl
+    from r_reference._session import call_r
+
+    r = call_r('function() c(R = paste(R.version$major, R.version$minor, sep = "."), '
+               'DPpack = as.character(utils::packageVersion("DPpack")))')
+    return {"pydpowl": pydpowl.__version__, "R": str(r[0]), "DPpack": str(r[1]),
+            "numpy": np.__version__, "python": platform.python_version()}
+
+
+def run_validation(*, out: Path, quick: bool, k: int, alpha: float, seed: int, cyp_path: Optional[Path],
+                   plots: bool = True, log: Optional[TextIO] = None) -> ValidationResult:
+    """Run every case and write ``out/report.md`` (plus figures); return rows and summaries.
+
+    Raises
+    ------
+    RUnavailableError
+        When R, rpy2 or DPpack is missing.
+    """
+    from r_reference._session import require_packages
+
+    require_packages("DPpack")
+    t0 = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cases, notes = build_cases(quick=quick, cyp_path=cyp_path, seed=seed)
+    fixed_rows: List[CheckRow] = []
+    ks: List[KSTest] = []
+    summaries: List[NonprivateSummary] = []
+    noises = {}
+    timings = {}
+    for idx, case in enumerate(cases):
+        if log is not None:
+            print(f"[validation] {case.name}: n={case.n}, d={case.dim}, K={k} ...", file=log, flush=True)
+        py = run_pydpowl(case, k, seed=seed, case_index=idx)
+        rr = run_dppack(case, k, seed=seed, case_index=idx)
+        timings[case.name] = {"pydpowl": py.seconds, "DPpack": rr.seconds}
+        fixed_rows.append(data_check(case.name, py.Z, py.y, py.w, rr.Z, rr.y, rr.w))
+        scale = None
+        if case.kind == "owl":
+            from pydpowl import FeatureScaler
+
+            sc = FeatureScaler.from_bounds(case.feature_bounds, case.X.shape[1], True)
+            scale = sc.column_scale * sc.dimension_scale
+        rows, summary = nonprivate_checks(case.name, py.Z, py.y, py.w, gamma=case.gamma, loss=case.loss,
+                                          theta_py=py.nonprivate, theta_r=rr.nonprivate, original_scale=scale)
+        fixed_rows += rows
+        summaries.append(summary)
+        rate = case.noise_rate
+        ks += one_sample_noise_tests(case.name, "pydpowl", py.noise, rate)
+        ks += one_sample_noise_tests(case.name, "DPpack", rr.noise, rate)
+        ks += two_sample_noise_tests(case.name, py.noise, rr.noise)
+        noises[case.name] = ({"pydpowl": py.noise, "DPpack": rr.noise}, rate)
+    ks_rows, threshold = bonferroni_rows(ks, alpha)
+    rows = []
+    for case in cases:  # group rows by case in the report
+        rows += [r for r in fixed_rows if r.case == case.name]
+        rows += [r for r in ks_rows if r.case == case.name]
+    figures: List[Path] = []
+    if plots:
+        from .plots import plot_coef_differences, plot_direction_hist, plot_noise_qq
+
+        figures.append(plot_coef_differences(out / "coef_differences.png", summaries))
+        for name, (nz, rate) in noises.items():
+            figures.append(plot_noise_qq(out / f"noise_norm_qq_{name}.png", name, nz, rate))
+            figures.append(plot_direction_hist(out / f"direction_u1_{name}.png", name, nz, coordinate=1))
+    info = RunInfo(
+        mode="quick" if quick else "full", k=k, alpha=alpha, n_ks_tests=len(ks), threshold=threshold, seed=seed,
+        seconds=time.perf_counter() - t0, versions=_versions(), notes=list(notes),
+        case_titles={c.name: c.title + (f" ({'; '.join(c.notes)})" if c.notes else "") for c in cases},
+        timings=timings,
+    )
+    report = write_report(out, info, rows, summaries, figures)
+    return ValidationResult(rows, summaries, info, report)
