@@ -7,7 +7,7 @@ agreeing with the R reference implementation DPpack.
 
 __version__ = "0.1.0"
 
-from . import datasets, value
+from . import datasets, policy_evaluation, value
 from .benefits import min_shift_benefits, shift_benefits
 from .exceptions import ConvergenceError, NotFittedError, PrivacyLeakWarning
 from .losses import CustomLoss, HuberHingeLoss, LogisticLoss, MarginLoss
@@ -47,6 +47,7 @@ __all__ = [
     "concordance",
     "association_test",
     "datasets",
+    "policy_evaluation",
     "value",
     "PrivacyLeakWarning",
     "ConvergenceError",
