@@ -88,6 +88,69 @@ def _sweep_source(kind: int, d: int) -> str:
     return "\n".join(lines)
 
 
+def _lean_huber_source(d: int) -> str:
+    """Source of the Huber sweep WITHOUT the Hessian: margins, objective, gradient, and the
+    rows whose quadratic-zone membership changed since the last sweep (``zone`` is updated in
+    place and their indices are written to ``changed``; the count is returned). The Hessian
+    then follows by a rank-k update over those rows only (the "update" kernel)."""
+    ind = " " * 8
+    lines = ["def lean(h, Z, y, w, theta, gamma, m_out, zone, changed):", "    n = Z.shape[0]",
+             "    obj = 0.0", "    k = 0"]
+    lines += [f"    t{j} = theta[{j}]" for j in range(d)]
+    lines += [f"    g{j} = 0.0" for j in range(d)]
+    lines.append("    for i in range(n):")
+    lines += [f"{ind}z{j} = Z[i, {j}]" for j in range(d)]
+    lines.append(f"{ind}yi = y[i]")
+    lines.append(f"{ind}mi = yi * (" + " + ".join(f"z{j} * t{j}" for j in range(d)) + ")")
+    lines.append(f"{ind}m_out[i] = mi")
+    lines += [ind + stmt for stmt in _LOSS_SNIPPETS[_HUBER]]
+    lines += [f"{ind}wi = w[i]", f"{ind}obj += wi * val", f"{ind}c1 = wi * d1 * yi"]
+    lines += [f"{ind}g{j} += c1 * z{j}" for j in range(d)]
+    lines += [f"{ind}qi = 1 if quad > 0.0 else 0", f"{ind}if qi != zone[i]:",
+              f"{ind}    zone[i] = qi", f"{ind}    changed[k] = i", f"{ind}    k += 1"]
+    lines.append(f"    g = np.empty({d})")
+    lines.append("    sq = 0.0")
+    for j in range(d):
+        lines.append(f"    g[{j}] = g{j} + gamma * t{j}")
+        lines.append(f"    sq += t{j} * t{j}")
+    lines.append("    return obj + 0.5 * gamma * sq, g, k")
+    return "\n".join(lines)
+
+
+def _hess_update_source(d: int) -> str:
+    """Unrolled rank-k Huber Hessian update over the rows listed in ``changed``: add
+    ``w_i/(2h) z_i z_i'`` for rows now in the quadratic zone, subtract it for rows that left."""
+    ind = " " * 8
+    pairs = [(j, k) for j in range(d) for k in range(j + 1)]
+    lines = ["def update(Hd, Z, w, zone, changed, k, inv2h):"]
+    lines += [f"    H{j}_{k} = Hd[{j}, {k}]" for j, k in pairs]
+    lines += ["    for a in range(k):", f"{ind}i = changed[a]",
+              f"{ind}c = w[i] * inv2h if zone[i] == 1 else -w[i] * inv2h"]
+    lines += [f"{ind}z{j} = Z[i, {j}]" for j in range(d)]
+    for j in range(d):
+        lines.append(f"{ind}cz = c * z{j}")
+        lines += [f"{ind}H{j}_{k} += cz * z{k}" for k in range(j + 1)]
+    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs]
+    return "\n".join(lines)
+
+
+def _all_quadratic_source(d: int) -> str:
+    """Unrolled pass for the all-rows-quadratic Huber surrogate: lower triangle of
+    sum_i w_i/(2h) z_i z_i' and sum_i w_i (1+h)/(2h) y_i z_i."""
+    ind = " " * 8
+    pairs = [(j, k) for j in range(d) for k in range(j + 1)]
+    lines = ["def allq(Hd, b, Z, y, w, h):", "    inv2h = 1.0 / (2.0 * h)"]
+    lines += [f"    H{j}_{k} = 0.0" for j, k in pairs] + [f"    b{j} = 0.0" for j in range(d)]
+    lines += ["    for i in range(Z.shape[0]):", f"{ind}c = w[i] * inv2h", f"{ind}cb = c * (1.0 + h) * y[i]"]
+    lines += [f"{ind}z{j} = Z[i, {j}]" for j in range(d)]
+    for j in range(d):
+        lines.append(f"{ind}b{j} += cb * z{j}")
+        lines.append(f"{ind}cz = c * z{j}")
+        lines += [f"{ind}H{j}_{k} += cz * z{k}" for k in range(j + 1)]
+    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs] + [f"    b[{j}] = b{j}" for j in range(d)]
+    return "\n".join(lines)
+
+
 def _generic_sweep_source(kind: int) -> str:
     """Source of the array-accumulator sweep for any ``d``."""
     ind = " " * 8
@@ -199,12 +262,18 @@ def _compile(source: str, name: str) -> Callable:
 
 
 def _kernel(which: str, kind: int, d: int) -> Callable:
-    key = (which, kind, d if which == "sweep" else 0)
+    key = (which, kind, d if which in ("sweep", "lean", "update", "allq") else 0)
     with _LOCK:
         fn = _COMPILED.get(key)
         if fn is None:
             if which == "line":
                 fn = _compile(_line_source(kind), "line")
+            elif which == "lean":
+                fn = _compile(_lean_huber_source(d), "lean")
+            elif which == "update":
+                fn = _compile(_hess_update_source(d), "update")
+            elif which == "allq":
+                fn = _compile(_all_quadratic_source(d), "allq")
             elif d <= MAX_UNROLLED_D:
                 fn = _compile(_sweep_source(kind, d), "sweep")
             else:
@@ -224,16 +293,54 @@ class FusedProblem:
         self.w = np.ascontiguousarray(w, dtype=np.float64)
         self.gamma, self.kind, self.h = float(gamma), kind, float(h)
         self.n, self.d = self.Z.shape
-        self._sweep = _kernel("sweep", kind, self.d)
         self._line = _kernel("line", kind, self.d)
-        self._m = np.empty(self.n)  # reused: the solver needs only the latest margins
+        # Two margin buffers, used in turn: the margins of the previous point stay valid
+        # while a trial point is evaluated (the solver may fall back to a line search).
+        self._bufs = (np.empty(self.n), np.empty(self.n))
+        self._turn = 0
         self._cache: Optional[tuple] = None
+        self._lean = kind == _HUBER and self.d <= MAX_UNROLLED_D
+        if self._lean:
+            # Huber: gradient sweeps only; the Hessian is kept up to date by rank-k
+            # updates over the rows whose quadratic-zone membership changed.
+            self._sweep = _kernel("lean", kind, self.d)
+            self._update = _kernel("update", kind, self.d)
+            self._allq = _kernel("allq", kind, self.d)
+            self._zone = np.zeros(self.n, dtype=np.int8)
+            self._changed = np.empty(self.n, dtype=np.int64)
+            self._Hd = np.zeros((self.d, self.d))
+        else:
+            self._sweep = _kernel("sweep", kind, self.d)
 
     def margins(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        obj, g, H = self._sweep(self.h, self.Z, self.y, self.w, theta, self.gamma, self._m)
+        m = self._bufs[self._turn]
+        self._turn ^= 1
+        if self._lean:
+            obj, g, k = self._sweep(self.h, self.Z, self.y, self.w, theta, self.gamma, m, self._zone, self._changed)
+            if k:
+                self._update(self._Hd, self.Z, self.w, self._zone, self._changed, k, 1.0 / (2.0 * self.h))
+            H = np.tril(self._Hd) + np.tril(self._Hd, -1).T
+            H[np.diag_indices_from(H)] += self.gamma
+        else:
+            obj, g, H = self._sweep(self.h, self.Z, self.y, self.w, theta, self.gamma, m)
         self._cache = (theta.copy(), g, H, obj)
-        return self._m
+        return m
+
+    def quadratic_start(self) -> Optional[NDArray[np.float64]]:
+        """Huber only: the minimiser with every row in the quadratic zone (a weighted ridge
+        regression), as a starting point. Its Hessian seeds the incremental one (all rows
+        marked quadratic), so the first sweep only revisits rows outside that zone."""
+        if not self._lean:
+            return None
+        Hd = np.zeros((self.d, self.d))
+        b = np.zeros(self.d)
+        self._allq(Hd, b, self.Z, self.y, self.w, self.h)
+        self._Hd = Hd.copy()
+        self._zone[:] = 1
+        A = np.tril(Hd) + np.tril(Hd, -1).T
+        A[np.diag_indices_from(A)] += self.gamma
+        return np.linalg.solve(A, b)
 
     def _cached(self, theta):
         c = self._cache

@@ -1,4 +1,4 @@
-"""Exact solver for weighted, l2-regularised ERM: Newton with exact line search.
+"""Exact solver for weighted, l2-regularised ERM: Newton, full steps first, exact line search as fallback.
 
 Output perturbation is private only for the exact minimiser, so the solver
 certifies its answer: it returns only when the gradient norm of
@@ -8,13 +8,24 @@ certifies its answer: it returns only when the gradient norm of
 is at most ``tol`` (default 1e-10), and raises :class:`ConvergenceError`
 otherwise; nothing uncertified is ever released.
 
-The Huber objective is piecewise quadratic and strongly convex: Newton steps
-(Hessian over the quadratic zone plus ``gamma I``) with an exact line search
-along each direction identify the zones in a handful of iterations, after
-which one step lands on the minimiser up to rounding. The logistic objective
-is smooth and Newton converges quadratically. For the built-in losses a fused
-single-pass kernel (numba, when installed) computes the margins, gradient and
-Hessian in one sweep over the data; the numpy path gives the same answer.
+Each iteration first tries the full Newton step (Hessian over the loss's
+curved zone plus ``gamma I``): one sweep over the data at the trial point gives
+the objective, the gradient and the Hessian there, and the step is accepted
+on sufficient decrease (Armijo) or when it already certifies. Only when it is
+rejected does the solver fall back on an exact line search along the Newton
+direction. The Huber objective is piecewise quadratic and strongly convex, so
+once the zones are identified one step lands on the minimiser up to rounding;
+the logistic objective is smooth and Newton converges quadratically.
+
+Starting points: for the Huber loss, the minimiser of the surrogate with every
+row in the quadratic zone (a weighted ridge regression, one pass); from 100,000
+rows, the solution on an evenly strided subsample of 20,000 rows. Small
+problems (at most 50,000 entries) are polished by extra Newton steps past the
+tolerance, down to rounding level. For the built-in losses a fused kernel
+(numba, when installed) does each sweep in one pass; for the Huber loss it
+computes only margins, objective and gradient and keeps the Hessian up to date
+by rank-k updates over the rows whose zone changed. The numpy path gives the
+same answer up to rounding.
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ from numpy.typing import NDArray
 
 from ._erm_problem import NumpyProblem
 from .exceptions import ConvergenceError
-from .losses import MarginLoss
+from .losses import HuberHingeLoss, MarginLoss
 
 __all__ = ["SolverResult", "solve_weighted_erm", "objective_value", "objective_gradient"]
 
@@ -36,6 +47,10 @@ _FUSED_MIN_ROWS = 5000
 #: rows above which the solver first solves a strided subsample for a warm start
 _WARM_START_MIN_ROWS = 100_000
 _WARM_START_ROWS = 20_000
+#: sufficient-decrease constant for accepting a full Newton step
+_ARMIJO = 1e-4
+#: problems with at most this many entries in Z are polished past the tolerance
+_POLISH_MAX_ENTRIES = 50_000
 
 
 @dataclass(frozen=True)
@@ -173,16 +188,23 @@ def solve_weighted_erm(
     problem = _make_problem(Z, np.asarray(y, np.float64), np.asarray(w, np.float64), gamma, loss, backend)
     if theta0 is None and n >= _WARM_START_MIN_ROWS:
         theta0 = _warm_start(Z, y, w, gamma=gamma, loss=loss, backend=backend)
+    elif theta0 is None and isinstance(loss, HuberHingeLoss):
+        start = getattr(problem, "quadratic_start", None)
+        theta0 = start() if start is not None else None
+        if theta0 is None:
+            theta0 = _huber_quadratic_start(Z, np.asarray(y, np.float64), np.asarray(w, np.float64), gamma, loss.h)
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
-    grad_norm = np.inf
+    m = problem.margins(theta)
+    G = problem.objective(theta, m)
+    g, H = problem.grad_hess(theta, m)
+    grad_norm = float(np.linalg.norm(g)) / n
     for it in range(max_iter + 1):
-        m = problem.margins(theta)
-        g, H = problem.grad_hess(theta, m)
-        grad_norm = float(np.linalg.norm(g)) / n
         if grad_norm <= tol:
+            if n * d <= _POLISH_MAX_ENTRIES:
+                theta, G, grad_norm, extra = _polish(problem, theta, g, H, G, grad_norm, n)
+                it += extra
             return SolverResult(
-                x=theta, success=True, nit=it, grad_norm=grad_norm,
-                objective=problem.objective(theta, m) / n, backend=problem.backend,
+                x=theta, success=True, nit=it, grad_norm=grad_norm, objective=G / n, backend=problem.backend,
             )
         if it == max_iter:
             break
@@ -190,13 +212,54 @@ def solve_weighted_erm(
         d0 = float(g @ p)
         if not d0 < 0:  # rounding has exhausted the descent; nothing more to gain
             break
+        # Full Newton step first: one sweep gives G, the gradient and the Hessian there.
+        # Accept it on sufficient decrease (Armijo) or when it already certifies.
+        trial = theta + p
+        m_trial = problem.margins(trial)
+        G_trial = problem.objective(trial, m_trial)
+        g_trial, H_trial = problem.grad_hess(trial, m_trial)
+        norm_trial = float(np.linalg.norm(g_trial)) / n
+        if G_trial <= G + _ARMIJO * d0 or norm_trial <= tol:
+            theta, m, G, g, H, grad_norm = trial, m_trial, G_trial, g_trial, H_trial, norm_trial
+            continue
+        # Otherwise an exact line search along p from theta (margins m are still valid).
         s = problem.direction_margins(p)
         t = _exact_line_search(problem, theta, p, m, s, d0)
         theta = theta + t * p
+        m = problem.margins(theta)
+        G = problem.objective(theta, m)
+        g, H = problem.grad_hess(theta, m)
+        grad_norm = float(np.linalg.norm(g)) / n
     raise ConvergenceError(
         f"solver stopped after max_iter={max_iter} iterations with gradient norm "
         f"{grad_norm:.3e} > tol={tol:.0e}; nothing was released."
     )
+
+
+def _polish(problem, theta, g, H, G, grad_norm, n, max_steps: int = 3):
+    """Extra Newton steps on a certified small problem while the gradient norm keeps falling
+    (microseconds at this size; it takes the answer from the tolerance to rounding level)."""
+    steps = 0
+    while steps < max_steps and grad_norm > 0.0:
+        trial = theta - _solve_spd(H, g)
+        m = problem.margins(trial)
+        g_t, H_t = problem.grad_hess(trial, m)
+        norm_t = float(np.linalg.norm(g_t)) / n
+        if not norm_t < 0.5 * grad_norm:
+            break
+        theta, g, H, G, grad_norm = trial, g_t, H_t, problem.objective(trial, m), norm_t
+        steps += 1
+    return theta, G, grad_norm, steps
+
+
+def _huber_quadratic_start(Z, y, w, gamma: float, h: float) -> NDArray[np.float64]:
+    """Minimiser of the surrogate with every row in the Huber quadratic zone (a weighted
+    ridge regression of the margins on 1 + h): one linear solve, and usually a few rows
+    away from the right zones, so Newton needs far fewer (and full) steps than from 0."""
+    c = w / (2.0 * h)
+    A = (Z * c[:, None]).T @ Z
+    A[np.diag_indices_from(A)] += gamma
+    return _solve_spd(A, Z.T @ (c * (1.0 + h) * y))
 
 
 def _warm_start(Z, y, w, *, gamma, loss, backend) -> NDArray[np.float64]:
