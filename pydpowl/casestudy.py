@@ -4,7 +4,12 @@ For one dataset: fit the exact (non-private) rule once, then, for every
 epsilon, draw ``n_runs`` independent private releases (only the noise depends
 on epsilon) and evaluate each rule in-sample as the paper does: empirical
 treatment value, concordance with the non-private rule, chi-squared test of
-association with it, and how many subjects each arm is allocated.
+association with it, and how many subjects each arm is allocated
+(:func:`run_case_study`, Table 1).
+
+:func:`gamma_sensitivity` repeats the study over a grid of gamma (Fig. 2
+style): for each gamma one exact fit, then releases for every epsilon; mean
+value, concordance and share allocated to +1 by (gamma, epsilon).
 """
 
 from __future__ import annotations
@@ -25,9 +30,11 @@ from .releases import decision_values, noisy_releases
 from .summary import eps_text
 from .value import allocation_test, association_test, empirical_value
 
-__all__ = ["CaseStudyResult", "run_case_study", "DEFAULT_EPSILONS"]
+__all__ = ["CaseStudyResult", "run_case_study", "gamma_sensitivity", "DEFAULT_EPSILONS", "DEFAULT_SENSITIVITY_GAMMAS"]
 
 DEFAULT_EPSILONS: Tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, math.inf)
+#: gamma grid of the sensitivity figure
+DEFAULT_SENSITIVITY_GAMMAS: Tuple[float, ...] = (1, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300)
 
 
 def _nanmedian(values) -> float:
@@ -120,7 +127,8 @@ def run_case_study(data: OWLData, *, epsilons: Sequence[float] = DEFAULT_EPSILON
                 p_assoc.append(association_test(rules[:, k], rule0).pvalue)
                 bar.update()
             n_plus = (rules > 0).sum(axis=0)
-            rows.append(dict(epsilon=eps, value_mean=float(np.nanmean(values)), value_sd=float(np.nanstd(values, ddof=1)),
+            rows.append(dict(epsilon=eps, value_mean=float(np.nanmean(values)),
+                             value_sd=float(np.nanstd(values, ddof=1)),
                              concordance_mean=float(np.mean(concs)), concordance_sd=float(np.std(concs, ddof=1)),
                              allocation_p_median=_nanmedian(p_alloc), association_p_median=_nanmedian(p_assoc),
                              n_plus_mean=float(n_plus.mean()), n_plus_sd=float(n_plus.std(ddof=1)),
@@ -137,3 +145,58 @@ def run_case_study(data: OWLData, *, epsilons: Sequence[float] = DEFAULT_EPSILON
             "in one arm)",
         ),
     )
+
+
+def gamma_sensitivity(data: OWLData, *, gammas: Sequence[float] = DEFAULT_SENSITIVITY_GAMMAS,
+                      epsilons: Sequence[float] = DEFAULT_EPSILONS, n_runs: int = 100, huber_h: float = 0.5,
+                      random_state: Any = None, progress: bool = False) -> pd.DataFrame:
+    """Value, concordance and allocation of DP-OWL by (gamma, epsilon), in-sample (Fig. 2 style).
+
+    Parameters
+    ----------
+    data : OWLData
+    gammas : sequence of float, default=DEFAULT_SENSITIVITY_GAMMAS
+    epsilons : sequence of float, default=(0.1, 0.5, 1, 2, 5, inf)
+        ``inf`` gives the non-private rule of each gamma.
+    n_runs : int, default=100
+        Private releases per (gamma, finite epsilon).
+    huber_h : float, default=0.5
+    random_state : None, int or numpy Generator
+    progress : bool, default=False
+
+    Returns
+    -------
+    DataFrame
+        ``gamma, epsilon, value_mean, value_sd, concordance_mean, share_plus_mean, n_runs``;
+        concordance is with the non-private rule of the same gamma.
+    """
+    grid = [check_positive("gammas", g) for g in gammas]
+    eps_list = [check_epsilon(e, "epsilons") for e in epsilons]
+    if not grid or not eps_list:
+        raise ValueError("gammas and epsilons must each hold at least one value.")
+    n_runs = check_int("n_runs", n_runs, minimum=2)
+    rng = resolve_rng(random_state)
+    X = data.X.to_numpy(dtype=float)
+    A, B, p = data.treatment, data.benefit, data.propensity
+    inv = 1.0 / p
+    rows = []
+    with Progress(len(grid), "gamma sensitivity", enabled=progress) as bar:
+        for gamma in grid:
+            model = DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
+                          feature_bounds=data.feature_bounds, huber_h=huber_h).fit(X, A, B, p)
+            rule0 = model.predict(X) > 0
+            for eps in eps_list:
+                k = 1 if eps == math.inf else n_runs
+                coefs = noisy_releases(model.scaled_coef_, epsilon=eps, gamma=gamma,
+                                       weights_upper_bound=data.weights_upper_bound, n_releases=k, rng=rng)
+                rules = decision_values(X, coefs, model.scaler_) > 0
+                match = rules == (A > 0)[:, None]
+                den = inv @ match
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    values = np.where(den > 0, (B * inv) @ match / np.where(den > 0, den, 1.0), np.nan)
+                rows.append(dict(gamma=gamma, epsilon=eps, value_mean=float(np.nanmean(values)),
+                                 value_sd=float(np.nanstd(values, ddof=1)) if k > 1 else 0.0,
+                                 concordance_mean=float((rules == rule0[:, None]).mean()),
+                                 share_plus_mean=float(rules.mean()), n_runs=k))
+            bar.update()
+    return pd.DataFrame(rows)

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Union
 
-__all__ = ["plot_case_study"]
+__all__ = ["plot_case_study", "plot_simulation", "plot_gamma_sensitivity", "plot_tuning_curves"]
 
 
 def _pyplot():
@@ -26,7 +26,8 @@ def plot_case_study(result, path: Union[str, Path]) -> Path:
     nonpriv = table[table.epsilon == math.inf]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     ax = axes[0]
-    ax.errorbar(finite.epsilon, finite.value_mean, yerr=finite.value_sd, marker="o", capsize=3, label="DP-OWL (mean ± SD)")
+    ax.errorbar(finite.epsilon, finite.value_mean, yerr=finite.value_sd, marker="o", capsize=3,
+                label="DP-OWL (mean ± SD)")
     if len(nonpriv):
         ax.axhline(float(nonpriv.value_mean.iloc[0]), color="k", ls="--", label="non-private")
     ax.set_xscale("log")
@@ -47,3 +48,104 @@ def plot_case_study(result, path: Union[str, Path]) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def _save(fig, plt, path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _inf_position(finite_eps) -> float:
+    return float(max(finite_eps)) * 4.0 if len(finite_eps) else 1.0
+
+
+def plot_simulation(table, path: Union[str, Path], *, title: str = "") -> Path:
+    """Fig. 1 style: accuracy and value against epsilon, one line per n, 95 % CIs as bands.
+
+    The non-private reference (epsilon = inf) is drawn as a marker at the right
+    end of the log axis, labelled "inf".
+    """
+    plt = _pyplot()
+    finite_eps = sorted(e for e in table.epsilon.unique() if e != math.inf)
+    x_inf = _inf_position(finite_eps)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, n in enumerate(sorted(table.n.unique())):
+        sub = table[table.n == n].sort_values("epsilon")
+        fin, inf = sub[sub.epsilon != math.inf], sub[sub.epsilon == math.inf]
+        c = colours[k % len(colours)]
+        for ax, col, scale in ((axes[0], "accuracy", 100.0), (axes[1], "value", 1.0)):
+            ax.plot(fin.epsilon, scale * fin[f"{col}_mean"], marker="o", ms=3, color=c, label=f"n = {n}")
+            ax.fill_between(fin.epsilon, scale * fin[f"{col}_lo"], scale * fin[f"{col}_hi"], color=c, alpha=0.15)
+            if len(inf):
+                ax.errorbar([x_inf], scale * inf[f"{col}_mean"],
+                            yerr=[scale * (inf[f"{col}_mean"] - inf[f"{col}_lo"]),
+                                  scale * (inf[f"{col}_hi"] - inf[f"{col}_mean"])],
+                            marker="s", ms=4, color=c, capsize=2)
+    for ax, label in ((axes[0], "accuracy vs optimal rule (%)"), (axes[1], "empirical value (test set)")):
+        ax.set_xscale("log")
+        ticks = [e for e in finite_eps] + [x_inf]
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"{e:g}" for e in finite_eps] + ["inf"], rotation=60, fontsize=7)
+        ax.minorticks_off()
+        ax.set_xlabel("privacy budget ε (inf = non-private)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, loc="lower right")
+    fig.suptitle(title or "DP-OWL on the paper's synthetic design (mean and 95% CI)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, plt, path)
+
+
+def plot_gamma_sensitivity(frame, path: Union[str, Path], *, title: str = "") -> Path:
+    """Fig. 2 style: mean value and share allocated to +1 against gamma, one line per epsilon."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for eps in sorted(frame.epsilon.unique()):
+        sub = frame[frame.epsilon == eps].sort_values("gamma")
+        style = dict(ls="--", color="k") if eps == math.inf else dict(marker="o", ms=3)
+        label = "non-private" if eps == math.inf else f"ε = {eps:g}"
+        axes[0].plot(sub.gamma, sub.value_mean, label=label, **style)
+        axes[1].plot(sub.gamma, sub.share_plus_mean, label=label, **style)
+    axes[0].set_ylabel("empirical value (mean over DP runs)")
+    axes[1].set_ylabel("share allocated to +1 (mean)")
+    axes[1].set_ylim(-0.02, 1.02)
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlabel("regularisation constant γ")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title or "sensitivity of DP-OWL to γ", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, plt, path)
+
+
+def plot_tuning_curves(curves, path: Union[str, Path], *, metric: str = "value", max_panels: int = 12) -> Path:
+    """Algorithm 2 curves: mean score +- 1 SE against gamma, one panel per n, one line per epsilon."""
+    plt = _pyplot()
+    ns = sorted(curves.n.unique())[:max_panels]
+    cols = min(len(ns), 4)
+    rows = int(math.ceil(len(ns) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.9 * rows), squeeze=False)
+    for ax, n in zip(axes.ravel(), ns):
+        sub = curves[curves.n == n]
+        for eps in sorted(sub.epsilon.unique()):
+            c = sub[sub.epsilon == eps].sort_values("gamma")
+            line = ax.errorbar(c.gamma, c["mean"], yerr=c.se, marker="o", ms=2, capsize=1, lw=1,
+                               label="inf" if eps == math.inf else f"{eps:g}")
+            chosen = c[c.selected]
+            ax.plot(chosen.gamma, chosen["mean"], marker="*", ms=9, color=line[0].get_color())
+        ax.set_xscale("log")
+        ax.set_title(f"n = {n}", fontsize=9)
+        ax.set_xlabel("γ", fontsize=8)
+        ax.set_ylabel(metric, fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes.ravel()[len(ns):]:
+        ax.axis("off")
+    axes.ravel()[0].legend(title="ε", fontsize=6, title_fontsize=7)
+    fig.suptitle("Algorithm 2: validation score by γ (star = chosen)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, plt, path)

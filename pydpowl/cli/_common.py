@@ -1,0 +1,102 @@
+"""Argument types and option groups shared by the study commands."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import List
+
+
+def float_list(text: str) -> List[float]:
+    """``"0.1,1,inf"`` -> [0.1, 1.0, inf]."""
+    out = []
+    for t in str(text).split(","):
+        t = t.strip()
+        if not t:
+            continue
+        if t.lower() in ("inf", "infinity"):
+            out.append(math.inf)
+            continue
+        try:
+            out.append(float(t))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list of numbers, got {text!r}") from None
+    if not out:
+        raise argparse.ArgumentTypeError(f"expected at least one number, got {text!r}")
+    return out
+
+
+def int_list(text: str) -> List[int]:
+    """``"200,500"`` -> [200, 500]."""
+    out = []
+    for t in str(text).split(","):
+        t = t.strip()
+        if not t:
+            continue
+        try:
+            out.append(int(t))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list of whole numbers, got {text!r}") \
+                from None
+    if not out:
+        raise argparse.ArgumentTypeError(f"expected at least one whole number, got {text!r}")
+    return out
+
+
+def name_list(text: str) -> List[str]:
+    """``"age,male"`` -> ["age", "male"]."""
+    out = [t.strip() for t in str(text).split(",") if t.strip()]
+    if not out:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of column names, got {text!r}")
+    return out
+
+
+def add_data_options(parser: argparse.ArgumentParser, *, required: bool, data_help: str) -> None:
+    """``--data CSV --treatment --benefit --features --bounds --weights-upper-bound --propensity ...``."""
+    g = parser.add_argument_group("data (a CSV and its public settings)")
+    g.add_argument("--data", required=required, metavar="CSV", help=data_help)
+    g.add_argument("--treatment", metavar="COL", help="treatment column (two values)")
+    g.add_argument("--treated", metavar="VALUE",
+                   help="value of the treatment column coded +1 (default: -1/1 or 0/1 columns as is)")
+    g.add_argument("--benefit", metavar="COL", help="benefit column (larger is better)")
+    g.add_argument("--features", type=name_list, metavar="COLS", help="comma-separated numeric feature columns")
+    g.add_argument("--bounds", metavar="SPEC",
+                   help="public feature bounds: name=lo:hi,... (or lo:hi,... in feature order)")
+    g.add_argument("--weights-upper-bound", type=float, metavar="W",
+                   help="public bound W on benefit / propensity (weights above are clipped)")
+    g.add_argument("--propensity", default="0.5", metavar="P",
+                   help="P(treatment = +1): a number (randomised study) or column:NAME (default: 0.5)")
+    g.add_argument("--benefit-lower-bound", type=float, metavar="L",
+                   help="public lower bound of the benefit: benefits are shifted by it (default: none, B >= 0 needed)")
+
+
+def data_from_args(args: argparse.Namespace, *, what: str = "--data", with_labels: bool = False):
+    """OWLData from the data options (and the arm names coded +1 / -1 with ``with_labels``)."""
+    from ..tabular import owl_data_from_frame, read_table, treatment_codes
+
+    missing = [opt for opt, val in (("--treatment", args.treatment), ("--benefit", args.benefit),
+                                    ("--features", args.features), ("--bounds", args.bounds),
+                                    ("--weights-upper-bound", args.weights_upper_bound)) if val is None]
+    if missing:
+        raise ValueError(f"{what} needs {', '.join(missing)} (public settings are never read off the data).")
+    frame = read_table(args.data)
+    data = owl_data_from_frame(
+        frame, treatment=args.treatment, benefit=args.benefit, features=args.features, bounds=args.bounds,
+        weights_upper_bound=args.weights_upper_bound, propensity=args.propensity, treated=args.treated,
+        benefit_lower_bound=args.benefit_lower_bound, source=str(args.data),
+    )
+    if not with_labels:
+        return data
+    _, plus, minus = treatment_codes(frame[args.treatment], args.treated)
+    return data, (plus, minus)
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars unless ``--no-progress``."""
+    return not getattr(args, "no_progress", False)
+
+
+def say(text: str = "") -> None:
+    """Print to stdout (the CLI's output channel)."""
+    print(text, file=sys.stdout)

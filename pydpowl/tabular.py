@@ -1,0 +1,208 @@
+"""A user's own CSV as DP-OWL data: columns, coding and public settings, stated.
+
+:func:`owl_data_from_frame` turns a table with a treatment column, a benefit
+column and numeric feature columns into :class:`~pydpowl.datasets.OWLData`,
+with the public settings the analyst supplies (feature bounds, the weight bound
+W, propensities). Every coding choice is recorded in the result's ``notes`` so
+commands can print it. Nothing public is read off the data: bounds, W and the
+benefit shift must be given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from ._validation import check_bounds, check_positive
+from .benefits import shift_benefits
+from .datasets import OWLData
+
+__all__ = ["read_table", "parse_bounds", "parse_propensity", "owl_data_from_frame", "treatment_codes"]
+
+
+def read_table(path: Union[str, Path]) -> pd.DataFrame:
+    """Read a CSV (UTF-8, an optional byte-order mark is ignored)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"data file not found: {path}")
+    try:
+        return pd.read_csv(path, encoding="utf-8-sig")
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"could not read {path.name} as CSV: {first}") from None
+
+
+def parse_bounds(text: str, features: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
+    """Public feature bounds from ``"age=18:89,male=0:1"`` (by name) or ``"18:89,0:1"`` (in feature order).
+
+    Every feature needs a bound; names must match ``features``.
+    """
+    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    if not items:
+        raise ValueError("bounds must list 'lower:upper' for every feature, e.g. age=18:89,male=0:1.")
+    named = all("=" in t for t in items)
+    if not named and any("=" in t for t in items):
+        raise ValueError("bounds: give either every bound by name (name=lo:hi) or every bound by position (lo:hi).")
+    pairs = {}
+    for k, item in enumerate(items):
+        name, _, rng_text = item.partition("=") if named else (None, "", item)
+        parts = rng_text.split(":")
+        if len(parts) != 2:
+            raise ValueError(f"bounds: {item!r} is not of the form {'name=' if named else ''}lower:upper.")
+        try:
+            lo, hi = float(parts[0]), float(parts[1])
+        except ValueError:
+            raise ValueError(f"bounds: {item!r} does not hold two numbers.") from None
+        key = name.strip() if named else k
+        if key in pairs:
+            raise ValueError(f"bounds: feature {key!r} is given twice.")
+        pairs[key] = (lo, hi)
+    if named:
+        unknown = sorted(set(pairs) - set(features))
+        missing = [f for f in features if f not in pairs]
+        if unknown:
+            raise ValueError(f"bounds: {unknown} are not among the features {list(features)}.")
+        if missing:
+            raise ValueError(f"bounds: no bound for feature(s) {missing}; every feature needs a public bound.")
+        rows = [pairs[f] for f in features]
+    else:
+        if len(pairs) != len(features):
+            raise ValueError(f"bounds: got {len(pairs)} bound(s) for {len(features)} feature(s) {list(features)}.")
+        rows = [pairs[k] for k in range(len(features))]
+    lower = np.array([r[0] for r in rows])
+    upper = np.array([r[1] for r in rows])
+    return check_bounds("bounds", (lower, upper), len(features))
+
+
+def parse_propensity(text: Any) -> Union[float, str]:
+    """``"0.5"`` -> 0.5 (P(treatment = +1), randomised); ``"column:NAME"`` -> ``"NAME"`` (P(+1 | x) per row)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    text = str(text).strip()
+    if text.startswith("column:"):
+        name = text[len("column:"):].strip()
+        if not name:
+            raise ValueError("propensity: 'column:' needs a column name, e.g. column:pscore.")
+        return name
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"propensity must be a probability (e.g. 0.5) or column:NAME, got {text!r}.") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"propensity (P(treatment = +1)) must be in (0, 1), got {value!r}.")
+    return value
+
+
+def treatment_codes(values: pd.Series, treated: Optional[str] = None) -> Tuple[np.ndarray, str, str]:
+    """Code a treatment column as {-1, 1}: ``(A, label_plus, label_minus)``.
+
+    ``treated`` names the value coded +1 (the other value is -1). Without it,
+    values {-1, 1} are kept and values {0, 1} map 1 -> +1, 0 -> -1.
+    """
+    text = values.astype(str).str.strip()
+    levels = sorted(text.unique())
+    if len(levels) != 2:
+        raise ValueError(f"the treatment column must take exactly 2 values, got {len(levels)}.")
+    if treated is not None:
+        treated = str(treated).strip()
+        if treated not in levels:
+            raise ValueError(f"treated value {treated!r} does not occur in the treatment column (values {levels}).")
+        other = levels[0] if levels[1] == treated else levels[1]
+        return np.where(text == treated, 1.0, -1.0), treated, other
+    numeric = pd.to_numeric(values, errors="coerce")
+    if numeric.notna().all():
+        uniq = set(numeric.unique().tolist())
+        if uniq == {-1.0, 1.0}:
+            return np.where(numeric > 0, 1.0, -1.0), "1", "-1"
+        if uniq == {0.0, 1.0}:
+            return np.where(numeric > 0, 1.0, -1.0), "1", "0"
+    raise ValueError(f"treatment values {levels} are not -1/1 or 0/1; name the arm coded +1 with --treated VALUE.")
+
+
+def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, features: Sequence[str],
+                        bounds: Any, weights_upper_bound: float, propensity: Any = 0.5,
+                        treated: Optional[str] = None, benefit_lower_bound: Optional[float] = None,
+                        source: str = "user data") -> OWLData:
+    """Build :class:`OWLData` from a table and public settings, recording the coding in ``notes``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    treatment, benefit : str
+        Column names. Larger benefit is better.
+    features : sequence of str
+        Numeric feature columns.
+    bounds : str or (lower, upper)
+        Public feature bounds (see :func:`parse_bounds` for the text form).
+    weights_upper_bound : float
+        Public bound W on ``B / P(A | x)``.
+    propensity : float or str, default=0.5
+        P(treatment = +1) in a randomised study, or ``"column:NAME"`` / a column
+        name holding P(+1 | x) per row.
+    treated : str, optional
+        Value of the treatment column coded +1.
+    benefit_lower_bound : float, optional
+        Public lower bound of the benefit: benefits are shifted by it (values
+        below are clipped to it, counted). Without it benefits must be >= 0.
+    source : str
+        Shown in the description.
+    """
+    features = [str(f) for f in features]
+    if not features:
+        raise ValueError("features must name at least one column.")
+    if len(set(features)) != len(features):
+        raise ValueError("features must not repeat a column.")
+    needed: List[str] = [treatment, benefit, *features]
+    prop = parse_propensity(propensity)
+    if isinstance(prop, str):
+        needed.append(prop)
+    missing = [c for c in dict.fromkeys(needed) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{source}: missing column(s) {missing}; columns present: {list(frame.columns)[:20]}.")
+    if treatment in features or benefit in features:
+        raise ValueError("the treatment and benefit columns must not be features.")
+    na = frame[list(dict.fromkeys(needed))].isna().sum()
+    if na.any():
+        bad = {k: int(v) for k, v in na.items() if v}
+        raise ValueError(f"{source}: missing values in {bad} (counts); remove or impute them first.")
+    A, plus, minus = treatment_codes(frame[treatment], treated)
+    X = pd.DataFrame({f: pd.to_numeric(frame[f], errors="coerce") for f in features})
+    bad_cols = [f for f in features if X[f].isna().any()]
+    if bad_cols:
+        raise ValueError(f"{source}: feature column(s) {bad_cols} are not numeric; code categories as 0/1 columns.")
+    B = pd.to_numeric(frame[benefit], errors="coerce")
+    if B.isna().any():
+        raise ValueError(f"{source}: benefit column {benefit!r} is not numeric ({int(B.isna().sum())} entries).")
+    B = B.to_numpy(dtype=float)
+    notes = [f"treatment {treatment!r}: +1 = {plus}, -1 = {minus}",
+             f"benefit {benefit!r} (larger is better)",
+             f"features {features}"]
+    if benefit_lower_bound is not None:
+        B, n_clip = shift_benefits(B, float(benefit_lower_bound))
+        notes.append(f"benefit shifted by the public lower bound {float(benefit_lower_bound):g}; "
+                     f"{n_clip} value(s) below it clipped")
+    lower, upper = parse_bounds(bounds, features) if isinstance(bounds, str) else check_bounds(
+        "bounds", bounds, len(features))
+    W = check_positive("weights_upper_bound", weights_upper_bound)
+    if isinstance(prop, str):
+        p_plus = pd.to_numeric(frame[prop], errors="coerce").to_numpy(dtype=float)
+        bad = ~((p_plus > 0) & (p_plus < 1))
+        if bad.any():
+            raise ValueError(f"{source}: propensity column {prop!r} must hold probabilities in (0, 1); "
+                             f"{int(bad.sum())} of {len(p_plus)} entries do not.")
+        p_recv = np.where(A > 0, p_plus, 1.0 - p_plus)
+        notes.append(f"propensity: P(+1 | x) from column {prop!r}")
+    else:
+        p_recv = np.where(A > 0, prop, 1.0 - prop)
+        notes.append(f"propensity: P(+1) = {prop:g} (randomised)")
+    notes.append(f"public settings: bounds {dict(zip(features, zip(lower.tolist(), upper.tolist())))}, W = {W:g}")
+    n_plus = int((A > 0).sum())
+    return OWLData(
+        X=X.reset_index(drop=True), treatment=A, benefit=B, propensity=p_recv,
+        feature_bounds=(lower, upper), weights_upper_bound=W, optimal=None,
+        description=f"{source}, n={len(A)} ({n_plus} +1 : {len(A) - n_plus} -1)", notes=tuple(notes),
+    )
+

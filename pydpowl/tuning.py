@@ -1,0 +1,474 @@
+"""Choosing the regularisation constant gamma for DP-OWL (Algorithm 2 and two ways without D0).
+
+**Algorithm 2 (public data D0).** :func:`tune_gamma` / :func:`tune_gamma_table`
+follow ``tuning_algorithm2.md`` section 3.2: with ``n0`` rows in D0, a
+validation part of ``n_val = max(m, n0 - n)`` rows and a training pool of
+``n_pool = n0 - n_val`` rows (one shuffle); each repetition draws ``n`` rows
+from the pool (with replacement exactly when ``n_pool < n``), fits the
+*private* learner with the target (epsilon, gamma) and fresh noise, and scores
+the rule on the whole validation part by the empirical value (default) or, for
+simulated D0, the accuracy against the known optimal rule. The chosen gamma
+has the largest mean score (ties go to the larger gamma, which carries less
+noise); ``rule="one-se"`` takes the largest gamma within one standard error of
+the best. D0 is independent of the private data, so the search spends no
+privacy budget; its only private-side inputs, n and epsilon, are public.
+
+By default the candidates share the resampled training sets (common random
+numbers, which sharpen the comparison between candidates); the authors' code
+draws fresh samples per candidate (``common_samples=False``). Only the noise
+depends on epsilon, so one exact fit per (repetition, gamma) serves every
+epsilon of a table.
+
+**Without D0.** Both ways select gamma privately with the exponential
+mechanism over candidates fitted on disjoint parts (in the spirit of Chaudhuri,
+Monteleoni & Sarwate 2011, Algorithm 3): the selection data are split into
+K + 1 equal parts; candidate k is fitted privately on part k; each is scored on
+the last part by ``s_k = sum_i 1{f_k(x_i) = A_i} min(B_i / P(A_i | x_i), W)``
+(one subject changes it by at most W), and k is drawn with probability
+proportional to ``exp(eps_sel * s_k / (2 W))``. Each subject lies in one part,
+so the selection is ``eps_sel``-DP for the selection data.
+
+* :func:`tune_split_data`: select on a random part of the data with the full
+  budget epsilon and fit the final model on the *other* rows with epsilon.
+  Disjoint rows: the pipeline is epsilon-DP (parallel composition), but the
+  final model sees fewer rows.
+* :func:`tune_split_budget`: select on all rows with epsilon1 and fit the final
+  model on all rows with epsilon2: epsilon1 + epsilon2 in total (sequential
+  composition), charged explicitly in ``TuningResult.spending``.
+
+The candidates of both ways are fitted on ``n_part`` rows with the selection
+budget, not on the final (n, epsilon), so the selected gamma is transferred:
+``transfer="bound"`` (default) scales it by ``sqrt((n_fit / n_part) * (eps_sel / eps_fit))``,
+the scaling of the gamma that minimises the utility bound of
+:mod:`pydpowl.bounds` (``gamma* ~ sqrt(n / epsilon)``); ``transfer="none"``
+uses it unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ._base import resolve_rng
+from ._batched import solve_huber_batch
+from ._progress import Progress
+from ._validation import check_epsilon, check_int, check_positive
+from .datasets import OWLData
+from .gamma_table import GammaTable
+from .mechanisms import noise_rate, sample_output_noise_batch
+from .owl import DPOWL
+
+__all__ = [
+    "DEFAULT_GAMMA_GRID",
+    "BudgetCharge",
+    "TuningResult",
+    "tune_gamma",
+    "tune_gamma_table",
+    "tune_split_data",
+    "tune_split_budget",
+    "select_gamma",
+    "split_sizes",
+]
+
+#: the project's default grid (``tuning_algorithm2.md`` section 8)
+DEFAULT_GAMMA_GRID: Tuple[float, ...] = (1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 400, 600)
+
+_METRICS = ("value", "accuracy")
+_RULES = ("max", "one-se")
+_TRANSFERS = ("bound", "none")
+
+
+@dataclass(frozen=True)
+class BudgetCharge:
+    """One use of the privacy budget on the private data.
+
+    Attributes
+    ----------
+    purpose : str
+        What the budget paid for.
+    epsilon : float
+    rows : int
+        How many private rows this step touched.
+    """
+
+    purpose: str
+    epsilon: float
+    rows: int
+
+
+@dataclass(frozen=True)
+class TuningResult:
+    """The chosen gamma, how it was chosen, and what it cost.
+
+    Attributes
+    ----------
+    method : {"public-D0", "split-data", "split-budget"}
+    gamma : float
+        The chosen gamma (for the final fit: after the transfer for the no-D0 ways).
+    n, epsilon : int, float
+        Training size and budget of the (final) private fit the choice is for.
+    metric, rule : str
+    table : DataFrame or None
+        Public-D0 only: ``gamma, mean, sd, se, r, n_undefined, selected`` (the
+        score by candidate). The no-D0 ways publish no scores: they are private.
+    details : dict
+        Sizes and flags (``n_pool``, ``n_val``, ``replace`` for Algorithm 2;
+        ``n_part``, ``selected_gamma``, ``transfer`` for the no-D0 ways).
+    spending : tuple of BudgetCharge
+        Budget spent on the private data (empty for Algorithm 2 with public D0).
+    epsilon_total : float
+        Total budget of the pipeline on the private data.
+    composition : str
+        How the charges combine.
+    model : DPOWL or None
+        The final private fit (no-D0 ways only).
+    notes : tuple of str
+    """
+
+    method: str
+    gamma: float
+    n: int
+    epsilon: float
+    metric: str
+    rule: str
+    table: Optional[pd.DataFrame]
+    details: Dict[str, Any]
+    spending: Tuple[BudgetCharge, ...] = ()
+    epsilon_total: float = 0.0
+    composition: str = "none: D0 is public; the search spends no privacy budget"
+    model: Optional[DPOWL] = None
+    notes: Tuple[str, ...] = field(default_factory=tuple)
+
+    def describe(self) -> str:
+        """Plain text for people: method, choice, sizes, and the budget charges."""
+        eps = "inf" if self.epsilon == math.inf else f"{self.epsilon:g}"
+        lines = [f"method: {self.method} ({_METHOD_TEXT[self.method]})",
+                 f"chosen gamma = {self.gamma:g} for the private fit with n = {self.n}, epsilon = {eps} "
+                 f"(metric {self.metric}, rule {self.rule})"]
+        lines += [f"  {k} = {v}" for k, v in self.details.items()]
+        if self.spending:
+            lines.append("privacy budget charged on the private data:")
+            lines += [f"  epsilon = {c.epsilon:g} on {c.rows} rows: {c.purpose}" for c in self.spending]
+            lines.append(f"  total epsilon = {self.epsilon_total:g} ({self.composition})")
+        else:
+            lines.append(f"privacy budget: {self.composition}")
+        lines += [f"note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+_METHOD_TEXT = {
+    "public-D0": "Algorithm 2 on independent data D0",
+    "split-data": "no D0: split the data; select gamma privately on one part, fit on the other",
+    "split-budget": "no D0: split the budget epsilon1 + epsilon2; select gamma privately, then fit, on all rows",
+}
+
+
+def split_sizes(n0: int, n: int, m: int) -> Tuple[int, int, bool]:
+    """``(n_pool, n_val, replace)``: ``n_val = max(m, n0 - n)``, ``n_pool = n0 - n_val``, ``replace = n_pool < n``."""
+    n0 = check_int("n0", n0, minimum=2)
+    n = check_int("n", n, minimum=1)
+    m = check_int("m", m, minimum=1)
+    if m >= n0:
+        raise ValueError(f"m must be in [1, n0 - 1] = [1, {n0 - 1}], got m={m}.")
+    n_val = max(m, n0 - n)
+    n_pool = n0 - n_val
+    return n_pool, n_val, n_pool < n
+
+
+def select_gamma(gammas: Sequence[float], means: Sequence[float], ses: Sequence[float], rule: str = "max") -> float:
+    """The chosen candidate: largest mean (ties to the larger gamma), or the one-SE rule.
+
+    Candidates with an undefined (NaN) mean rank last.
+    """
+    if rule not in _RULES:
+        raise ValueError(f"rule must be one of {list(_RULES)}, got rule={rule!r}.")
+    g = np.asarray(gammas, dtype=float)
+    mu = np.where(np.isnan(means), -np.inf, np.asarray(means, dtype=float))
+    best = mu.max()
+    if rule == "max":
+        return float(g[mu == best].max())
+    se = np.asarray(ses, dtype=float)[int(np.flatnonzero(mu == best)[np.argmax(g[mu == best])])]
+    se = 0.0 if np.isnan(se) else se
+    return float(g[mu >= best - se].max())
+
+
+def _check_common(gammas, metric, rule, r) -> Tuple[List[float], int]:
+    grid = [check_positive("gammas", v) for v in gammas]
+    if not grid:
+        raise ValueError("gammas must hold at least one candidate.")
+    if len(set(grid)) != len(grid):
+        raise ValueError("gammas must not repeat a candidate.")
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {list(_METRICS)}, got metric={metric!r}.")
+    if rule not in _RULES:
+        raise ValueError(f"rule must be one of {list(_RULES)}, got rule={rule!r}.")
+    return grid, check_int("r", r, minimum=2)
+
+
+def _prepared(data: OWLData, huber_h: float):
+    """Scaled rows, labels, clipped weights and the scaler of ``data`` (public settings from ``data``)."""
+    model = DPOWL(epsilon=math.inf, gamma=1.0, weights_upper_bound=data.weights_upper_bound,
+                  feature_bounds=data.feature_bounds, huber_h=huber_h)
+    Z, y, w, C, scaler, _ = model.prepare(data.X, data.treatment, data.benefit, data.propensity)
+    return Z, y, w, float(C), scaler
+
+
+def _scores(rules: NDArray[np.bool_], A, B, prop, optimal, metric: str) -> NDArray[np.float64]:
+    """Score of each rule (columns of ``rules``, True = +1) on the validation rows."""
+    if metric == "accuracy":
+        return (rules == (optimal > 0)[:, None]).mean(axis=0)
+    match = rules == (A > 0)[:, None]
+    inv = 1.0 / prop
+    den = inv @ match
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (B * inv) @ match / np.where(den > 0, den, 1.0), np.nan)
+
+
+def tune_gamma_table(
+    d0: OWLData,
+    ns: Sequence[int],
+    epsilons: Sequence[float],
+    *,
+    gammas: Sequence[float] = DEFAULT_GAMMA_GRID,
+    m: Optional[int] = None,
+    r: int = 200,
+    metric: str = "value",
+    rule: str = "max",
+    common_samples: bool = True,
+    huber_h: float = 0.5,
+    random_state: Any = None,
+    progress: bool = False,
+) -> Tuple[GammaTable, pd.DataFrame]:
+    """Algorithm 2 for every (n, epsilon) cell, sharing the exact fits across epsilon.
+
+    Parameters
+    ----------
+    d0 : OWLData
+        Independent (public) data; its bounds, W and propensities are used.
+        ``metric="accuracy"`` needs ``d0.optimal``.
+    ns : sequence of int
+        Training sizes of the private fits.
+    epsilons : sequence of float
+        Budgets of the private fits (``inf``: non-private).
+    gammas : sequence of float, default=DEFAULT_GAMMA_GRID
+    m : int, optional
+        Minimum validation size; default ``n0 // 2``.
+    r : int, default=200
+        Repetitions per candidate.
+    metric : {"value", "accuracy"}, default="value"
+    rule : {"max", "one-se"}, default="max"
+    common_samples : bool, default=True
+        Share the resampled training sets across candidates.
+    huber_h : float, default=0.5
+    random_state : None, int or numpy Generator
+        Every draw (shuffle, resampling, noise) comes from this one generator.
+    progress : bool, default=False
+
+    Returns
+    -------
+    table : GammaTable
+        The chosen gamma per cell.
+    curves : DataFrame
+        ``n, epsilon, gamma, mean, sd, se, r, n_undefined, selected, n_pool, n_val, replace``.
+    """
+    grid, r = _check_common(gammas, metric, rule, r)
+    ns = [check_int("ns", v, minimum=1) for v in ns]
+    eps_list = [check_epsilon(e, "epsilons") for e in epsilons]
+    if not ns or not eps_list:
+        raise ValueError("ns and epsilons must each hold at least one value.")
+    if metric == "accuracy" and d0.optimal is None:
+        raise ValueError("metric='accuracy' needs the optimal rule of D0 (simulated data); use metric='value'.")
+    huber_h = check_positive("huber_h", huber_h)
+    n0 = d0.n
+    m = n0 // 2 if m is None else m
+    rng = resolve_rng(random_state)
+    Z, y, w, C, scaler = _prepared(d0, huber_h)
+    X = d0.X.to_numpy(dtype=float)
+    W = float(d0.weights_upper_bound)
+    d = Z.shape[1]
+    scale = scaler.column_scale * scaler.dimension_scale
+    order = sorted(grid, reverse=True)
+    rows, cells = [], []
+    with Progress(len(ns) * len(grid), "tune", enabled=progress) as bar:
+        for n in ns:
+            n_pool, n_val, replace = split_sizes(n0, n, m)
+            perm = rng.permutation(n0)
+            pool, val = perm[:n_pool], perm[n_pool:]
+            Xv, Av, Bv, pv = X[val], d0.treatment[val], d0.benefit[val], d0.propensity[val]
+            ov = d0.optimal[val] if d0.optimal is not None else None
+
+            def draw():
+                if replace:
+                    return pool[rng.integers(0, n_pool, size=(r, n))]
+                return np.stack([pool[rng.permutation(n_pool)] for _ in range(r)])
+
+            shared = draw() if common_samples else None
+            scores = {e: {} for e in eps_list}
+            theta0 = None
+            for gamma in order:
+                idx = shared if common_samples else draw()
+                theta = solve_huber_batch(Z[idx], y[idx], w[idx], gamma=gamma, huber_h=huber_h,
+                                          theta0=theta0 if common_samples else None)
+                theta0 = theta
+                for eps in eps_list:
+                    rate = noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=W, C=C)
+                    coef = (theta + sample_output_noise_batch(d, rate, r, rng=rng)) / scale
+                    rules = (Xv @ coef[:, 1:].T + coef[:, 0][None, :]) > 0
+                    scores[eps][gamma] = _scores(rules, Av, Bv, pv, ov, metric)
+                bar.update()
+            for eps in eps_list:
+                stats = []
+                for gamma in grid:
+                    s = scores[eps][gamma]
+                    ok = s[~np.isnan(s)]
+                    mean = float(ok.mean()) if ok.size == r else float("nan")
+                    sd = float(ok.std(ddof=1)) if ok.size >= 2 else float("nan")
+                    stats.append((gamma, mean, sd, sd / math.sqrt(r), r - ok.size))
+                chosen = select_gamma([s[0] for s in stats], [s[1] for s in stats], [s[3] for s in stats], rule)
+                for gamma, mean, sd, se, undefined in stats:
+                    rows.append(dict(n=n, epsilon=eps, gamma=gamma, mean=mean, sd=sd, se=se, r=r,
+                                     n_undefined=undefined, selected=gamma == chosen, n_pool=n_pool, n_val=n_val,
+                                     replace=replace))
+                cells.append((n, eps, chosen))
+    source = (f"Algorithm 2 on D0 ({d0.description}; n0={n0}, m={m}, r={r}, metric={metric}, rule={rule}, "
+              f"grid={'/'.join(f'{g:g}' for g in grid)})")
+    return GammaTable(cells=tuple(cells), source=source), pd.DataFrame(rows)
+
+
+def tune_gamma(d0: OWLData, n: int, epsilon: float, **kwargs: Any) -> TuningResult:
+    """Algorithm 2 for one (n, epsilon); keyword arguments as in :func:`tune_gamma_table`."""
+    table, curves = tune_gamma_table(d0, [n], [epsilon], **kwargs)
+    row = curves.iloc[0]
+    m = kwargs.get("m") or d0.n // 2
+    return TuningResult(
+        method="public-D0", gamma=table.lookup(n, epsilon), n=int(n), epsilon=check_epsilon(epsilon),
+        metric=kwargs.get("metric", "value"), rule=kwargs.get("rule", "max"),
+        table=curves[["gamma", "mean", "sd", "se", "r", "n_undefined", "selected"]].reset_index(drop=True),
+        details=dict(n0=d0.n, m=m, n_pool=int(row.n_pool), n_val=int(row.n_val), replace=bool(row.replace),
+                     common_samples=kwargs.get("common_samples", True)),
+        notes=(f"D0: {d0.description}",),
+    )
+
+
+# ----------------------------------------------------------------------------- without D0
+
+
+def _private_selection(data: OWLData, rows: NDArray[np.int64], grid: List[float], eps_sel: float, metric: str,
+                       huber_h: float, rng: np.random.Generator) -> Tuple[float, int]:
+    """Exponential-mechanism choice among candidates fitted on disjoint parts of ``rows``."""
+    K = len(grid)
+    n_part = rows.size // (K + 1)
+    if n_part < 2:
+        raise ValueError(f"the selection data ({rows.size} rows) are too small for {K} candidates: each needs a "
+                         f"disjoint part of at least 2 rows ({2 * (K + 1)} rows in all); use fewer gammas.")
+    Z, y, w, C, scaler = _prepared(data, huber_h)
+    W = float(data.weights_upper_bound)
+    parts = rows[: K * n_part].reshape(K, n_part)
+    val = rows[K * n_part:]
+    theta = solve_huber_batch(Z[parts], y[parts], w[parts], gamma=np.asarray(grid), huber_h=huber_h)
+    d = Z.shape[1]
+    noisy = np.empty_like(theta)
+    for k, gamma in enumerate(grid):
+        rate = noise_rate(epsilon=eps_sel, gamma=gamma, weights_upper_bound=W, C=C)
+        noisy[k] = theta[k] + sample_output_noise_batch(d, rate, 1, rng=rng)[0]
+    rules = (Z[val] @ noisy.T) > 0
+    if metric == "accuracy":
+        if data.optimal is None:
+            raise ValueError("metric='accuracy' needs the optimal rule (simulated data); use metric='value'.")
+        score, sens = (rules == (data.optimal[val] > 0)[:, None]).sum(axis=0).astype(float), 1.0
+    else:  # unnormalised IPW value with the clipped weights: one subject moves it by at most W
+        score, sens = w[val] @ (rules == (y[val] > 0)[:, None]), W
+    logits = eps_sel * score / (2.0 * sens)
+    k = int(np.argmax(logits + rng.gumbel(size=K)))  # Gumbel-max = exponential mechanism
+    return float(grid[k]), n_part
+
+
+def _transfer(gamma: float, transfer: str, n_part: int, eps_sel: float, n_fit: int, eps_fit: float) -> float:
+    if transfer == "none":
+        return gamma
+    return gamma * math.sqrt((n_fit / n_part) * (eps_sel / eps_fit))
+
+
+def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_rows, fit_rows, gammas, metric,
+           transfer, huber_h, rng) -> TuningResult:
+    grid, _ = _check_common(gammas, metric, "max", 2)
+    if transfer not in _TRANSFERS:
+        raise ValueError(f"transfer must be one of {list(_TRANSFERS)}, got transfer={transfer!r}.")
+    chosen, n_part = _private_selection(data, sel_rows, grid, eps_sel, metric, huber_h, rng)
+    n_fit = int(fit_rows.size)
+    gamma = _transfer(chosen, transfer, n_part, eps_sel, n_fit, eps_fit)
+    X = data.X.iloc[fit_rows].reset_index(drop=True)
+    model = DPOWL(epsilon=eps_fit, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
+                  feature_bounds=data.feature_bounds, huber_h=huber_h, random_state=rng).fit(
+        X, data.treatment[fit_rows], data.benefit[fit_rows], data.propensity[fit_rows])
+    sel = BudgetCharge(f"gamma selection: {len(grid)} candidates fitted on disjoint parts of {n_part} rows, "
+                       "exponential mechanism on the last part", eps_sel, int(sel_rows.size))
+    fit = BudgetCharge(f"final DP-OWL fit with gamma = {gamma:.6g}", eps_fit, n_fit)
+    if method == "split-data":
+        total, composition = max(eps_sel, eps_fit), "parallel composition: the two steps use disjoint rows"
+    else:
+        total, composition = eps_sel + eps_fit, "sequential composition: both steps use every row"
+    return TuningResult(
+        method=method, gamma=gamma, n=n_fit, epsilon=eps_fit, metric=metric, rule="exponential mechanism",
+        table=None, details=dict(n_select=int(sel_rows.size), n_part=n_part, candidates=len(grid),
+                                 selected_gamma=chosen, transfer=transfer),
+        spending=(sel, fit), epsilon_total=total, composition=composition, model=model,
+        notes=("the candidates' scores are private and are not reported",
+               f"gamma transfer '{transfer}': selected {chosen:g} for (n={n_part}, epsilon={eps_sel:g}); "
+               f"used {gamma:.6g} for (n={n_fit}, epsilon={eps_fit:g})"
+               + (" by gamma ~ sqrt(n / epsilon)" if transfer == "bound" else "")),
+    )
+
+
+def tune_split_data(data: OWLData, *, epsilon: float, gammas: Sequence[float] = (10, 30, 75, 150, 300),
+                    select_fraction: float = 0.5, metric: str = "value", transfer: str = "bound",
+                    huber_h: float = 0.5, random_state: Any = None) -> TuningResult:
+    """No D0, split the data: select gamma on one part (epsilon), fit on the rest (epsilon).
+
+    Parameters
+    ----------
+    data : OWLData
+        The private data (public bounds, W and propensities inside).
+    epsilon : float
+        Budget of each step; the pipeline is epsilon-DP (disjoint rows).
+    gammas : sequence of float, default=(10, 30, 75, 150, 300)
+        Candidates; each is fitted on ``1/(K+1)`` of the selection rows, so keep K small.
+    select_fraction : float, default=0.5
+        Share of rows used for the selection (the rest trains the final model).
+    metric, transfer, huber_h, random_state
+        See the module docstring.
+    """
+    eps = check_positive("epsilon", epsilon)
+    q = check_positive("select_fraction", select_fraction)
+    if not q < 1:
+        raise ValueError(f"select_fraction must be in (0, 1), got select_fraction={select_fraction!r}.")
+    rng = resolve_rng(random_state)
+    perm = rng.permutation(data.n)
+    n_sel = int(math.floor(q * data.n))
+    if n_sel < 1 or n_sel >= data.n:
+        raise ValueError(f"select_fraction={q:g} leaves no rows for one of the two parts of n={data.n}.")
+    return _no_d0(data, method="split-data", eps_sel=eps, eps_fit=eps, sel_rows=perm[:n_sel],
+                  fit_rows=np.sort(perm[n_sel:]), gammas=gammas, metric=metric, transfer=transfer,
+                  huber_h=huber_h, rng=rng)
+
+
+def tune_split_budget(data: OWLData, *, epsilon_select: float, epsilon_fit: float,
+                      gammas: Sequence[float] = (10, 30, 75, 150, 300), metric: str = "value",
+                      transfer: str = "bound", huber_h: float = 0.5, random_state: Any = None) -> TuningResult:
+    """No D0, split the budget: select gamma on all rows (epsilon1), fit on all rows (epsilon2).
+
+    The total charge is ``epsilon_select + epsilon_fit`` (sequential
+    composition), listed in ``TuningResult.spending``.
+    """
+    e1 = check_positive("epsilon_select", epsilon_select)
+    e2 = check_positive("epsilon_fit", epsilon_fit)
+    rng = resolve_rng(random_state)
+    perm = rng.permutation(data.n)
+    return _no_d0(data, method="split-budget", eps_sel=e1, eps_fit=e2, sel_rows=perm,
+                  fit_rows=np.arange(data.n), gammas=gammas, metric=metric, transfer=transfer,
+                  huber_h=huber_h, rng=rng)
