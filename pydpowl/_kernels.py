@@ -8,7 +8,10 @@ The sweep is generated for each number of columns ``d`` (up to
 ``MAX_UNROLLED_D``) with the gradient and the lower triangle of the Hessian in
 scalar accumulators: numba then keeps them in registers, which is about three
 times faster than accumulating into an array. Wider problems use a generic
-loop. Without numba, :func:`fused_problem` returns None and the solver uses the
+loop. For the Huber loss (d <= ``MAX_UNROLLED_D``) the sweep skips the Hessian:
+it records which rows changed quadratic zone, and the Hessian follows by a
+rank-k update over those rows (after the first sweeps, a handful), which
+brings a sweep close to one pass of memory traffic. Without numba, :func:`fused_problem` returns None and the solver uses the
 numpy implementation, which gives the same answer up to rounding.
 """
 
