@@ -63,7 +63,7 @@ def make_synthetic_owl(n: int, *, n_noise_features: int = 0, shift: Union[str, f
     if shift == "paper":
         low = float(B.min())
         if low < 0:
-            B = B + (abs(low) + 0.001)
+            B = B + abs(low) + 0.001  # R's order: (B + abs(min(B))) + 0.001
             notes.append("benefits shifted by |min B| + 0.001 (the authors' per-dataset shift)")
     elif shift is not None:
         B = B + float(shift)
