@@ -453,3 +453,50 @@ def test_generator_subset_shapes_and_scalars():
     k = RRandom(1).integers(3, 13, size=4)
     assert k.dtype == np.int64 and np.all((k >= 3) & (k < 13))
     assert isinstance(RRandom(1).integers(5), int)
+
+
+# ------------------------------------------------------------------- rt and permutation
+#: R 4.2.2 after set.seed(S): rt(6, 8); rt(6, c(0.5, 3, Inf)); sample.int(10) - 1;
+#: suppressWarnings(rt(4, c(8, -1, NaN, 1e-300))) after set.seed(7) (then mti = 9).
+R_RT_8 = ("-0x1.46d92282551a9p-1 -0x1.40aa264764013p-1 0x1.ce0687b3c01ecp-2 "
+          "-0x1.43210e9555d7dp-2 -0x1.dc35d7aeb6db2p-3 0x1.ffb9d055ee3cap-2")
+R_RT_VEC = ("-0x1.0d23658e11af2p-2 0x1.5e5981502064fp-1 -0x1.2dcb3261b63c4p-2 "
+            "-0x1.9d78c5f6c97a8p-10 0x1.8eb14b6eff907p+0 -0x1.3e133ed0c00d4p-1")
+
+
+def test_rt_matches_r_vectors():
+    assert _hex(RRandom(1).rt(6, 8)) == R_RT_8.split()
+    assert _hex(RRandom(1).standard_t(8, size=6)) == R_RT_8.split()
+    assert _hex(RRandom(1).rt(6, [0.5, 3, np.inf])) == R_RT_VEC.split()
+    rng = RRandom(7)
+    special = rng.rt(4, [8, -1, np.nan, 1e-300])
+    assert rng.words_used == 9  # R's .Random.seed[2] (mti) afterwards
+    assert special[0].hex() == "0x1.cc2a9044a3e7bp+1"
+    assert math.isnan(special[1]) and math.isnan(special[2]) and special[3] == math.inf
+
+
+def test_rt_special_df_consume_nothing():
+    rng = RRandom(7)
+    rng.rt(3, [-1.0, np.nan, 0.0])
+    assert rng.words_used == 0
+
+
+def test_permutation_is_sample_int_minus_one():
+    assert RRandom(1).permutation(10).tolist() == [v - 1 for v in _expected(1, "sample10")]
+    rows = np.arange(20).reshape(10, 2)
+    got = RRandom(1).permutation(rows)
+    assert got.shape == (10, 2) and (got[:, 0] // 2).tolist() == [v - 1 for v in _expected(1, "sample10")]
+    with pytest.raises(ValueError, match="^x must be"):
+        RRandom(1).permutation(np.float64(3.0).reshape(()))
+
+
+def test_cyp_style_generator_runs_on_an_r_stream():
+    # make_cyp_guides_style draws with choice, uniform, permutation and standard_t:
+    # with an RRandom these are R calls, so the same seed gives the same cohort
+    from pydpowl.datasets import make_cyp_guides_style
+
+    a = make_cyp_guides_style(300, random_state=RRandom(12))
+    b = make_cyp_guides_style(300, random_state=RRandom(12))
+    np.testing.assert_array_equal(a.X.to_numpy(), b.X.to_numpy())
+    np.testing.assert_array_equal(a.benefit, b.benefit)
+    assert int((a.treatment > 0).sum()) == round(300 * 982 / 1459)

@@ -280,3 +280,18 @@ def test_qnorm_matches_r_including_far_tails():
     ])
     ref = np.array(call_r("function(p) qnorm(p)", p), dtype=np.float64)
     _assert_bitwise(qnorm_vec(p), ref, "qnorm")
+
+
+# ------------------------------------------------------------------ rt and permutation
+def test_rt_and_permutation_against_r():
+    calls = [
+        ("rt 8", lambda r: r.rt(20_000, 8)),
+        ("rt recycled", lambda r: r.rt(5_001, [0.5, 1.0, 3.0, np.inf, 25.0, 1e-3])),
+        ("standard_t", lambda r: r.standard_t(2.5, size=(10, 30)).ravel()),
+        ("permutation", lambda r: r.permutation(1459)),
+        ("rt specials", lambda r: r.rt(8, [4.0, -1.0, np.nan, 0.0])),
+    ]
+    exprs = ["rt(20000, 8)", "rt(5001, c(0.5, 1, 3, Inf, 25, 1e-3))", "rt(300, 2.5)",
+             "sample.int(1459) - 1", "suppressWarnings(rt(8, c(4, -1, NaN, 0)))"]
+    _check_batch(RRandom(909), calls, exprs, seed=909)
+

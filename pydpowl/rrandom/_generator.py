@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _exp, _gamma, _normal, _sample, _uniform
+from . import _exp, _gamma, _normal, _sample, _student, _uniform
 from ._mt import WordStream, coerce_seed, seed_key, state_from_r, state_to_r
 from ._params import as_param, as_shape, as_size, check_count
 
@@ -48,7 +48,7 @@ class RRandom:
     Notes
     -----
     **R functions** (R's argument names and recycling of parameter vectors):
-    :meth:`runif`, :meth:`rnorm`, :meth:`rexp`, :meth:`rgamma`,
+    :meth:`runif`, :meth:`rnorm`, :meth:`rexp`, :meth:`rgamma`, :meth:`rt`,
     :meth:`sample` and :meth:`sample_int`. Special values follow R (NaN for
     invalid parameters, no draw consumed for ``sd = 0``, ``min == max``,
     ``rate = Inf``, ``shape = 0`` ...); R's "NAs produced" warning is not
@@ -70,8 +70,10 @@ class RRandom:
     ``exponential(scale, size)``          ``rexp(n, rate = 1/scale)`` (scale used as is)
     ``gamma(shape, scale, size)``         ``rgamma(n, shape, scale = scale)``
     ``standard_gamma(shape, size)``       ``rgamma(n, shape)``
+    ``standard_t(df, size)``              ``rt(n, df)``
     ``integers(low, high, size)``         ``low - 1 + sample.int(high - low, n, TRUE)``
     ``choice(a, size, replace, p)``       ``a[sample.int(length(a), n, replace, p)]``
+    ``permutation(x)``                    ``sample.int(x) - 1`` or ``x[sample.int(nrow(x)), ]``
     ====================================  =========================================
 
     ``gamma`` passes ``scale`` straight to R's sampler, exactly like R's
@@ -284,6 +286,28 @@ class RRandom:
                 scale_v = 1.0 / rate_v
         return _gamma.rgamma(self._stream, n, shape_v, scale_v)
 
+    def rt(self, n: int, df: ArrayLike) -> NDArray[np.float64]:
+        """R's ``rt(n, df)`` (central t): ``norm_rand() / sqrt(rchisq(df) / df)`` per value.
+
+        Parameters
+        ----------
+        n : int
+            Number of values, ``>= 0``.
+        df : float or array-like of float
+            Degrees of freedom, recycled to length ``n``. ``df = Inf`` gives a
+            standard normal; NaN or ``df <= 0`` gives NaN without a draw.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+
+        Notes
+        -----
+        Per value R draws the normal first, then ``rgamma(1, df / 2, scale = 2)``.
+        """
+        n = check_count("n", n)
+        return _student.rt(self._stream, n, as_param("df", df))
+
     def sample_int(
         self,
         n: float,
@@ -424,6 +448,10 @@ class RRandom:
         """R's ``rgamma(n, shape)``."""
         return self._numpy_style(lambda n, a: self.rgamma(n, a), size, shape)
 
+    def standard_t(self, df: ArrayLike, size: _Size = None) -> Any:
+        """R's ``rt(n, df)``."""
+        return self._numpy_style(lambda n, d: self.rt(n, d), size, df)
+
     def integers(
         self,
         low: int,
@@ -482,3 +510,20 @@ class RRandom:
         idx = self.sample_int(n, size=count, replace=replace, prob=p) - 1
         out = idx if pop is None else pop[idx]
         return out[0].item() if shape is None else out.reshape(shape)
+
+    def permutation(self, x: Any) -> NDArray[Any]:
+        """A random permutation through R's ``sample.int``.
+
+        ``x`` an int: ``sample.int(x) - 1`` (a permutation of ``0..x-1``);
+        ``x`` an array: its rows (first axis) in the order ``sample.int(nrow)``,
+        a new array, as numpy's ``Generator.permutation`` returns.
+        """
+        if isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_)):
+            n = int(x)
+            if n < 0:
+                raise ValueError(f"x must be a non-negative int or an array, got x={n}.")
+            return self.sample_int(n, size=n) - 1
+        arr = np.asarray(x)
+        if arr.ndim == 0:
+            raise ValueError("x must be an int or an array with at least one dimension, got a 0-d array.")
+        return arr[self.sample_int(arr.shape[0], size=arr.shape[0]) - 1]
