@@ -120,6 +120,39 @@ def _lean_huber_source(d: int) -> str:
     return "\n".join(lines)
 
 
+def _first_huber_source(d: int) -> str:
+    """Source of the first Huber sweep: margins, objective, gradient, the Hessian over the
+    rows in the quadratic zone (accumulated only for those rows) and the zone of every row."""
+    ind = " " * 8
+    pairs = [(j, k) for j in range(d) for k in range(j + 1)]
+    lines = ["def first(h, Z, y, w, theta, gamma, m_out, zone, Hd):", "    n = Z.shape[0]", "    obj = 0.0",
+             "    inv2h = 1.0 / (2.0 * h)"]
+    lines += [f"    t{j} = theta[{j}]" for j in range(d)]
+    lines += [f"    g{j} = 0.0" for j in range(d)]
+    lines += [f"    H{j}_{k} = 0.0" for j, k in pairs]
+    lines.append("    for i in range(n):")
+    lines += [f"{ind}z{j} = Z[i, {j}]" for j in range(d)]
+    lines.append(f"{ind}yi = y[i]")
+    lines.append(f"{ind}mi = yi * (" + " + ".join(f"z{j} * t{j}" for j in range(d)) + ")")
+    lines.append(f"{ind}m_out[i] = mi")
+    lines += [ind + stmt for stmt in _LOSS_SNIPPETS[_HUBER]]
+    lines += [f"{ind}wi = w[i]", f"{ind}obj += wi * val", f"{ind}c1 = wi * d1 * yi"]
+    lines += [f"{ind}g{j} += c1 * z{j}" for j in range(d)]
+    lines += [f"{ind}if quad > 0.0:", f"{ind}    zone[i] = 1", f"{ind}    c = wi * inv2h"]
+    for j in range(d):
+        lines.append(f"{ind}    cz = c * z{j}")
+        lines += [f"{ind}    H{j}_{k} += cz * z{k}" for k in range(j + 1)]
+    lines += [f"{ind}else:", f"{ind}    zone[i] = 0"]
+    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs]
+    lines.append(f"    g = np.empty({d})")
+    lines.append("    sq = 0.0")
+    for j in range(d):
+        lines.append(f"    g[{j}] = g{j} + gamma * t{j}")
+        lines.append(f"    sq += t{j} * t{j}")
+    lines.append("    return obj + 0.5 * gamma * sq, g")
+    return "\n".join(lines)
+
+
 def _hess_update_source(d: int) -> str:
     """Unrolled rank-k Huber Hessian update over the rows listed in ``changed``: add
     ``w_i/(2h) z_i z_i'`` for rows now in the quadratic zone, subtract it for rows that left."""
@@ -265,7 +298,7 @@ def _compile(source: str, name: str) -> Callable:
 
 
 def _kernel(which: str, kind: int, d: int) -> Callable:
-    key = (which, kind, d if which in ("sweep", "lean", "update", "allq") else 0)
+    key = (which, kind, d if which in ("sweep", "lean", "first", "update", "allq") else 0)
     with _LOCK:
         fn = _COMPILED.get(key)
         if fn is None:
@@ -273,6 +306,8 @@ def _kernel(which: str, kind: int, d: int) -> Callable:
                 fn = _compile(_line_source(kind), "line")
             elif which == "lean":
                 fn = _compile(_lean_huber_source(d), "lean")
+            elif which == "first":
+                fn = _compile(_first_huber_source(d), "first")
             elif which == "update":
                 fn = _compile(_hess_update_source(d), "update")
             elif which == "allq":
@@ -307,7 +342,9 @@ class FusedProblem:
             # Huber: gradient sweeps only; the Hessian is kept up to date by rank-k
             # updates over the rows whose quadratic-zone membership changed.
             self._sweep = _kernel("lean", kind, self.d)
+            self._first = _kernel("first", kind, self.d)
             self._update = _kernel("update", kind, self.d)
+            self._zone_ready = False  # the first sweep builds the Hessian and the zones
             self._allq = _kernel("allq", kind, self.d)
             self._zone = np.zeros(self.n, dtype=np.int8)
             self._changed = np.empty(self.n, dtype=np.int64)
@@ -319,10 +356,14 @@ class FusedProblem:
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         m = self._bufs[self._turn]
         self._turn ^= 1
-        if self._lean:
+        if self._lean and not self._zone_ready:
+            obj, g = self._first(self.h, self.Z, self.y, self.w, theta, self.gamma, m, self._zone, self._Hd)
+            self._zone_ready = True
+        elif self._lean:
             obj, g, k = self._sweep(self.h, self.Z, self.y, self.w, theta, self.gamma, m, self._zone, self._changed)
             if k:
                 self._update(self._Hd, self.Z, self.w, self._zone, self._changed, k, 1.0 / (2.0 * self.h))
+        if self._lean:
             H = np.tril(self._Hd) + np.tril(self._Hd, -1).T
             H[np.diag_indices_from(H)] += self.gamma
         else:
@@ -332,15 +373,12 @@ class FusedProblem:
 
     def quadratic_start(self) -> Optional[NDArray[np.float64]]:
         """Huber only: the minimiser with every row in the quadratic zone (a weighted ridge
-        regression), as a starting point. Its Hessian seeds the incremental one (all rows
-        marked quadratic), so the first sweep only revisits rows outside that zone."""
+        regression, one pass), as a starting point."""
         if not self._lean:
             return None
         Hd = np.zeros((self.d, self.d))
         b = np.zeros(self.d)
         self._allq(Hd, b, self.Z, self.y, self.w, self.h)
-        self._Hd = Hd.copy()
-        self._zone[:] = 1
         A = np.tril(Hd) + np.tril(Hd, -1).T
         A[np.diag_indices_from(A)] += self.gamma
         return np.linalg.solve(A, b)
