@@ -143,7 +143,7 @@ def _first_huber_source(d: int) -> str:
         lines.append(f"{ind}    cz = c * z{j}")
         lines += [f"{ind}    H{j}_{k} += cz * z{k}" for k in range(j + 1)]
     lines += [f"{ind}else:", f"{ind}    zone[i] = 0"]
-    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs]
+    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs] + [f"    Hd[{k}, {j}] = H{j}_{k}" for j, k in pairs if j != k]
     lines.append(f"    g = np.empty({d})")
     lines.append("    sq = 0.0")
     for j in range(d):
@@ -166,7 +166,7 @@ def _hess_update_source(d: int) -> str:
     for j in range(d):
         lines.append(f"{ind}cz = c * z{j}")
         lines += [f"{ind}H{j}_{k} += cz * z{k}" for k in range(j + 1)]
-    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs]
+    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs] + [f"    Hd[{k}, {j}] = H{j}_{k}" for j, k in pairs if j != k]
     return "\n".join(lines)
 
 
@@ -363,9 +363,9 @@ class FusedProblem:
             obj, g, k = self._sweep(self.h, self.Z, self.y, self.w, theta, self.gamma, m, self._zone, self._changed)
             if k:
                 self._update(self._Hd, self.Z, self.w, self._zone, self._changed, k, 1.0 / (2.0 * self.h))
-        if self._lean:
-            H = np.tril(self._Hd) + np.tril(self._Hd, -1).T
-            H[np.diag_indices_from(H)] += self.gamma
+        if self._lean:  # the kernels keep both triangles of Hd
+            H = self._Hd.copy()
+            H.flat[:: self.d + 1] += self.gamma
         else:
             obj, g, H = self._sweep(self.h, self.Z, self.y, self.w, theta, self.gamma, m)
         self._cache = (theta.copy(), g, H, obj)

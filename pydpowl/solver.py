@@ -278,10 +278,9 @@ def _warm_start(Z, y, w, *, gamma, loss, backend) -> NDArray[np.float64]:
 
 
 def _solve_spd(H: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
-    try:
-        c = np.linalg.cholesky(H)
-        return np.linalg.solve(c.T, np.linalg.solve(c, g))
-    except np.linalg.LinAlgError:  # gamma > 0 makes H SPD; fall back on rounding trouble
+    try:  # gamma > 0 makes H symmetric positive definite: one LU solve is enough
+        return np.linalg.solve(H, g)
+    except np.linalg.LinAlgError:  # rounding trouble only
         return np.linalg.lstsq(H, g, rcond=None)[0]
 
 
