@@ -1,0 +1,394 @@
+# dpowl(): idiomatic R interface to DP-OWL (pydpowl.DPOWL), with S3 methods.
+
+dpowl <- function(x, ...) UseMethod("dpowl")
+
+# ---- treatment coding -------------------------------------------------------
+
+# Map the received treatment to {-1, +1} with an explicit rule, and remember the
+# rule so predict() answers in the user's coding:
+#   factor with 2 levels: first level -> -1 (reference), second -> +1 (as glm);
+#   logical: FALSE -> -1, TRUE -> +1;
+#   numeric in {-1, 1}: as is;  numeric in {0, 1}: 0 -> -1, 1 -> +1.
+code_treatment <- function(a, n, call) {
+  if (is.data.frame(a) && ncol(a) == 1L) a <- a[[1L]]
+  if (is.character(a)) {
+    arg_error(paste0("treatment must be a factor with 2 levels, a logical or numeric {-1, 1} / {0, 1}, got a ",
+                     "character vector; use factor(treatment, levels = c(<reference>, <other>)) so that the ",
+                     "coding is explicit (the second level is coded +1)."), call)
+  }
+  if (length(a) != n) {
+    arg_error(sprintf("treatment must have length %d (one entry per row of the features), got length %d.",
+                      n, length(a)), call)
+  }
+  if (anyNA(a)) {
+    arg_error(sprintf("treatment has %d missing value(s) (NA) at position(s) %s; remove those subjects first.",
+                      sum(is.na(a)), positions(is.na(a))), call)
+  }
+  if (is.factor(a)) {
+    lev <- levels(a)
+    if (length(lev) != 2L) {
+      arg_error(sprintf(paste0("treatment must be a factor with exactly 2 levels (the first is coded -1, the ",
+                               "second +1), got %d level(s): %s."), length(lev),
+                        paste(dQuote(lev, FALSE), collapse = ", ")), call)
+    }
+    return(list(A = ifelse(as.integer(a) == 2L, 1, -1), coding = list(type = "factor", levels = lev)))
+  }
+  if (is.logical(a)) {
+    return(list(A = ifelse(a, 1, -1), coding = list(type = "logical", levels = c(FALSE, TRUE))))
+  }
+  a <- check_numeric_vector(a, "treatment", n, call = call)
+  if (all(a %in% c(-1, 1))) return(list(A = a, coding = list(type = "numeric", levels = c(-1, 1))))
+  if (all(a %in% c(0, 1))) return(list(A = 2 * a - 1, coding = list(type = "numeric", levels = c(0, 1))))
+  bad <- !(a %in% c(-1, 0, 1))
+  arg_error(sprintf(paste0("treatment must be coded {-1, 1} or {0, 1} (or be a 2-level factor or logical); ",
+                           "%d of %d entries are %s (first at position %d)."),
+                    if (any(bad)) sum(bad) else sum(a == 0), n,
+                    if (any(bad)) "outside {-1, 0, 1}" else "0 while others are -1",
+                    if (any(bad)) which(bad)[1L] else which(a == 0)[1L]), call)
+}
+
+decode_treatment <- function(label, coding) {
+  plus <- !is.na(label) & label > 0
+  out <- switch(coding$type,
+    factor = factor(ifelse(plus, coding$levels[2L], coding$levels[1L]), levels = coding$levels),
+    logical = plus,
+    numeric = ifelse(plus, coding$levels[2L], coding$levels[1L])
+  )
+  out[is.na(label)] <- NA
+  out
+}
+
+# ---- propensity ---------------------------------------------------------------
+
+propensity_logistic <- function(benefit_bound, logit_bound = 3, ridge = 0, hessian_lower_bound = NULL,
+                                fitted_on = c("private", "external")) {
+  call <- sys.call()
+  spec <- list(
+    benefit_bound = check_number(benefit_bound, "benefit_bound", 0, Inf, call = call),
+    logit_bound = check_number(logit_bound, "logit_bound", 0, Inf, call = call),
+    ridge = check_number(ridge, "ridge", 0, Inf, lower_open = FALSE, call = call),
+    hessian_lower_bound = if (is.null(hessian_lower_bound)) NULL
+                          else check_number(hessian_lower_bound, "hessian_lower_bound", 0, Inf, call = call),
+    fitted_on = match.arg(fitted_on)
+  )
+  structure(spec, class = "pydpowl_propensity_logistic")
+}
+
+print.pydpowl_propensity_logistic <- function(x, ...) {
+  cat(sprintf("<logistic propensity model, fitted on %s data> benefit_bound = %s, logit_bound = %s, ridge = %s%s\n",
+              x$fitted_on, format(x$benefit_bound), format(x$logit_bound), format(x$ridge),
+              if (is.null(x$hessian_lower_bound)) "" else paste0(", hessian_lower_bound = ", format(x$hessian_lower_bound))))
+  invisible(x)
+}
+
+check_propensity <- function(propensity, n, call) {
+  if (inherits(propensity, "pydpowl_propensity_logistic")) {
+    return(list(spec = unclass(propensity), label = sprintf("logistic model fitted on %s data", propensity$fitted_on)))
+  }
+  if (is.numeric(propensity) && length(propensity) == 1L && is.null(dim(propensity))) {
+    p <- check_number(propensity, "propensity", 0, 1, call = call)
+    return(list(spec = p, label = sprintf("P(treatment coded +1) = %s (randomised)", format(p))))
+  }
+  p <- check_numeric_vector(propensity, "propensity", n, call = call)
+  bad <- p <= 0 | p > 1
+  if (any(bad)) {
+    arg_error(sprintf(paste0("propensity must be in (0, 1] (P(A_i | x_i) of the treatment received); %d of %d ",
+                             "entries are outside (first at position %d)."), sum(bad), n, which(bad)[1L]), call)
+  }
+  list(spec = p, label = "P(A_i | x_i) given per subject")
+}
+
+# ---- bounds -------------------------------------------------------------------
+
+# bounds = list(lower = , upper = ): unnamed vectors give one value per column of
+# the design (in order); named vectors are matched to column names, and columns
+# coming from factor/logical terms (0/1 dummies) default to [0, 1].
+resolve_bounds <- function(bounds, cols, dummy, call) {
+  p <- length(cols)
+  if (is.matrix(bounds) && nrow(bounds) == 2L) bounds <- list(lower = bounds[1L, ], upper = bounds[2L, ])
+  if (!is.list(bounds) || length(bounds) != 2L) {
+    arg_error(sprintf(paste0("bounds must be list(lower = , upper = ) with public bounds for the %d feature(s) ",
+                             "%s, got %s."), p, paste(sQuote(cols, FALSE), collapse = ", "),
+                      paste(class(bounds), collapse = "/")), call)
+  }
+  if (!is.null(names(bounds)) && all(c("lower", "upper") %in% names(bounds))) {
+    lower <- bounds[["lower"]]
+    upper <- bounds[["upper"]]
+  } else {
+    lower <- bounds[[1L]]
+    upper <- bounds[[2L]]
+  }
+  fill <- function(v, side, default) {
+    nm <- paste0("bounds$", side)
+    if (!is.numeric(v) || is.factor(v)) {
+      arg_error(sprintf("%s must be numeric, got %s.", nm, paste(class(v), collapse = "/")), call)
+    }
+    if (is.null(names(v))) {
+      if (length(v) != p) {
+        arg_error(sprintf(paste0("%s must have length %d (one bound per feature: %s), got length %d. ",
+                                 "Named vectors may omit 0/1 dummy columns."), nm, p,
+                          paste(sQuote(cols, FALSE), collapse = ", "), length(v)), call)
+      }
+      return(as.numeric(v))
+    }
+    unknown <- setdiff(names(v), cols)
+    if (length(unknown) > 0L) {
+      arg_error(sprintf("%s names unknown feature(s) %s; the features are %s.", nm,
+                        paste(sQuote(unknown, FALSE), collapse = ", "), paste(sQuote(cols, FALSE), collapse = ", ")), call)
+    }
+    out <- rep(NA_real_, p)
+    names(out) <- cols
+    out[dummy] <- default
+    out[names(v)] <- as.numeric(v)
+    if (anyNA(out)) {
+      arg_error(sprintf("%s has no value for feature(s) %s (public bounds are needed for every numeric feature).",
+                        nm, paste(sQuote(cols[is.na(out)], FALSE), collapse = ", ")), call)
+    }
+    unname(out)
+  }
+  lower <- fill(lower, "lower", 0)
+  upper <- fill(upper, "upper", 1)
+  b <- check_bounds(lower, upper, p, "bounds$lower", "bounds$upper", call = call)
+  names(b$lower) <- cols
+  names(b$upper) <- cols
+  b
+}
+
+# ---- fitting ------------------------------------------------------------------
+
+dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
+                      intercept, huber_h, rng, dummy, call) {
+  n <- nrow(M)
+  cols <- colnames(M)
+  if (is.null(cols)) cols <- paste0("x", seq_len(ncol(M)))
+  colnames(M) <- cols
+  eps <- check_number(epsilon, "epsilon", 0, Inf, upper_open = FALSE, call = call)
+  gam <- check_number(gamma, "gamma", 0, Inf, call = call)
+  W <- check_number(weights_upper_bound, "weights_upper_bound", 0, Inf, call = call)
+  h <- check_number(huber_h, "huber_h", 0, Inf, call = call)
+  intercept <- check_flag(intercept, "intercept", call = call)
+  rng <- check_string(rng, "rng", c("R", "system"), call = call)
+  tr <- code_treatment(treatment, n, call)
+  B <- check_numeric_vector(benefit, "benefit", n, call = call)
+  if (any(B < 0)) {
+    arg_error(sprintf(paste0("benefit must be non-negative (OWL weights are benefit / propensity); %d of %d ",
+                             "entries are negative (first at position %d). Shift by a public lower bound first."),
+                      sum(B < 0), n, which(B < 0)[1L]), call)
+  }
+  prop <- check_propensity(propensity, n, call)
+  b <- resolve_bounds(bounds, cols, dummy, call)
+  state <- if (rng == "R") r_rng_state(call) else NULL
+  res <- engine_call(bridge()$fit_owl(
+    unname(M), tr$A, B, prop$spec, unname(b$lower), unname(b$upper), intercept, eps, gam, W, h, state
+  ), call = call)
+  if (rng == "R") r_rng_restore(res$r_state, state)
+  relay_warnings(res$warnings)
+  coef <- as.numeric(res$coef)
+  names(coef) <- cols
+  if (intercept) coef <- c("(Intercept)" = res$intercept, coef)
+  structure(list(
+    coefficients = coef,
+    epsilon = eps, gamma = gam, weights_upper_bound = W, huber_h = h,
+    sensitivity = res$sensitivity, C = res$C,
+    bounds = b, intercept = intercept, n = n, propensity = prop$label,
+    treatment_coding = tr$coding, rng = rng,
+    diagnostics = c(clipped_weights = res$n_clipped_weights, clipped_features = res$n_clipped_features,
+                    clipped_logits = res$n_clipped_logits),
+    call = call
+  ), class = "dpowl")
+}
+
+dpowl.default <- function(x, treatment, benefit, propensity = 0.5, epsilon, gamma, weights_upper_bound,
+                          bounds, intercept = TRUE, huber_h = 0.5, rng = c("R", "system"), ...) {
+  call <- match.call()
+  call[[1L]] <- as.name("dpowl")
+  check_dots(list(...), call)
+  M <- as_feature_matrix(x, "x", call = call)
+  fit <- dpowl_fit(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
+                   intercept, huber_h, rng[1L], dummy = rep(FALSE, ncol(M)), call = call)
+  fit$feature_names <- names(fit$bounds$lower)
+  fit$named_features <- !is.null(colnames(x))
+  fit
+}
+
+dpowl.formula <- function(x, data, treatment, benefit, propensity = 0.5, epsilon, gamma, weights_upper_bound,
+                          bounds, huber_h = 0.5, rng = c("R", "system"), ...) {
+  call <- match.call()
+  call[[1L]] <- as.name("dpowl")
+  check_dots(list(...), call)
+  formula <- x
+  if (missing(data) || !is.data.frame(data)) {
+    arg_error("data must be a data frame holding the variables of the formula.", call)
+  }
+  if (length(formula) != 2L) {
+    arg_error(paste0("formula must be one-sided (~ x1 + x2): the outcome enters through benefit = and ",
+                     "treatment =, not through a left-hand side."), call)
+  }
+  env <- parent.frame()
+  treatment <- eval(substitute(treatment), data, env)
+  benefit <- eval(substitute(benefit), data, env)
+  propensity <- eval(substitute(propensity), data, env)
+  tt <- stats::terms(formula, data = data)
+  mf <- stats::model.frame(tt, data, na.action = stats::na.pass, drop.unused.levels = TRUE)
+  na_rows <- !stats::complete.cases(mf)
+  if (any(na_rows)) {
+    vars <- names(mf)[vapply(mf, anyNA, logical(1))]
+    arg_error(sprintf(paste0("data has missing values (NA) in %s (%d row(s): %s). Nothing is dropped ",
+                             "silently: remove or impute them first."), paste(sQuote(vars, FALSE), collapse = ", "),
+                      sum(na_rows), positions(na_rows)), call)
+  }
+  M <- stats::model.matrix(tt, mf)
+  keep <- colnames(M) != "(Intercept)"
+  assign_ <- attr(M, "assign")[keep]
+  contrasts_ <- attr(M, "contrasts")
+  M <- M[, keep, drop = FALSE]
+  if (ncol(M) == 0L) arg_error("formula must name at least one feature.", call)
+  # columns from terms made only of factors/characters/logicals are 0/1 dummies
+  fac <- attr(tt, "factors")
+  categorical <- vapply(mf, function(v) is.factor(v) || is.character(v) || is.logical(v), logical(1))
+  dummy <- vapply(assign_, function(k) {
+    vars <- rownames(fac)[fac[, k] > 0]
+    all(categorical[vars])
+  }, logical(1))
+  fit <- dpowl_fit(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
+                   intercept = attr(tt, "intercept") == 1L, huber_h = huber_h, rng = rng[1L],
+                   dummy = dummy, call = call)
+  fit$terms <- stats::delete.response(tt)
+  fit$xlevels <- stats::.getXlevels(tt, mf)
+  fit$contrasts <- contrasts_
+  fit$feature_names <- colnames(M)
+  fit
+}
+
+check_dots <- function(dots, call) {
+  if (length(dots) > 0L) {
+    nm <- names(dots)
+    nm[is.null(nm) | nm == ""] <- "<unnamed>"
+    arg_error(sprintf("unknown argument(s) %s.", paste(sQuote(nm, FALSE), collapse = ", ")), call)
+  }
+}
+
+# ---- methods ------------------------------------------------------------------
+
+coef.dpowl <- function(object, ...) object$coefficients
+
+dpowl_design <- function(object, newdata, call) {
+  if (!is.null(object$terms)) {
+    if (!is.data.frame(newdata)) arg_error("newdata must be a data frame (the model was fitted with a formula).", call)
+    mf <- stats::model.frame(object$terms, newdata, na.action = stats::na.pass, xlev = object$xlevels)
+    M <- stats::model.matrix(object$terms, mf, contrasts.arg = object$contrasts)
+    M <- M[, colnames(M) != "(Intercept)", drop = FALSE]
+  } else {
+    # features fitted with names are matched by name, unnamed ones by position
+    given <- if (is.data.frame(newdata)) names(newdata) else colnames(newdata)
+    if (isTRUE(object$named_features) && !is.null(given)) {
+      absent <- setdiff(object$feature_names, given)
+      if (length(absent) > 0L) {
+        arg_error(sprintf("newdata lacks the feature(s) %s used in the fit.",
+                          paste(sQuote(absent, FALSE), collapse = ", ")), call)
+      }
+      newdata <- newdata[, object$feature_names, drop = FALSE]
+    }
+    M <- as_feature_matrix(newdata, "newdata", allow_na = TRUE, call = call)
+  }
+  if (ncol(M) != length(object$feature_names)) {
+    arg_error(sprintf("newdata must give the %d feature(s) %s, got %d column(s).", length(object$feature_names),
+                      paste(sQuote(object$feature_names, FALSE), collapse = ", "), ncol(M)), call)
+  }
+  M
+}
+
+predict.dpowl <- function(object, newdata, type = c("treatment", "decision", "label"), ...) {
+  call <- match.call()
+  type <- match.arg(type)
+  if (missing(newdata)) {
+    arg_error("newdata is required: a dpowl fit keeps no copy of the training data.", call)
+  }
+  M <- dpowl_design(object, newdata, call)
+  beta <- object$coefficients
+  f <- if (object$intercept) beta[[1L]] + drop(M %*% beta[-1L]) else drop(M %*% beta)
+  f <- unname(f)
+  if (type == "decision") return(f)
+  label <- ifelse(f > 0, 1, -1)
+  if (type == "label") return(label)
+  decode_treatment(label, object$treatment_coding)
+}
+
+eps_label <- function(eps) if (is.infinite(eps)) "Inf (non-private)" else format(eps)
+
+print.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("Differentially private OWL rule (pydpowl, output perturbation)\n")
+  if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
+  cat(sprintf("epsilon = %s, gamma = %s, weights_upper_bound = %s, n = %d\n", eps_label(x$epsilon),
+              format(x$gamma), format(x$weights_upper_bound), x$n))
+  cat("Released coefficients (recommend the treatment coded +1 where the decision value is > 0):\n")
+  print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
+  invisible(x)
+}
+
+summary.dpowl <- function(object, ...) {
+  d <- length(object$coefficients)
+  rate <- object$epsilon / object$sensitivity
+  structure(list(
+    call = object$call,
+    coefficients = object$coefficients,
+    settings = c(epsilon = object$epsilon, gamma = object$gamma, weights_upper_bound = object$weights_upper_bound,
+                 huber_h = object$huber_h, C = object$C, sensitivity = object$sensitivity,
+                 expected_noise_norm = if (is.infinite(object$epsilon)) 0 else d / rate),
+    n = object$n,
+    bounds = object$bounds,
+    propensity = object$propensity,
+    treatment_coding = object$treatment_coding,
+    rng = object$rng,
+    diagnostics = object$diagnostics
+  ), class = "summary.dpowl")
+}
+
+print.summary.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  s <- x$settings
+  cat("Differentially private OWL rule (pydpowl: DP-wERM, Huber hinge loss, output perturbation)\n")
+  if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
+  cat(sprintf("\nPrivacy: epsilon = %s; sensitivity Delta = (C + 2W)/gamma = %s (W = %s, C = %s, gamma = %s)\n",
+              eps_label(s[["epsilon"]]), format(s[["sensitivity"]], digits = digits),
+              format(s[["weights_upper_bound"]]), format(s[["C"]]), format(s[["gamma"]])))
+  cat(sprintf("Noise: ||b|| ~ Gamma(%d, rate = epsilon/Delta), expected norm %s (scaled space); drawn from %s\n",
+              length(x$coefficients), format(s[["expected_noise_norm"]], digits = digits),
+              if (x$rng == "R") "R's generator (reproducible with set.seed)" else "operating-system entropy"))
+  cat(sprintf("Propensity: %s\n", x$propensity))
+  lv <- x$treatment_coding$levels
+  cat(sprintf("Treatment coding: %s -> -1, %s -> +1\n", format(lv[1L]), format(lv[2L])))
+  cat(sprintf("n = %d, huber_h = %s\n\n", x$n, format(s[["huber_h"]])))
+  tab <- data.frame(estimate = x$coefficients,
+                    lower_bound = c(if (length(x$coefficients) > length(x$bounds$lower)) NA, x$bounds$lower),
+                    upper_bound = c(if (length(x$coefficients) > length(x$bounds$upper)) NA, x$bounds$upper),
+                    row.names = names(x$coefficients))
+  print(tab, digits = digits)
+  d <- x$diagnostics
+  cat(sprintf(paste0("\nClipped to public bounds by design: %d weight(s), %d feature value(s), %d propensity ",
+                     "logit(s).\n(These counts come from the private data: they are for the analyst and are not ",
+                     "covered by the privacy guarantee.)\n"), d[["clipped_weights"]], d[["clipped_features"]],
+              d[["clipped_logits"]]))
+  cat("No standard errors: the release is one noisy draw; its noise scale is given above.\n")
+  invisible(x)
+}
+
+# ---- data for examples and tests ---------------------------------------------------
+
+pydpowl_data <- function(name = c("cyp_guides_style", "synthetic"), n = NULL, seed = 1L) {
+  call <- sys.call()
+  name <- match.arg(name)
+  if (is.null(n)) n <- if (name == "cyp_guides_style") 1459L else 1000L
+  n <- check_number(n, "n", 2, Inf, lower_open = FALSE, call = call)
+  seed <- check_number(seed, "seed", 0, 2^31 - 1, lower_open = FALSE, upper_open = FALSE, call = call)
+  d <- engine_call(bridge()$make_data(name, as.integer(n), as.integer(seed)), call = call)
+  X <- as.data.frame(matrix(d$X, ncol = length(d$names), dimnames = list(NULL, unlist(d$names))))
+  out <- cbind(X, treatment = as.numeric(d$treatment), benefit = as.numeric(d$benefit),
+               propensity = as.numeric(d$propensity))
+  if (!is.null(d$optimal)) out$optimal <- as.numeric(d$optimal)
+  lower <- stats::setNames(as.numeric(d$lower), unlist(d$names))
+  upper <- stats::setNames(as.numeric(d$upper), unlist(d$names))
+  attr(out, "bounds") <- list(lower = lower, upper = upper)
+  attr(out, "weights_upper_bound") <- d$weights_upper_bound
+  attr(out, "description") <- d$description
+  out
+}

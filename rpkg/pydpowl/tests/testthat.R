@@ -1,0 +1,4 @@
+library(testthat)
+library(pydpowl)
+
+test_check("pydpowl")

@@ -1,0 +1,176 @@
+# dpowl(): the formula and matrix interfaces, treatment codings, S3 methods,
+# agreement with svmDP/DPpack, and input errors.
+
+cyp <- function(n = 1459, seed = 5) {
+  d <- pydpowl_data("cyp_guides_style", n = n, seed = seed)
+  d$arm <- factor(ifelse(d$treatment > 0, "guided", "standard"), levels = c("standard", "guided"))
+  d
+}
+
+fit_formula <- function(d, eps = 1, seed = 10, ...) {
+  set.seed(seed)
+  dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+        propensity = propensity, epsilon = eps, gamma = 75, weights_upper_bound = attr(d, "weights_upper_bound"),
+        bounds = attr(d, "bounds"), ...)
+}
+
+test_that("dpowl equals svmDP (same seed) and the non-private rule matches DPpack within the bound", {
+  require_backends()
+  d <- cyp()
+  data <- svm_data("cyp_guides_style", 1459, seed = 5)
+  fit <- fit_formula(d, eps = 2, seed = 10)
+  set.seed(10)
+  m <- svmDP$new("l2", 2, 75, perturbation.method = "output")
+  m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w, weights.upper.bound = data$W)
+  expect_equal(unname(coef(fit)), m$coeff, tolerance = 1e-12)
+  expect_named(coef(fit), c("(Intercept)", "age", "male", "nonwhite", "mdd"))
+
+  set.seed(1)
+  exact <- dpowl(as.matrix(data$X), treatment = data$A, benefit = data$benefit, propensity = data$propensity,
+                 epsilon = Inf, gamma = 75, weights_upper_bound = data$W, bounds = list(data$lower, data$upper))
+  set.seed(1)
+  r <- DPpack::svmDP$new("l2", Inf, 75, perturbation.method = "output")
+  r$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w, weights.upper.bound = data$W)
+  ref <- ref_scaled_design(data$X, data$lower, data$upper, TRUE)
+  chk <- convexity_check(r$coeff * ref$scale, unname(coef(exact)) * ref$scale, ref$Z, data$A,
+                         pmin(data$w, data$W), 75, 0.5)
+  expect_within_convexity_bound(chk, "dpowl matrix interface, CYP-style, eps=Inf")
+})
+
+test_that("treatment codings (factor, logical, 0/1, -1/1) give the same rule, predicted in the user's coding", {
+  require_backends(dppack = FALSE)
+  d <- cyp(400, seed = 2)
+  base <- fit_formula(d)
+  for (tr in list(d$arm == "guided", as.numeric(d$arm == "guided"), d$treatment)) {
+    d$tr <- tr
+    set.seed(10)
+    alt <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = tr, benefit = benefit,
+                 propensity = propensity, epsilon = 1, gamma = 75,
+                 weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"))
+    expect_identical(coef(alt), coef(base))
+    p <- predict(alt, d)
+    expect_identical(class(p), class(tr))
+  }
+  p <- predict(base, d)
+  expect_s3_class(p, "factor")
+  expect_identical(levels(p), c("standard", "guided"))
+  f <- predict(base, d, type = "decision")
+  expect_identical(as.character(p), ifelse(f > 0, "guided", "standard"))
+  expect_identical(predict(base, d, type = "label"), ifelse(f > 0, 1, -1))
+  expect_equal(f, unname(coef(base)[1] + as.matrix(d[, c("age", "male", "nonwhite", "mdd")]) %*% coef(base)[-1])[, 1])
+})
+
+test_that("factor predictors become 0/1 dummies with default bounds [0, 1]", {
+  require_backends(dppack = FALSE)
+  d <- cyp(300, seed = 3)
+  d$sex <- factor(ifelse(d$male == 1, "M", "F"))
+  b <- attr(d, "bounds")
+  set.seed(4)
+  with_factor <- dpowl(~ age + sex + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+                       propensity = propensity, epsilon = 1, gamma = 75, weights_upper_bound = 27.2,
+                       bounds = list(lower = c(age = 18, nonwhite = 0, mdd = 0), upper = c(age = 89, nonwhite = 1, mdd = 1)))
+  set.seed(4)
+  with_numeric <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+                        propensity = propensity, epsilon = 1, gamma = 75, weights_upper_bound = 27.2, bounds = b)
+  expect_identical(unname(coef(with_factor)), unname(coef(with_numeric)))
+  expect_identical(names(coef(with_factor))[3], "sexM")
+  expect_identical(predict(with_factor, d[1:50, ]), predict(with_numeric, d[1:50, ]))
+})
+
+test_that("print, summary and coef describe the release", {
+  require_backends(dppack = FALSE)
+  d <- cyp(300, seed = 3)
+  fit <- fit_formula(d, eps = 0.5)
+  out <- capture.output(print(fit))
+  expect_true(any(grepl("epsilon = 0.5, gamma = 75", out)))
+  s <- summary(fit)
+  expect_s3_class(s, "summary.dpowl")
+  expect_equal(s$settings[["sensitivity"]], 2 * attr(d, "weights_upper_bound") / 75)
+  expect_equal(s$settings[["expected_noise_norm"]], 5 / (0.5 / s$settings[["sensitivity"]]))
+  txt <- capture.output(print(s))
+  expect_true(any(grepl("standard -> -1, guided -> \\+1", txt)))
+  expect_true(any(grepl("reproducible with set.seed", txt)))
+  expect_true(any(grepl("^age ", txt)))
+  expect_identical(coef(fit), fit$coefficients)
+  expect_null(fit$data)
+  expect_false(any(vapply(unclass(fit), function(v) is.numeric(v) && length(v) == nrow(d), logical(1))))
+})
+
+test_that("rng = 'system' leaves R's generator alone; rng = 'R' follows set.seed", {
+  require_backends(dppack = FALSE)
+  d <- cyp(200, seed = 6)
+  set.seed(8)
+  before <- .Random.seed
+  a <- fit_formula(d, seed = 8, rng = "system")
+  expect_identical(.Random.seed, before)
+  b <- fit_formula(d, seed = 8, rng = "system")
+  expect_false(isTRUE(all.equal(coef(a), coef(b))))
+  expect_identical(coef(fit_formula(d, seed = 8)), coef(fit_formula(d, seed = 8)))
+})
+
+test_that("a logistic propensity model sets C > 0 and a larger sensitivity", {
+  require_backends(dppack = FALSE)
+  d <- cyp(300, seed = 9)
+  set.seed(1)
+  fit <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+               propensity = propensity_logistic(benefit_bound = log(24 * 365), ridge = 0.1),
+               epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds"))
+  expect_gt(fit$C, 0)
+  expect_equal(fit$sensitivity, (fit$C + 2 * 40) / 75)
+  expect_error(propensity_logistic(benefit_bound = -1), regexp = "benefit_bound must be in \\(0, Inf\\)")
+})
+
+test_that("dpowl input errors name the argument", {
+  d <- cyp(100, seed = 1)
+  b <- attr(d, "bounds")
+  call_dpowl <- function(..., data = d) {
+    args <- list(~ age + male + nonwhite + mdd, data = data, treatment = quote(arm), benefit = quote(benefit),
+                 propensity = 2 / 3, epsilon = 1, gamma = 75, weights_upper_bound = 30, bounds = b)
+    new <- list(...)
+    args[names(new)] <- new
+    do.call(dpowl, args)
+  }
+  expect_error(call_dpowl(epsilon = 0), regexp = "epsilon must be in \\(0, Inf\\], got epsilon = 0")
+  expect_error(call_dpowl(gamma = -2), regexp = "gamma must be in \\(0, Inf\\)")
+  expect_error(call_dpowl(weights_upper_bound = NA), regexp = "weights_upper_bound must be a single number")
+  expect_error(call_dpowl(propensity = 1), regexp = "propensity must be in \\(0, 1\\)")
+  expect_error(call_dpowl(propensity = rep(0.5, 99)), regexp = "propensity must have length 100")
+  expect_error(call_dpowl(bounds = list(lower = c(18, 0, 0), upper = c(89, 1, 1))),
+               regexp = "bounds\\$lower must have length 4 .*got length 3")
+  expect_error(call_dpowl(bounds = list(lower = c(age = 18), upper = c(age = 89))),
+               regexp = "bounds\\$lower has no value for feature\\(s\\) 'male', 'nonwhite', 'mdd'")
+  expect_error(call_dpowl(bounds = list(lower = c(agee = 18), upper = c(age = 89))),
+               regexp = "bounds\\$lower names unknown feature\\(s\\) 'agee'")
+  dn <- d
+  dn$age[c(2, 9)] <- NA
+  expect_error(call_dpowl(data = dn), regexp = "data has missing values \\(NA\\) in 'age' \\(2 row\\(s\\): 2, 9\\)")
+  dn <- d
+  dn$benefit[3] <- NA
+  expect_error(call_dpowl(data = dn), regexp = "benefit has 1 missing value\\(s\\) \\(NA\\) at position\\(s\\) 3")
+  dn$benefit[3] <- -1
+  expect_error(call_dpowl(data = dn), regexp = "benefit must be non-negative \\(OWL weights are benefit / propensity\\); 1 of 100")
+  dn <- d
+  dn$arm[5] <- NA
+  expect_error(call_dpowl(data = dn), regexp = "treatment has 1 missing value\\(s\\) \\(NA\\) at position\\(s\\) 5")
+  dn <- d
+  dn$three <- factor(rep(c("a", "b", "c"), length.out = 100))
+  expect_error(call_dpowl(data = dn, treatment = quote(three)), regexp = "treatment must be a factor with exactly 2 levels")
+  expect_error(call_dpowl(treatment = quote(as.character(arm))), regexp = "treatment must be .*got a character vector")
+  expect_error(call_dpowl(treatment = quote(treatment + 1)), regexp = "treatment must be coded \\{-1, 1\\} or \\{0, 1\\}")
+  expect_error(call_dpowl(rng = "os"), regexp = "rng must be one of \"R\", \"system\"")
+  expect_error(call_dpowl(epsilon = 1, typo = 3), regexp = "unknown argument\\(s\\) 'typo'")
+  expect_error(dpowl(benefit ~ age, data = d, treatment = d$arm, benefit = d$benefit, epsilon = 1, gamma = 1,
+                     weights_upper_bound = 30, bounds = list(18, 89)), regexp = "formula must be one-sided")
+  require_backends(dppack = FALSE)
+  m <- dpowl(d[, c("age", "male")], treatment = d$arm, benefit = d$benefit, epsilon = 1, gamma = 1,
+             weights_upper_bound = 30, bounds = list(c(18, 0), c(89, 1)))
+  expect_named(coef(m), c("(Intercept)", "age", "male"))
+  expect_identical(predict(m, d[1:3, c("male", "age")]), predict(m, d[1:3, c("age", "male")]))
+  expect_error(predict(m, d[1:3, c("age", "mdd", "male")]), NA)
+  expect_error(predict(m, as.matrix(d[1:3, c("mdd", "male", "age")])[, 1:2]), regexp = "newdata lacks the feature\\(s\\) 'age'")
+  expect_error(predict(m, unname(as.matrix(d[1:3, c("age", "male", "mdd")]))), regexp = "newdata must give the 2 feature")
+  expect_identical(predict(m, unname(as.matrix(d[1:3, c("age", "male")]))), predict(m, d[1:3, ]))
+  fit <- call_dpowl()
+  expect_error(predict(fit), regexp = "newdata is required")
+  expect_error(predict(fit, as.matrix(d[, 1:4])), regexp = "newdata must be a data frame")
+})
