@@ -147,3 +147,13 @@ def test_gap_matches_difference_of_objectives(problem):
                                                                                          gamma=gamma, loss=loss)
     assert objective_gap(other, theta, Z, y, w, gamma=gamma, loss=loss) == pytest.approx(direct, rel=1e-9)
     assert not math.isnan(direct)
+
+
+def test_replay_check():
+    from validation.checks import replay_check
+
+    rng = np.random.default_rng(2)
+    noise = rng.normal(size=(20, 5)) * 30
+    assert replay_check("c", noise + 1e-14, noise).verdict == "PASS"
+    assert replay_check("c", noise * (1 + 1e-6), noise).verdict == "FAIL"
+    assert replay_check("c", noise[:-1], noise).verdict == "FAIL"

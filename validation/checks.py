@@ -36,6 +36,8 @@ __all__ = [
     "one_sample_noise_tests",
     "two_sample_noise_tests",
     "bonferroni_rows",
+    "replay_check",
+    "REPLAY_TOL",
 ]
 
 #: slack on F(theta_py) <= F(theta_R)
@@ -44,6 +46,8 @@ F_TOL = 1e-12
 DIST_TOL = 1e-9
 #: largest difference allowed between the two engines' scaled data and weights
 DATA_TOL = 1e-12
+#: largest difference, relative to the noise scale, between replayed and DPpack noise
+REPLAY_TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -210,3 +214,16 @@ def bonferroni_rows(tests: Sequence[KSTest], alpha: float) -> Tuple[List[CheckRo
         for t in tests
     ]
     return rows, threshold
+
+
+def replay_check(case: str, noise_py, noise_r) -> CheckRow:
+    """pydpowl fed R's stream (same seeds) must release DPpack's noise, draw for draw."""
+    noise_py, noise_r = np.asarray(noise_py, float), np.asarray(noise_r, float)
+    if noise_py.shape != noise_r.shape:
+        return CheckRow(case, "same R seed, same noise (RRandom replay)", "both", math.inf, None,
+                        f"<= {REPLAY_TOL:g}", "FAIL", "shapes differ")
+    scale = max(1.0, float(np.max(np.abs(noise_r))))
+    diff = float(np.max(np.abs(noise_py - noise_r))) / scale
+    return CheckRow(case, "same R seed, same noise (RRandom replay)", "both", diff, None, f"<= {REPLAY_TOL:g}",
+                    "PASS" if diff <= REPLAY_TOL else "FAIL",
+                    f"{noise_r.shape[0]} seeds; max abs difference relative to max(1, max |noise|)")

@@ -19,7 +19,7 @@ from pydpowl import DPOWL, DPWeightedERM
 
 from .cases import Case
 
-__all__ = ["EngineRun", "run_pydpowl", "run_dppack", "r_seeds"]
+__all__ = ["EngineRun", "run_pydpowl", "run_dppack", "replay_noise", "r_seeds"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class EngineRun:
     Attributes
     ----------
     engine : str
+    seeds : ndarray of shape (K,) or None
+        R seeds of the private fits (DPpack only).
     nonprivate : ndarray of shape (d,)
     noise : ndarray of shape (K, d)
     seconds : float
@@ -44,6 +46,7 @@ class EngineRun:
     Z: np.ndarray
     y: np.ndarray
     w: np.ndarray
+    seeds: Optional[np.ndarray] = None
 
 
 def r_seeds(seed: int, case_index: int, k: int) -> np.ndarray:
@@ -113,4 +116,24 @@ def run_dppack(case: Case, k: int, *, seed: int, case_index: int) -> EngineRun:
     data = exact.data
     w: Optional[np.ndarray] = data.w
     return EngineRun("DPpack", nonprivate, private.scaled_coef - nonprivate, seconds, data.Z, data.y,
-                     w if w is not None else np.ones(data.y.shape[0]))
+                     w if w is not None else np.ones(data.y.shape[0]), seeds=np.asarray(seeds))
+
+
+def replay_noise(case: Case, seeds) -> np.ndarray:
+    """pydpowl's noise when its generator is ``RRandom(seed)``, R's stream after ``set.seed(seed)``.
+
+    DPpack draws ``rgamma(1, d, rate)`` then ``rnorm(d)`` after optimising; fed the same
+    stream, pydpowl must release the same noise, draw for draw.
+    """
+    from pydpowl import RRandom
+
+    out = np.empty((len(seeds), case.dim))
+    for i, s in enumerate(seeds):
+        rng = RRandom(int(s))
+        if case.kind == "owl":
+            e = _owl_estimator(case, case.epsilon, rng).fit(case.X, case.y, case.benefit, case.propensity)
+            out[i] = e.scaled_coef_ - e.nonprivate_scaled_coef_
+        else:
+            e = _werm_estimator(case, case.epsilon, rng).fit(case.X, case.y, case.weights)
+            out[i] = e.coef_ - e.nonprivate_coef_
+    return out

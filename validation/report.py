@@ -107,7 +107,9 @@ def write_report(out: Path, info: RunInfo, rows: Sequence[CheckRow], summaries: 
         f"KS tests of this run: a test fails when its p-value is below alpha/m = {info.threshold:.2e}.",
         "Non-private match (scaled space, mu = gamma/n): F(theta_py) <= F(theta_R) + 1e-12 and "
         "||theta_R - theta_py|| <= sqrt(2 (F(theta_R) - F(theta_py))/mu) + 1e-9. Both engines must see the "
-        "same scaled data, labels and clipped weights (max abs difference <= 1e-12).",
+        "same scaled data, labels and clipped weights (max abs difference <= 1e-12). Replay: pydpowl given R's "
+        "stream (pydpowl.RRandom) for the first private fits' R seeds must release DPpack's noise vectors "
+        "(max difference <= 1e-9 relative to max(1, max |noise|)).",
         "",
     ]
     if info.notes:

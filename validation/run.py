@@ -19,9 +19,13 @@ from .checks import (
     data_check,
     nonprivate_checks,
     one_sample_noise_tests,
+    replay_check,
     two_sample_noise_tests,
 )
-from .engines import run_dppack, run_pydpowl
+from .engines import replay_noise, run_dppack, run_pydpowl
+
+#: private fits replayed with pydpowl's R-compatible stream per case
+N_REPLAY = 20
 from .report import RunInfo, write_report
 
 __all__ = ["DEFAULT_ALPHA", "ValidationResult", "run_validation"]
@@ -85,6 +89,8 @@ def run_validation(*, out: Path, quick: bool, k: int, alpha: float, seed: int, c
         rows, summary = nonprivate_checks(case.name, py.Z, py.y, py.w, gamma=case.gamma, loss=case.loss,
                                           theta_py=py.nonprivate, theta_r=rr.nonprivate, original_scale=scale)
         fixed_rows += rows
+        n_rep = min(N_REPLAY, k)
+        fixed_rows.append(replay_check(case.name, replay_noise(case, rr.seeds[:n_rep]), rr.noise[:n_rep]))
         summaries.append(summary)
         rate = case.noise_rate
         ks += one_sample_noise_tests(case.name, "pydpowl", py.noise, rate)

@@ -1,0 +1,185 @@
+"""The audit report: markdown tables, a PNG of empirical vs claimed epsilon, and JSON numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Dict, List
+
+import numpy as np
+
+from .blackbox import summary_of
+from .run import RATIO_TOLERANCE, AuditResult
+
+__all__ = ["sensitivity_table", "black_box_table", "floating_table", "write_report", "plot_epsilons"]
+
+
+def _f(x: float, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if x == math.inf:
+        return "inf"
+    return f"{x:.{digits}f}"
+
+
+def sensitivity_table(result: AuditResult) -> str:
+    head = ("| configuration | Delta | C | pairs | corner | random | optimised (replace) | optimised (pair) "
+            "| **worst ratio** | ratio to 2W/gamma | weight change / C | found by |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    for s in result.sensitivity:
+        bm = s.by_method
+        ok = "" if s.worst.ratio <= 1 + RATIO_TOLERANCE else " FAIL"
+        lines.append(
+            f"| {s.config.name} | {s.worst.sensitivity:.4g} | {s.worst.C:.4g} | {s.n_evaluations} "
+            f"| {_f(bm.get('corner', math.nan), 4)} | {_f(bm.get('random', math.nan), 4)} "
+            f"| {_f(bm.get('optimised-replace', math.nan), 4)} | {_f(bm.get('optimised-pair', math.nan), 4)} "
+            f"| **{s.worst.ratio:.6f}**{ok} | {s.worst_naive_ratio:.4f} "
+            f"| {_f(s.worst_weight_ratio, 4) if s.worst.C > 0 else '-'} | {s.found_by} |")
+    return head + "\n".join(lines)
+
+
+def black_box_table(result: AuditResult) -> str:
+    head = ("| configuration | engine | claimed eps | ideal eps ‖θ−θ′‖/Δ | **empirical eps lower "
+            "bound** | releases in region (Q / P of N) | test | verdict |\n"
+            "|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    for r in result.black_box:
+        name = r.config + (f" (control: noise for eps={r.noise_epsilon:g})" if r.control else "")
+        b = r.bound
+        lines.append(f"| {name} | {r.engine} | {r.epsilon:g} | {r.ideal:.3f} | **{r.epsilon_lb:.3f}** "
+                     f"| {b.q_count} / {b.p_count} of {b.n_eval} | {b.test.describe()} | {r.verdict} |")
+    return head + "\n".join(lines)
+
+
+def floating_table(result: AuditResult) -> str:
+    head = ("| configuration | engine | claimed eps | releases | bit-level eps lower bound | region "
+            "(Q / P of N) |\n|---|---|---|---|---|---|\n")
+    lines = []
+    for r in result.floating:
+        what = "as returned (full precision)" if r.grid is None else f"rounded to multiples of 2^{int(np.log2(r.grid))}"
+        b = r.bound
+        flag = " (exceeds eps)" if r.leaks else ""
+        lines.append(f"| {r.config} | {r.engine} | {r.epsilon:g} | {what} | {b.epsilon_lb:.3f}{flag} "
+                     f"| {b.region} ({b.q_count} / {b.p_count} of {b.n_eval}) |")
+    return head + "\n".join(lines)
+
+
+def plot_epsilons(result: AuditResult, path: Path) -> Path:
+    """Empirical lower bound (filled) and ideal (open) against the claimed epsilon, per engine."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    top = max([r.epsilon for r in result.black_box] + [r.epsilon_lb for r in result.black_box]) * 1.1
+    ax.plot([0, top], [0, top], color="grey", lw=1, ls="--", label="claimed epsilon (y = x)")
+    styles = {"pydpowl": ("o", "tab:blue", -0.04), "DPpack": ("s", "tab:orange", 0.04)}
+    for engine, (marker, colour, shift) in styles.items():
+        rows = [r for r in result.black_box if r.engine == engine and not r.control]
+        if not rows:
+            continue
+        x = np.array([r.epsilon for r in rows]) * (1 + shift)
+        ax.scatter(x, [r.epsilon_lb for r in rows], marker=marker, color=colour, label=f"{engine}: empirical lower bound")
+        ax.scatter(x, [r.ideal for r in rows], marker=marker, facecolors="none", edgecolors=colour,
+                   label=f"{engine}: ideal eps ||theta-theta'||/Delta")
+    controls = [r for r in result.black_box if r.control]
+    if controls:
+        ax.scatter([r.epsilon for r in controls], [r.epsilon_lb for r in controls], marker="^", color="tab:red",
+                   label=f"control: noise for {controls[0].noise_epsilon / controls[0].epsilon:g}x eps")
+    ax.set_xlabel("claimed epsilon")
+    ax.set_ylabel("epsilon (95% lower bound from releases)")
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_title("Black-box privacy audit: empirical vs claimed epsilon")
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def as_json(result: AuditResult) -> Dict[str, Any]:
+    def sens(s) -> Dict[str, Any]:
+        return {"config": s.config.name, "title": s.config.title, "ratio": s.worst.ratio,
+                "distance": s.worst.distance, "sensitivity": s.worst.sensitivity, "C": s.worst.C,
+                "naive_ratio": s.worst_naive_ratio, "weight_ratio": s.worst_weight_ratio,
+                "by_method": s.by_method, "found_by": s.found_by, "n_evaluations": s.n_evaluations,
+                "seconds": s.seconds, "replaced": s.replaced, "D": s.D.as_dict(), "D_prime": s.D1.as_dict()}
+
+    return {
+        "n_per_split": result.n_per_split, "alpha": result.alpha, "seed": result.seed, "seconds": result.seconds,
+        "passed": result.passed,
+        "sensitivity": [sens(s) for s in result.sensitivity],
+        "black_box": [{"config": r.config, "engine": r.engine, "epsilon": r.epsilon, "noise_epsilon": r.noise_epsilon,
+                       "ideal": r.ideal, "control": r.control, "verdict": r.verdict, **summary_of(r.bound)}
+                      for r in result.black_box],
+        "floating": [{"config": r.config, "engine": r.engine, "epsilon": r.epsilon, "grid": r.grid,
+                      **r.bound.as_dict()} for r in result.floating],
+    }
+
+
+def write_report(result: AuditResult, out: Path, *, plots: bool = True) -> Path:
+    """Write ``privacy_audit.md``, ``audit.json`` and ``audit_epsilon.png`` into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    png = plot_epsilons(result, out / "audit_epsilon.png") if plots and result.black_box else None
+    (out / "audit.json").write_text(json.dumps(as_json(result), indent=1, default=float) + "\n")
+    configs = "\n".join(f"- **{s.config.name}**: {s.config.title}"
+                        + "".join(f"; {n}" for n in s.config.notes) for s in result.sensitivity)
+    n_fail = sum(not r.passed for r in result.black_box) + sum(
+        s.worst.ratio > 1 + RATIO_TOLERANCE for s in result.sensitivity)
+    leaks = [r for r in result.floating if r.leaks]
+    parts: List[str] = [
+        "## Privacy audit",
+        "",
+        f"Overall: **{'PASS' if result.passed else 'FAIL'}** ({n_fail} failing checks). Wall time "
+        f"{result.seconds:.0f} s; seed {result.seed}; {2 * result.n_per_split} releases per dataset and engine "
+        f"(half to choose the test, half to bound epsilon); bounds hold with probability >= "
+        f"{1 - result.alpha:.0%} each. Method: docs/privacy_audit.md.",
+        "",
+        "Configurations:",
+        "",
+        configs,
+        "",
+        "### Sensitivity: worst neighbouring pair found (must be <= 1)",
+        "",
+        "Ratio = ||theta_hat(D) - theta_hat(D')|| / Delta in the space where the noise is added, "
+        "theta_hat the certified exact minimiser (pydpowl, epsilon = inf). Columns per search method give "
+        "the largest ratio it found; \"ratio to 2W/gamma\" is what the ratio would be if C were "
+        "ignored; \"weight change / C\" is the largest sum_{i != j} |w_i(D) - w_i(D')| / C seen.",
+        "",
+        sensitivity_table(result),
+        "",
+        "### Black-box: empirical epsilon lower bound vs claimed (must be <= claimed)",
+        "",
+        "The ideal column is the exact privacy loss of the audited pair under the specified noise law: "
+        "no test can exceed it. The control releases noise calibrated for a larger epsilon while claiming "
+        "the smaller one; the audit must flag it.",
+        "",
+        black_box_table(result),
+        "",
+    ]
+    if png is not None:
+        parts += [f"![empirical vs claimed epsilon]({png.name})", ""]
+    if result.floating:
+        parts += [
+            "### Bit-level (floating-point) audit: informational",
+            "",
+            "Releases are doubles. When the noise nearly cancels a coefficient, the sum keeps the "
+            "floating-point grid of the non-private coefficient, so trailing bits reveal its binade "
+            "(Mironov 2012). The pair here is a neighbour whose minimiser changes binade. This is outside "
+            "the mechanism's mathematical model and affects both engines; rounding the releases to a "
+            "coarse grid (post-processing) removes the signal.",
+            "",
+            floating_table(result),
+            "",
+        ]
+        if leaks:
+            parts += [f"NOTE: {len(leaks)} full-precision release set(s) leak beyond the claimed epsilon at the "
+                      "bit level (known limitation, not counted in the verdict above).", ""]
+    path = out / "privacy_audit.md"
+    path.write_text("\n".join(parts))
+    return path

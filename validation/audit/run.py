@@ -1,0 +1,271 @@
+"""Run the privacy audit: sensitivity search, then black-box tests on both engines.
+
+For every configuration the sensitivity search finds the worst neighbouring
+pair (D, D'); for every claimed epsilon the black-box audit then draws private
+releases on D and on D' from pydpowl (through the public ``fit``, one seed per
+release) and from DPpack (through R, many seeds in one R call), and bounds the
+epsilon the releases reveal (:mod:`validation.audit.blackbox`). A negative
+control releases with noise calibrated for ``4 epsilon`` while claiming
+``epsilon``: the audit must flag it, showing it can fail.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, TextIO
+
+import numpy as np
+
+from .blackbox import EpsilonBound, epsilon_lower_bound
+from .configs import AuditConfig, Dataset, default_configs, quick_configs
+from .floating import LsbBound, lsb_lower_bound, round_releases
+from .sensitivity import SensitivityResult, sensitivity_search
+
+__all__ = ["BlackBoxRow", "FloatingRow", "AuditResult", "run_audit", "black_box_row", "floating_rows",
+           "binade_crossing_pair", "RATIO_TOLERANCE", "ROUNDING_GRID"]
+
+#: slack on ``ratio <= 1`` for the certified solver's rounding (gradient norm <= 1e-10)
+RATIO_TOLERANCE = 1e-8
+#: how much weaker than claimed the negative control's noise is
+CONTROL_FACTOR = 4.0
+#: grid of the rounded releases in the bit-level audit (2^-24, about 6e-8)
+ROUNDING_GRID = 2.0 ** -24
+#: configurations of the bit-level audit
+FLOATING_CONFIGS = ("werm-huber", "owl-intercept")
+
+
+@dataclass(frozen=True)
+class BlackBoxRow:
+    """One black-box audit: a configuration, an engine and a claimed epsilon.
+
+    Attributes
+    ----------
+    config : str
+    engine : {"pydpowl", "DPpack"}
+    epsilon : float
+        The claimed budget.
+    noise_epsilon : float
+        The budget the noise was calibrated for (differs from ``epsilon`` only in the control).
+    ideal : float
+        ``epsilon * ||theta_hat(D) - theta_hat(D')|| / Delta``: the exact privacy loss of this
+        pair under the specified noise law (the most any test can reveal).
+    bound : EpsilonBound
+    control : bool
+        True for the deliberately broken release (expected to be flagged).
+    """
+
+    config: str
+    engine: str
+    epsilon: float
+    noise_epsilon: float
+    ideal: float
+    bound: EpsilonBound
+    control: bool = False
+
+    @property
+    def epsilon_lb(self) -> float:
+        return self.bound.epsilon_lb
+
+    @property
+    def violates(self) -> bool:
+        return self.bound.epsilon_lb > self.epsilon
+
+    @property
+    def verdict(self) -> str:
+        if self.control:
+            return "FLAGGED (expected)" if self.violates else "NOT FLAGGED (audit too weak)"
+        return "FAIL" if self.violates else "PASS"
+
+    @property
+    def passed(self) -> bool:
+        return self.violates if self.control else not self.violates
+
+
+@dataclass(frozen=True)
+class FloatingRow:
+    """Bit-level audit of one engine's full-precision (or rounded) releases on a binade-crossing pair.
+
+    Attributes
+    ----------
+    config, engine : str
+    epsilon : float
+    grid : float or None
+        None for the releases as the engine returns them; else the rounding grid.
+    bound : LsbBound
+    """
+
+    config: str
+    engine: str
+    epsilon: float
+    grid: Optional[float]
+    bound: LsbBound
+
+    @property
+    def leaks(self) -> bool:
+        return self.bound.epsilon_lb > self.epsilon
+
+
+@dataclass
+class AuditResult:
+    """Everything one audit run produced."""
+
+    sensitivity: List[SensitivityResult]
+    black_box: List[BlackBoxRow]
+    n_per_split: int
+    alpha: float
+    seed: int
+    seconds: float = 0.0
+    floating: List[FloatingRow] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        sens_ok = all(s.worst.ratio <= 1.0 + RATIO_TOLERANCE for s in self.sensitivity)
+        return sens_ok and all(r.passed for r in self.black_box)
+
+
+def _seeds(start: int, count: int) -> List[int]:
+    return list(range(start, start + count))
+
+
+def black_box_row(config: AuditConfig, D: Dataset, D1: Dataset, *, epsilon: float, engine: str,
+                  n_per_split: int, seed: int, alpha: float = 0.05, noise_epsilon: Optional[float] = None,
+                  control: bool = False) -> BlackBoxRow:
+    """Draw ``2 n_per_split`` releases on D and on D' from one engine and bound epsilon.
+
+    Seeds: D uses ``seed, seed + 1, ...`` and D' the next ``2 n_per_split`` integers,
+    so the two samples are independent and every run is reproducible.
+    """
+    noise_eps = epsilon if noise_epsilon is None else noise_epsilon
+    m = 2 * n_per_split
+    s0, s1 = _seeds(seed, m), _seeds(seed + m, m)
+    if engine == "pydpowl":
+        R0, R1 = config.releases(D, noise_eps, s0), config.releases(D1, noise_eps, s1)
+        t0, delta = config.minimiser(D)
+        t1, _ = config.minimiser(D1)
+    elif engine == "DPpack":
+        R0, R1 = config.dppack_releases(D, noise_eps, s0), config.dppack_releases(D1, noise_eps, s1)
+        t0 = config.dppack_releases(D, math.inf, [1])[0]
+        t1 = config.dppack_releases(D1, math.inf, [1])[0]
+        delta = config.minimiser(D)[1]
+    else:
+        raise ValueError(f"engine must be 'pydpowl' or 'DPpack', got {engine!r}.")
+    ideal = noise_eps * float(np.linalg.norm(t0 - t1)) / delta
+    bound = epsilon_lower_bound(R0, R1, alpha=alpha)
+    return BlackBoxRow(config=config.name, engine=engine, epsilon=epsilon, noise_epsilon=noise_eps, ideal=ideal,
+                       bound=bound, control=control)
+
+
+def binade_crossing_pair(config: AuditConfig, D: Dataset, *, seed: int, tries: int = 200):
+    """Replace record 0 of D by corners until a coefficient of the minimiser changes binade.
+
+    Returns ``(D, D')``; most pairs qualify. Raises RuntimeError if none is found.
+    """
+    rng = np.random.default_rng(seed)
+    t0, _ = config.minimiser(D)
+    for _ in range(tries):
+        x, v = config.record(config.corner(rng))
+        D1 = D.with_record(0, x, -D.y[0], v)
+        t1, _ = config.minimiser(D1)
+        if (np.frexp(np.abs(t0))[1] != np.frexp(np.abs(t1))[1]).any():
+            return D, D1
+    raise RuntimeError(f"{config.name}: no binade-crossing neighbour in {tries} tries.")
+
+
+def floating_rows(config: AuditConfig, D: Dataset, D1: Dataset, *, epsilon: float, engine: str,
+                  n_per_split: int, seed: int, alpha: float = 0.05) -> List[FloatingRow]:
+    """Bit-level bounds on every released number, as returned and rounded to :data:`ROUNDING_GRID`."""
+    m = 2 * n_per_split
+    s0, s1 = _seeds(seed, m), _seeds(seed + m, m)
+    if engine == "pydpowl":
+        R0 = config.releases(D, epsilon, s0, all_attributes=True)
+        R1 = config.releases(D1, epsilon, s1, all_attributes=True)
+    else:
+        R0 = config.dppack_releases(D, epsilon, s0, all_attributes=True)
+        R1 = config.dppack_releases(D1, epsilon, s1, all_attributes=True)
+    raw = lsb_lower_bound(R0, R1, alpha=alpha)
+    rounded = lsb_lower_bound(round_releases(R0, ROUNDING_GRID), round_releases(R1, ROUNDING_GRID), alpha=alpha)
+    return [FloatingRow(config.name, engine, epsilon, None, raw),
+            FloatingRow(config.name, engine, epsilon, ROUNDING_GRID, rounded)]
+
+
+def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] = None,
+              engines: Sequence[str] = ("pydpowl", "DPpack"), n_per_split: Optional[int] = None,
+              alpha: float = 0.05, seed: int = 20240601, log: Optional[TextIO] = None,
+              search_options: Optional[Dict] = None) -> AuditResult:
+    """Run the sensitivity search and the black-box audit.
+
+    Parameters
+    ----------
+    quick : bool
+        Smaller searches, one epsilon per configuration and fewer releases.
+    configs : sequence of AuditConfig, optional
+        Defaults to :func:`default_configs` (or :func:`quick_configs` when quick).
+    engines : sequence of {"pydpowl", "DPpack"}
+    n_per_split : int, optional
+        Releases per dataset in each of the selection and evaluation halves
+        (default 10000, 1500 when quick).
+    alpha : float
+        The epsilon lower bounds hold with probability >= 1 - alpha each.
+    seed : int
+        Seed of the searches and first seed of the releases.
+    log : text stream, optional
+        Progress lines (the library itself never prints).
+    search_options : dict, optional
+        Passed to :func:`sensitivity_search` (defaults depend on ``quick``).
+    """
+    t0 = time.perf_counter()
+    configs = list(configs if configs is not None else (quick_configs() if quick else default_configs()))
+    n_per_split = n_per_split or (1500 if quick else 10000)
+    say: Callable[[str], None] = (lambda msg: print(msg, file=log, flush=True)) if log else (lambda msg: None)
+    sens: List[SensitivityResult] = []
+    rows: List[BlackBoxRow] = []
+    next_seed = seed
+    for config in configs:
+        options = dict(n_random=40, n_starts=2, maxiter=30, n_replaced=1) if quick else \
+            dict(n_random=200, n_starts=6, maxiter=60, n_replaced=2)
+        if config.propensity == "logistic":  # every evaluation refits the propensity model (twice for "pair")
+            options.update(n_starts=max(1, options["n_starts"] // 2), modes=("replace",) if quick else
+                           ("replace", "pair"), n_random=options["n_random"] // 2, maxiter=options["maxiter"] // 2)
+        options.update(search_options or {})
+        result = sensitivity_search(config, seed=seed, **options)
+        sens.append(result)
+        say(f"[audit] {config.name}: worst ||theta - theta'|| / Delta = {result.worst.ratio:.6f} "
+            f"({result.found_by}; {result.n_evaluations} pairs, {result.seconds:.0f} s)")
+        for eps in config.epsilons:
+            for engine in engines:
+                t = time.perf_counter()
+                row = black_box_row(config, result.D, result.D1, epsilon=eps, engine=engine,
+                                    n_per_split=n_per_split, seed=next_seed, alpha=alpha)
+                rows.append(row)
+                say(f"[audit] {config.name} {engine} eps={eps:g}: lower bound {row.epsilon_lb:.3f} "
+                    f"(ideal {row.ideal:.3f}) {row.verdict} [{time.perf_counter() - t:.0f} s]")
+                next_seed += 4 * n_per_split
+    # negative control on the configuration whose pair comes closest to the bound
+    worst = max(sens, key=lambda s: s.worst.ratio)
+    eps = 1.0
+    control = black_box_row(worst.config, worst.D, worst.D1, epsilon=eps, engine="pydpowl",
+                            n_per_split=n_per_split, seed=next_seed, alpha=alpha,
+                            noise_epsilon=CONTROL_FACTOR * eps, control=True)
+    rows.append(control)
+    say(f"[audit] control ({worst.config.name}, noise for eps={CONTROL_FACTOR * eps:g}, claimed {eps:g}): "
+        f"lower bound {control.epsilon_lb:.3f} {control.verdict}")
+    next_seed += 4 * n_per_split
+    floating: List[FloatingRow] = []
+    n_fp = max(500, n_per_split // 3)
+    for result in sens:
+        if result.config.name not in FLOATING_CONFIGS or (quick and result.config.kind == "owl"):
+            continue
+        D, D1 = binade_crossing_pair(result.config, result.D, seed=seed)
+        eps = result.config.epsilons[0]
+        for engine in engines:
+            fl = floating_rows(result.config, D, D1, epsilon=eps, engine=engine, n_per_split=n_fp,
+                               seed=next_seed, alpha=alpha)
+            floating.extend(fl)
+            next_seed += 4 * n_fp
+            say(f"[audit] bit-level {result.config.name} {engine} eps={eps:g}: lower bound "
+                f"{fl[0].bound.epsilon_lb:.3f} as released, {fl[1].bound.epsilon_lb:.3f} rounded to 2^-24")
+    return AuditResult(sensitivity=sens, black_box=rows, n_per_split=n_per_split, alpha=alpha, seed=seed,
+                       seconds=time.perf_counter() - t0, floating=floating)
