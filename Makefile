@@ -17,6 +17,9 @@ test: setup
 	$(PY) -m pytest -q
 	@if [ -d rpkg/pydpowl/tests ]; then Rscript scripts/run_r_tests.R; fi
 
+test-r: setup
+	Rscript scripts/run_r_tests.R
+
 test-slow: setup
 	$(PY) -m pytest -q -m slow
 
@@ -28,6 +31,8 @@ audit-full: setup
 
 bench: setup
 	$(PY) benchmarks/bench_solver.py
+	$(PY) benchmarks/bench_rrandom.py
+	Rscript rpkg/bench_svmDP.R
 
 lint:
 	$(PY) -m flake8 --max-line-length 120 pydpowl r_reference validation tests || true

@@ -55,13 +55,6 @@ else
 fi
 
 if [ -d rpkg/pydpowl ]; then
-  if ! Rscript -e 'quit(status = !(requireNamespace("pydpowl", quietly = TRUE) && as.character(packageVersion("pydpowl")) == read.dcf("rpkg/pydpowl/DESCRIPTION")[, "Version"]))' >/dev/null 2>&1 \
-     || [ rpkg/pydpowl -nt .venv/.rpkg-installed ]; then
-    echo "[setup] installing the R front end (rpkg/pydpowl)"
-    $SUDO R CMD INSTALL --no-multiarch rpkg/pydpowl >/dev/null
-    touch .venv/.rpkg-installed
-  else
-    echo "[setup] R front end present"
-  fi
+  SUDO="$SUDO" bash rpkg/install.sh "$ROOT/.venv/bin/python"
 fi
 echo "[setup] done"
