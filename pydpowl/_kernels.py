@@ -34,7 +34,7 @@ except Exception:  # pragma: no cover - exercised on machines without numba
     numba = None
     NUMBA_AVAILABLE = False
 
-__all__ = ["NUMBA_AVAILABLE", "MAX_UNROLLED_D", "fused_problem"]
+__all__ = ["NUMBA_AVAILABLE", "MAX_UNROLLED_D", "fused_problem", "fused_scale_features"]
 
 _HUBER, _LOGISTIC = 0, 1
 MAX_UNROLLED_D = 16
@@ -270,6 +270,23 @@ if NUMBA_AVAILABLE:
         return A0, A1, idx[:k].copy()
 
     @numba.njit(cache=True, nogil=True)
+    def _scale_rows(X, lower, upper, col_scale, dim_scale, off, Z):
+        """Clip, intercept and scale in one pass, with the same floating-point operations
+        as ``(clip(X) / col_scale) / dim_scale``; returns the number of clipped entries."""
+        n, p = X.shape
+        count = 0
+        for i in range(n):
+            if off == 1:
+                Z[i, 0] = (1.0 / col_scale[0]) / dim_scale
+            for j in range(p):
+                x = X[i, j]
+                v = min(max(x, lower[j]), upper[j])
+                if v != x:
+                    count += 1
+                Z[i, off + j] = (v / col_scale[off + j]) / dim_scale
+        return count
+
+    @numba.njit(cache=True, nogil=True)
     def _huber_line_subset(h, m, s, w, idx, t):
         d1 = 0.0
         d2 = 0.0
@@ -421,6 +438,26 @@ class FusedProblem:
             return A0 + A1 * t + d1 + gamma * (tp + t * pp), A1 + d2 + gamma * pp
 
         return evaluate
+
+
+def fused_scale_features(X: NDArray[np.float64], lower: NDArray[np.float64], upper: NDArray[np.float64],
+                         column_scale: NDArray[np.float64], dimension_scale: float,
+                         fit_intercept: bool) -> Optional[Tuple[NDArray[np.float64], int]]:
+    """One-pass version of DPpack's feature preprocessing, or None without numba.
+
+    Returns ``(Z, n_clipped)`` with ``Z`` bit-identical to
+    ``(column_stack([1, clip(X, lower, upper)]) / column_scale) / dimension_scale``
+    (the intercept column only when ``fit_intercept``) and the number of entries
+    the clip changed. ``X`` must be finite (checked by the caller).
+    """
+    if not NUMBA_AVAILABLE:
+        return None
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    off = 1 if fit_intercept else 0
+    Z = np.empty((X.shape[0], X.shape[1] + off))
+    count = _scale_rows(X, np.ascontiguousarray(lower, dtype=np.float64), np.ascontiguousarray(upper, dtype=np.float64),
+                        np.ascontiguousarray(column_scale, dtype=np.float64), float(dimension_scale), off, Z)
+    return Z, int(count)
 
 
 def fused_problem(Z, y, w, gamma: float, loss: MarginLoss) -> Optional[FusedProblem]:

@@ -49,3 +49,20 @@ def test_numba_and_numpy_paths_agree(loss, n, gamma):
         assert g <= 1e-10, f"{res.backend}: certified gradient norm {g:.2e} > 1e-10"
     # both within tol of the unique minimiser: ||x - x*|| <= ||grad F|| / mu
     assert np.linalg.norm(a.x - b.x) <= 2e-10 / (gamma / n)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_fused_scale_features_bit_identical_to_numpy(fit_intercept):
+    from pydpowl._kernels import fused_scale_features
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(5000, 3)) * [10.0, 1.0, 3.0]
+    lower, upper = np.array([-12.0, -0.5, 0.0]), np.array([8.0, 2.0, 4.0])
+    scale = np.maximum(np.abs(lower), np.abs(upper))
+    col_scale = np.concatenate([[1.0], scale]) if fit_intercept else scale
+    d = 3 + int(fit_intercept)
+    Xc = np.clip(X, lower, upper)
+    expected = (np.column_stack([np.ones(5000), Xc]) if fit_intercept else Xc) / col_scale / np.sqrt(d)
+    Z, n_clipped = fused_scale_features(X, lower, upper, col_scale, np.sqrt(d), fit_intercept)
+    assert np.array_equal(Z, expected)
+    assert n_clipped == int(np.count_nonzero(Xc != X)) > 0
