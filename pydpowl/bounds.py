@@ -40,8 +40,9 @@ from above): ``R_hat(theta) = (1/n) sum_i w_i max(0, 1 - y_i z_i'theta)`` and
   ``U`` over the ball that holds ``theta_star`` and ``theta_tilde``; holds with
   probability at least ``1 - rho - delta``.
 * :func:`sample_complexity` (Corollary 12): the smallest n whose population
-  bound, with the bound-optimal ``gamma ~ sqrt(n / epsilon)``, is at most a
-  target ``alpha > T3``.
+  bound, with the gamma that minimises it, is at most a target ``alpha > T3``.
+  :func:`bound_optimal_gamma` gives the closed-form minimiser of ``T1 + T2``,
+  ``gamma* ~ sqrt(n / epsilon)``.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ __all__ = [
     "empirical_risk_bound",
     "population_risk_bound",
     "bound_optimal_gamma",
+    "population_optimal_gamma",
     "solution_norm_bound",
     "sample_complexity",
 ]
@@ -229,6 +231,25 @@ def bound_optimal_gamma(*, n: int, p: int, epsilon: float, W: float, theta_norm:
     return math.sqrt(2.0 * n * K) / theta_norm
 
 
+def population_optimal_gamma(*, n: int, p: int, epsilon: float, W: float, theta_norm: float, h: float = 0.5,
+                             rho: float = 0.05, delta: float = 0.05, C: float = 0.0, kind: str = "quantile") -> float:
+    """The gamma minimising the whole population bound of :func:`population_risk_bound`.
+
+    The bound is a sum of convex functions of gamma (``gamma``, ``1/gamma``,
+    ``1/sqrt(gamma)`` and a maximum of such), so it has one minimum; it is found
+    numerically on the log scale.
+    """
+    from scipy.optimize import minimize_scalar
+
+    def total(log_g: float) -> float:
+        return population_risk_bound(n=n, p=p, epsilon=epsilon, gamma=math.exp(log_g), W=W, theta_norm=theta_norm,
+                                     h=h, rho=rho, delta=delta, C=C, kind=kind).total
+
+    res = minimize_scalar(total, bounds=(math.log(1e-8), math.log(1e14)), method="bounded",
+                          options={"xatol": 1e-10})
+    return float(math.exp(res.x))
+
+
 def sample_complexity(alpha: float, *, p: int, epsilon: float, W: float, theta_norm: float, h: float = 0.5,
                       rho: float = 0.05, delta: float = 0.05, C: float = 0.0,
                       gamma: Union[str, float] = "optimal", kind: str = "quantile", n_max: int = 10 ** 15) -> int:
@@ -240,10 +261,12 @@ def sample_complexity(alpha: float, *, p: int, epsilon: float, W: float, theta_n
         Target excess weighted hinge risk; must exceed ``T3 = W h / 4``, the
         Huber-to-hinge gap that no amount of data removes.
     gamma : "optimal" or float, default="optimal"
-        "optimal" uses :func:`bound_optimal_gamma` at each n (then every term
-        but T3 decreases in n: ``T1 + T2 ~ n^(-1/2)``, ``2U ~ n^(-1/4)``); a
+        "optimal" uses :func:`population_optimal_gamma` at each n (every term
+        but T3 then vanishes as n grows, at rate ``n^(-1/4)`` or faster); a
         number keeps gamma fixed (then T2 does not shrink with n and the
-        target may be unreachable).
+        target may be unreachable). For a fixed gamma the bound decreases in n
+        and in epsilon, so it does with the optimal gamma too, which makes the
+        bisection exact.
     n_max : int, default=10**15
         Give up above this n.
 
@@ -258,7 +281,8 @@ def sample_complexity(alpha: float, *, p: int, epsilon: float, W: float, theta_n
         raise ValueError(f"alpha must exceed T3 = W h / 4 = {t3:.6g} (the Huber-to-hinge gap), got alpha={alpha!r}.")
 
     def bound(n: int) -> float:
-        g = (bound_optimal_gamma(n=n, p=p, epsilon=epsilon, W=W, theta_norm=theta_norm, rho=rho, C=C, kind=kind)
+        g = (population_optimal_gamma(n=n, p=p, epsilon=epsilon, W=W, theta_norm=theta_norm, h=h, rho=rho,
+                                      delta=delta, C=C, kind=kind)
              if gamma == "optimal" else check_positive("gamma", gamma))
         return population_risk_bound(n=n, p=p, epsilon=epsilon, gamma=g, W=W, theta_norm=theta_norm, h=h,
                                      rho=rho, delta=delta, C=C, kind=kind).total

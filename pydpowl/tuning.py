@@ -73,6 +73,7 @@ __all__ = [
     "tune_split_budget",
     "select_gamma",
     "split_sizes",
+    "exponential_mechanism",
 ]
 
 #: the project's default grid (``tuning_algorithm2.md`` section 8)
@@ -218,6 +219,22 @@ def _prepared(data: OWLData, huber_h: float):
     return Z, y, w, float(C), scaler
 
 
+def _validation_scores(Xv, Av, Bv, pv, ov, coef, metric: str) -> NDArray[np.float64]:
+    """Score of each release (rows of ``coef``, original scale) on its validation set.
+
+    The validation arrays have a leading axis of length 1 (one split shared by
+    every repetition) or r (one split per repetition).
+    """
+    if Xv.shape[0] == 1:
+        rules = (Xv[0] @ coef[:, 1:].T + coef[:, 0][None, :]) > 0
+        return _scores(rules, Av[0], Bv[0], pv[0], None if ov is None else ov[0], metric)
+    rules = (np.einsum("rtp,rp->rt", Xv, coef[:, 1:]) + coef[:, 0][:, None]) > 0
+    out = np.empty(coef.shape[0])
+    for j in range(coef.shape[0]):
+        out[j] = _scores(rules[j][:, None], Av[j], Bv[j], pv[j], None if ov is None else ov[j], metric)[0]
+    return out
+
+
 def _scores(rules: NDArray[np.bool_], A, B, prop, optimal, metric: str) -> NDArray[np.float64]:
     """Score of each rule (columns of ``rules``, True = +1) on the validation rows."""
     if metric == "accuracy":
@@ -240,6 +257,7 @@ def tune_gamma_table(
     metric: str = "value",
     rule: str = "max",
     common_samples: bool = True,
+    redraw_split: bool = False,
     huber_h: float = 0.5,
     random_state: Any = None,
     progress: bool = False,
@@ -264,6 +282,10 @@ def tune_gamma_table(
     rule : {"max", "one-se"}, default="max"
     common_samples : bool, default=True
         Share the resampled training sets across candidates.
+    redraw_split : bool, default=False
+        Draw a new pool / validation split of D0 for every repetition (then a
+        pool of exactly n rows differs between repetitions too). The authors'
+        code and the default split D0 once.
     huber_h : float, default=0.5
     random_state : None, int or numpy Generator
         Every draw (shuffle, resampling, noise) comes from this one generator.
@@ -297,16 +319,20 @@ def tune_gamma_table(
     with Progress(len(ns) * len(grid), "tune", enabled=progress) as bar:
         for n in ns:
             n_pool, n_val, replace = split_sizes(n0, n, m)
-            perm = rng.permutation(n0)
-            pool, val = perm[:n_pool], perm[n_pool:]
-            Xv, Av, Bv, pv = X[val], d0.treatment[val], d0.benefit[val], d0.propensity[val]
-            ov = d0.optimal[val] if d0.optimal is not None else None
+            splits = [rng.permutation(n0) for _ in range(r if redraw_split else 1)]
 
             def draw():
-                if replace:
-                    return pool[rng.integers(0, n_pool, size=(r, n))]
-                return np.stack([pool[rng.permutation(n_pool)] for _ in range(r)])
+                """Training rows (r, n) and validation rows (r or 1, n_val) of every repetition."""
+                perms = splits if redraw_split else splits * r
+                train = []
+                for perm in perms:
+                    pool = perm[:n_pool]
+                    train.append(pool[rng.integers(0, n_pool, size=n)] if replace else pool[rng.permutation(n_pool)])
+                return np.stack(train)
 
+            val = np.stack([perm[n_pool:] for perm in splits])  # (1 or r, n_val)
+            Xv, Av, Bv, pv = X[val], d0.treatment[val], d0.benefit[val], d0.propensity[val]
+            ov = d0.optimal[val] if d0.optimal is not None else None
             shared = draw() if common_samples else None
             scores = {e: {} for e in eps_list}
             theta0 = None
@@ -318,8 +344,7 @@ def tune_gamma_table(
                 for eps in eps_list:
                     rate = noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=W, C=C)
                     coef = (theta + sample_output_noise_batch(d, rate, r, rng=rng)) / scale
-                    rules = (Xv @ coef[:, 1:].T + coef[:, 0][None, :]) > 0
-                    scores[eps][gamma] = _scores(rules, Av, Bv, pv, ov, metric)
+                    scores[eps][gamma] = _validation_scores(Xv, Av, Bv, pv, ov, coef, metric)
                 bar.update()
             for eps in eps_list:
                 stats = []
@@ -336,6 +361,7 @@ def tune_gamma_table(
                                      replace=replace))
                 cells.append((n, eps, chosen))
     source = (f"Algorithm 2 on D0 ({d0.description}; n0={n0}, m={m}, r={r}, metric={metric}, rule={rule}, "
+              f"{'split redrawn per repetition' if redraw_split else 'one split'}, "
               f"grid={'/'.join(f'{g:g}' for g in grid)})")
     return GammaTable(cells=tuple(cells), source=source), pd.DataFrame(rows)
 
@@ -349,8 +375,9 @@ def tune_gamma(d0: OWLData, n: int, epsilon: float, **kwargs: Any) -> TuningResu
         method="public-D0", gamma=table.lookup(n, epsilon), n=int(n), epsilon=check_epsilon(epsilon),
         metric=kwargs.get("metric", "value"), rule=kwargs.get("rule", "max"),
         table=curves[["gamma", "mean", "sd", "se", "r", "n_undefined", "selected"]].reset_index(drop=True),
-        details=dict(n0=d0.n, m=m, n_pool=int(row.n_pool), n_val=int(row.n_val), replace=bool(row.replace),
-                     common_samples=kwargs.get("common_samples", True)),
+        details=dict(n0=d0.n, m=m, n_pool=int(row["n_pool"]), n_val=int(row["n_val"]), replace=bool(row["replace"]),
+                     common_samples=kwargs.get("common_samples", True),
+                     redraw_split=kwargs.get("redraw_split", False)),
         notes=(f"D0: {d0.description}",),
     )
 
@@ -383,9 +410,23 @@ def _private_selection(data: OWLData, rows: NDArray[np.int64], grid: List[float]
         score, sens = (rules == (data.optimal[val] > 0)[:, None]).sum(axis=0).astype(float), 1.0
     else:  # unnormalised IPW value with the clipped weights: one subject moves it by at most W
         score, sens = w[val] @ (rules == (y[val] > 0)[:, None]), W
-    logits = eps_sel * score / (2.0 * sens)
-    k = int(np.argmax(logits + rng.gumbel(size=K)))  # Gumbel-max = exponential mechanism
+    k = exponential_mechanism(score, epsilon=eps_sel, sensitivity=sens, rng=rng)
     return float(grid[k]), n_part
+
+
+def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivity: float,
+                          rng: np.random.Generator) -> int:
+    """Index k drawn with probability proportional to ``exp(epsilon * s_k / (2 * sensitivity))``.
+
+    Implemented as the Gumbel-max trick (argmax of the scaled scores plus
+    independent standard Gumbel noise), which has exactly that law.
+    """
+    eps = check_positive("epsilon", epsilon)
+    sens = check_positive("sensitivity", sensitivity)
+    s = np.asarray(scores, dtype=float)
+    if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)):
+        raise ValueError("scores must be a non-empty 1-D array of finite numbers.")
+    return int(np.argmax(eps * s / (2.0 * sens) + rng.gumbel(size=s.size)))
 
 
 def _transfer(gamma: float, transfer: str, n_part: int, eps_sel: float, n_fit: int, eps_fit: float) -> float:

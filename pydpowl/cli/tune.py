@@ -74,6 +74,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     pub.add_argument("--r", type=int, default=200, metavar="R", help="repetitions per candidate (default: 200)")
     pub.add_argument("--rule", choices=("max", "one-se"), default="max",
                      help="max: largest mean, ties to larger gamma; one-se: largest gamma within 1 SE of the best")
+    pub.add_argument("--redraw-split", action="store_true",
+                     help="draw a new pool/validation split of D0 in every repetition (default: one split)")
     pub.add_argument("--fresh-samples", action="store_true",
                      help="draw new training resamples for every candidate (the authors' code) instead of "
                           "sharing them across candidates")
@@ -124,7 +126,7 @@ def _run_public(args: argparse.Namespace) -> int:
     eps = args.eps or list(FIG1_EPSILONS) + [math.inf]
     table, curves = tune_gamma_table(
         d0, ns, eps, gammas=args.gammas or DEFAULT_GAMMA_GRID, m=args.m, r=args.r, metric=args.metric,
-        rule=args.rule, common_samples=not args.fresh_samples,
+        rule=args.rule, common_samples=not args.fresh_samples, redraw_split=args.redraw_split,
         random_state=2024 if args.seed is None else args.seed, progress=show_progress(args))
     args.out.mkdir(parents=True, exist_ok=True)
     curves_csv = args.out / "tuning_curves.csv"
@@ -139,7 +141,8 @@ def _run_public(args: argparse.Namespace) -> int:
     first = curves.drop_duplicates("n").set_index("n")
     say("Algorithm 2: gamma chosen on independent data D0 (no privacy budget spent on the private data)")
     say(f"D0: {d0.description}; m = {args.m or d0.n // 2}, r = {args.r}, metric = {args.metric}, rule = {args.rule}, "
-        f"{'fresh' if args.fresh_samples else 'shared'} training resamples across candidates")
+        f"{'fresh' if args.fresh_samples else 'shared'} training resamples across candidates, "
+        f"{'a new split per repetition' if args.redraw_split else 'one pool/validation split'}")
     for n in ns:
         row = first.loc[n]
         say(f"  n = {n}: training pool {int(row['n_pool'])} rows, validation {int(row['n_val'])} rows, "

@@ -1,0 +1,118 @@
+"""Tests of pydpowl.model_io: JSON export of a release and strict, tamper-evident import."""
+
+import hashlib
+import json
+import math
+
+import numpy as np
+import pytest
+
+from pydpowl import DPOWL
+from pydpowl.datasets import make_synthetic_owl
+from pydpowl.model_io import FORMAT_VERSION, ModelFileError, export_model, load_model, model_from_json
+
+PRIVATE_WORDS = ("nonprivate", "noise", "n_samples", "clipped")
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    data = make_synthetic_owl(300, random_state=1)
+    model = DPOWL(epsilon=2.0, gamma=30.0, weights_upper_bound=30.0, feature_bounds=data.feature_bounds,
+                  keep_nonprivate=True, random_state=5).fit(data.X, data.treatment, data.benefit, 0.5)
+    return model, data
+
+
+@pytest.fixture
+def content(fitted, tmp_path):
+    path = export_model(fitted[0], tmp_path / "m.json", treatment_labels=("new", "old"))
+    return json.loads(path.read_text())
+
+
+def _write(tmp_path, content, *, rehash=True):
+    if rehash:
+        body = {k: v for k, v in content.items() if k != "checksum"}
+        canon = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        content["checksum"] = {"sha256": hashlib.sha256(canon.encode()).hexdigest()}
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(content))
+    return path
+
+
+def test_round_trip_predicts_like_the_model(fitted, tmp_path):
+    model, data = fitted
+    loaded = load_model(export_model(model, tmp_path / "m.json"))
+    np.testing.assert_array_equal(loaded.predict(data.X), model.predict(data.X))
+    np.testing.assert_allclose(loaded.decision_function(data.X.to_numpy()), model.decision_function(data.X),
+                               rtol=0, atol=0)
+    assert (loaded.epsilon, loaded.gamma, loaded.weights_upper_bound, loaded.huber_h) == (2.0, 30.0, 30.0, 0.5)
+    assert loaded.feature_names == ("x1", "x2", "x3", "x4")
+    # columns are matched by name, not position
+    np.testing.assert_array_equal(loaded.predict(data.X[["x4", "x3", "x2", "x1"]]), model.predict(data.X))
+
+
+def test_file_holds_only_the_release_and_public_settings(content, fitted):
+    text = json.dumps(content)
+    for word in PRIVATE_WORDS:
+        assert word not in text, f"model file mentions {word!r}"
+    assert content["format_version"] == FORMAT_VERSION
+    assert content["coef"] == [float(v) for v in fitted[0].coef_]
+    # the file's checksum is SHA-256 of the canonical content, recomputed independently
+    body = {k: v for k, v in content.items() if k != "checksum"}
+    canon = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert content["checksum"]["sha256"] == hashlib.sha256(canon.encode()).hexdigest()
+
+
+def test_tampered_content_is_rejected(content, tmp_path):
+    content["coef"][0] += 0.5
+    with pytest.raises(ModelFileError, match="checksum mismatch"):
+        load_model(_write(tmp_path, content, rehash=False))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c.update(format_version=2), "format_version 2 is not supported"),
+    (lambda c: c.update(extra=1), r"unknown field\(s\) \['extra'\]"),
+    (lambda c: c.pop("gamma"), r"missing field\(s\) \['gamma'\]"),
+    (lambda c: c.update(epsilon="2"), "epsilon must be a number"),
+    (lambda c: c.update(epsilon=-1.0), r"epsilon must be in \(0, inf\)"),
+    (lambda c: c.update(epsilon_total=0.5), "epsilon_total"),
+    (lambda c: c.update(coef=c["coef"][:3]), "coef must have 4 entries"),
+    (lambda c: c["feature_bounds"].update(lower=[0, 0, 2, 0]), "lower > upper"),
+    (lambda c: c.update(feature_names=["x1", "x1", "x3", "x4"]), "distinct"),
+    (lambda c: c.update(fit_intercept="yes"), "fit_intercept must be true or false"),
+    (lambda c: c.update(format="other"), "format must be"),
+])
+def test_invalid_files_are_rejected_with_one_line(content, tmp_path, edit, message):
+    edit(content)
+    with pytest.raises(ModelFileError, match=message) as info:
+        load_model(_write(tmp_path, content))
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not valid JSON"),
+    ('{"epsilon": NaN}', "non-finite number NaN"),
+    ('{"a": 1, "a": 2}', "duplicate key 'a'"),
+    ("[1, 2]", "must hold a JSON object"),
+])
+def test_malformed_json_is_rejected(text, message):
+    with pytest.raises(ModelFileError, match=message):
+        model_from_json(text)
+
+
+def test_overflowing_number_is_rejected(content, tmp_path):
+    text = json.dumps(content).replace(json.dumps(content["coef"][0]), "1e999", 1)
+    with pytest.raises(ModelFileError, match=r"coef\[0\] must be finite"):
+        model_from_json(text)
+
+
+def test_non_private_model_is_not_exported(tmp_path):
+    data = make_synthetic_owl(100, random_state=2)
+    model = DPOWL(epsilon=math.inf, gamma=5.0, weights_upper_bound=30.0, feature_bounds=data.feature_bounds).fit(
+        data.X, data.treatment, data.benefit, 0.5)
+    with pytest.raises(ValueError, match="only private models can be exported"):
+        export_model(model, tmp_path / "m.json")
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="model file not found"):
+        load_model(tmp_path / "nope.json")

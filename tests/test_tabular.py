@@ -1,0 +1,89 @@
+"""Tests of pydpowl.tabular: a user's CSV as DP-OWL data, with stated coding."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pydpowl.tabular import owl_data_from_frame, parse_bounds, parse_propensity, treatment_codes
+
+
+def _frame():
+    return pd.DataFrame({"arm": ["G", "S", "G", "S"], "b": [1.0, 2.0, 0.5, -0.2], "age": [20, 30, 95, 40],
+                         "male": [0, 1, 1, 0], "ps": [0.6, 0.6, 0.7, 0.5]})
+
+
+def test_parse_bounds_by_name_and_position():
+    lo, hi = parse_bounds("male=0:1,age=18:89", ["age", "male"])
+    np.testing.assert_array_equal(lo, [18, 0])
+    np.testing.assert_array_equal(hi, [89, 1])
+    lo, hi = parse_bounds("18:89, 0:1", ["age", "male"])
+    np.testing.assert_array_equal(hi, [89, 1])
+
+
+@pytest.mark.parametrize("text, message", [
+    ("age=18:89", r"no bound for feature\(s\) \['male'\]"),
+    ("age=18:89,sex=0:1", "not among the features"),
+    ("18:89", "got 1 bound"),
+    ("age=18-89,male=0:1", "lower:upper"),
+    ("age=a:b,male=0:1", "two numbers"),
+    ("age=89:18,male=0:1", "lower must be <= upper"),
+    ("age=18:89,0:1", "either every bound by name"),
+])
+def test_parse_bounds_errors(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_bounds(text, ["age", "male"])
+
+
+def test_treatment_coding():
+    a, plus, minus = treatment_codes(pd.Series(["G", "S", "G"]), "G")
+    assert a.tolist() == [1, -1, 1] and (plus, minus) == ("G", "S")
+    a, plus, minus = treatment_codes(pd.Series([0, 1, 1]))
+    assert a.tolist() == [-1, 1, 1] and (plus, minus) == ("1", "0")
+    with pytest.raises(ValueError, match="--treated"):
+        treatment_codes(pd.Series(["G", "S"]))
+    with pytest.raises(ValueError, match="exactly 2 values"):
+        treatment_codes(pd.Series([1, 2, 3]))
+
+
+def test_parse_propensity():
+    assert parse_propensity("0.25") == 0.25
+    assert parse_propensity("column:ps") == "ps"
+    with pytest.raises(ValueError, match=r"must be in \(0, 1\)"):
+        parse_propensity("1.5")
+
+
+def test_frame_to_owl_data_with_column_propensity_and_benefit_shift():
+    data = owl_data_from_frame(_frame(), treatment="arm", benefit="b", features=["age", "male"],
+                               bounds="age=18:89,male=0:1", weights_upper_bound=20, propensity="column:ps",
+                               treated="G", benefit_lower_bound=-0.1)
+    assert data.treatment.tolist() == [1, -1, 1, -1]
+    # received-treatment probabilities: P(+1) for G rows, 1 - P(+1) for S rows
+    np.testing.assert_allclose(data.propensity, [0.6, 0.4, 0.7, 0.5])
+    # shift by the public lower bound -0.1; -0.2 is clipped to it first
+    np.testing.assert_allclose(data.benefit, [1.1, 2.1, 0.6, 0.0])
+    assert any("1 value(s) below it clipped" in n for n in data.notes)
+    assert any("+1 = G, -1 = S" in n for n in data.notes)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(features=["age", "weight"]), r"missing column\(s\) \['weight'\]"),
+    (dict(features=["age", "age"]), "must not repeat"),
+    (dict(features=["age", "arm"]), "must not be features"),
+    (dict(propensity="column:age"), "propensity column 'age' must hold probabilities"),
+])
+def test_frame_errors(kw, message):
+    args = dict(treatment="arm", benefit="b", features=["age", "male"], bounds="18:89,0:1",
+                weights_upper_bound=20, treated="G")
+    args.update(kw)
+    if args["features"] != ["age", "male"]:
+        args["bounds"] = ",".join("0:100" for _ in args["features"])
+    with pytest.raises(ValueError, match=message):
+        owl_data_from_frame(_frame(), **args)
+
+
+def test_missing_values_are_counted():
+    f = _frame()
+    f.loc[1, "age"] = np.nan
+    with pytest.raises(ValueError, match=r"missing values in \{'age': 1\}"):
+        owl_data_from_frame(f, treatment="arm", benefit="b", features=["age"], bounds="18:89", weights_upper_bound=9,
+                            treated="G")
