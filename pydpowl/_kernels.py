@@ -11,7 +11,8 @@ times faster than accumulating into an array. Wider problems use a generic
 loop. For the Huber loss (d <= ``MAX_UNROLLED_D``) the sweep skips the Hessian:
 it records which rows changed quadratic zone, and the Hessian follows by a
 rank-k update over those rows (after the first sweeps, a handful), which
-brings a sweep close to one pass of memory traffic. Without numba, :func:`fused_problem` returns None and the solver uses the
+brings a sweep close to one pass of memory traffic. Without numba,
+:func:`fused_problem` returns None and the solver uses the
 numpy implementation, which gives the same answer up to rounding.
 """
 
@@ -143,7 +144,8 @@ def _first_huber_source(d: int) -> str:
         lines.append(f"{ind}    cz = c * z{j}")
         lines += [f"{ind}    H{j}_{k} += cz * z{k}" for k in range(j + 1)]
     lines += [f"{ind}else:", f"{ind}    zone[i] = 0"]
-    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs] + [f"    Hd[{k}, {j}] = H{j}_{k}" for j, k in pairs if j != k]
+    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs]
+    lines += [f"    Hd[{k}, {j}] = H{j}_{k}" for j, k in pairs if j != k]
     lines.append(f"    g = np.empty({d})")
     lines.append("    sq = 0.0")
     for j in range(d):
@@ -166,7 +168,8 @@ def _hess_update_source(d: int) -> str:
     for j in range(d):
         lines.append(f"{ind}cz = c * z{j}")
         lines += [f"{ind}H{j}_{k} += cz * z{k}" for k in range(j + 1)]
-    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs] + [f"    Hd[{k}, {j}] = H{j}_{k}" for j, k in pairs if j != k]
+    lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs]
+    lines += [f"    Hd[{k}, {j}] = H{j}_{k}" for j, k in pairs if j != k]
     return "\n".join(lines)
 
 
@@ -229,7 +232,8 @@ def _generic_sweep_source(kind: int) -> str:
 
 def _line_source(kind: int) -> str:
     ind = " " * 8
-    body = ["def line(h, m, s, w, t):", "    a1 = 0.0", "    a2 = 0.0", "    for i in range(m.shape[0]):", f"{ind}mi = m[i] + t * s[i]"]
+    body = ["def line(h, m, s, w, t):", "    a1 = 0.0", "    a2 = 0.0", "    for i in range(m.shape[0]):",
+            f"{ind}mi = m[i] + t * s[i]"]
     body += [ind + stmt for stmt in _LOSS_SNIPPETS[kind]]
     body += [f"{ind}ws = w[i] * s[i]", f"{ind}a1 += ws * d1", f"{ind}a2 += ws * s[i] * d2", "    return a1, a2"]
     return "\n".join(body)
@@ -455,8 +459,9 @@ def fused_scale_features(X: NDArray[np.float64], lower: NDArray[np.float64], upp
     X = np.ascontiguousarray(X, dtype=np.float64)
     off = 1 if fit_intercept else 0
     Z = np.empty((X.shape[0], X.shape[1] + off))
-    count = _scale_rows(X, np.ascontiguousarray(lower, dtype=np.float64), np.ascontiguousarray(upper, dtype=np.float64),
-                        np.ascontiguousarray(column_scale, dtype=np.float64), float(dimension_scale), off, Z)
+    f64 = np.ascontiguousarray
+    count = _scale_rows(X, f64(lower, dtype=np.float64), f64(upper, dtype=np.float64),
+                        f64(column_scale, dtype=np.float64), float(dimension_scale), off, Z)
     return Z, int(count)
 
 

@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
 from .run import DEFAULT_ALPHA, run_validation
 from .cases import default_cyp_path

@@ -18,7 +18,6 @@ import numpy as np
 from pydpowl import FeatureScaler
 from pydpowl.datasets import (
     CYP_GAMMA,
-    CYP_WEIGHTS_UPPER_BOUND,
     load_cyp_guides,
     make_cyp_guides_style,
     make_synthetic_owl,

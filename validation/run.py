@@ -23,15 +23,14 @@ from .checks import (
     two_sample_noise_tests,
 )
 from .engines import replay_noise, run_dppack, run_pydpowl
-
-#: private fits replayed with pydpowl's R-compatible stream per case
-N_REPLAY = 20
 from .report import RunInfo, write_report
 
 __all__ = ["DEFAULT_ALPHA", "ValidationResult", "run_validation"]
 
 #: family-wise level of all KS tests of a run
 DEFAULT_ALPHA = 0.01
+#: private fits per case replayed with pydpowl's R-compatible stream
+N_REPLAY = 20
 
 
 @dataclass(frozen=True)

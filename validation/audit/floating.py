@@ -106,7 +106,7 @@ def lsb_lower_bound(samples0: NDArray[np.float64], samples1: NDArray[np.float64]
     kq, kp = (k0, k1) if favours == 0 else (k1, k0)
     lb = _bound_from_counts(kq, kp, m, alpha)[0]
     k, e, b, at_most = region
-    text = (f"coef {k}: |z| in [2^{e - 1}, 2^{e}) and lowest set bit {'<=' if at_most else '>='} 2^{b}, "
+    text = (f"coef {k}: abs(z) in [2^{e - 1}, 2^{e}) and lowest set bit {'<=' if at_most else '>='} 2^{b}, "
             f"favours D{'' if favours == 0 else chr(39)}")
     return LsbBound(max(0.0, lb), kq, kp, m, text)
 
