@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from .losses import HuberHingeLoss
 from .solver import solve_weighted_erm
 
-__all__ = ["solve_huber_batch"]
+__all__ = ["solve_huber_batch", "warm_up"]
 
 
 def _deriv(m: NDArray[np.float64], h: float) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -159,6 +159,21 @@ def solve_huber_batch(
         theta[r] = solve_weighted_erm(Z[r], y[r], w[r], gamma=float(gamma[r]), loss=loss, tol=tol,
                                       theta0=theta[r]).x
     return theta
+
+
+def warm_up() -> bool:
+    """Compile the numba kernel now (about 5 s once; later runs load it from numba's on-disk cache).
+
+    Returns True when the compiled kernel is available. Set-up scripts call it
+    so the first study does not pay the compilation.
+    """
+    kernel = _kernel()
+    if kernel is None:
+        return False
+    Z = np.full((1, 4, 2), 0.5)
+    kernel(Z, np.array([[1.0, -1.0, 1.0, -1.0]]), np.ones((1, 4)), np.ones(1), 0.5, 1e-10, 30, np.zeros((1, 2)),
+           np.zeros(1, dtype=np.bool_))
+    return True
 
 
 def _kernel():
