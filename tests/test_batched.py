@@ -68,3 +68,9 @@ def test_unknown_backend_is_named():
     Z, y, w = _problems(20, 1, seed=4)
     with pytest.raises(ValueError, match="backend must be one of"):
         solve_huber_batch(Z, y, w, gamma=1.0, backend="gpu")
+
+
+def test_warm_up_compiles_when_numba_is_installed():
+    from pydpowl._batched import warm_up
+
+    assert warm_up() is HAS_NUMBA

@@ -64,6 +64,16 @@ def test_reproducible_with_a_fixed_generator(d0):
     assert set(a[a.n == 500]["replace"]) == {False} and set(a[a.n == 800]["replace"]) == {True}
 
 
+def test_one_split_vs_a_split_per_repetition(d0):
+    # n = n_pool = 500: with one split every repetition trains on the same 500 rows, so without noise
+    # (epsilon = inf) the repetitions agree exactly; a split per repetition varies the rows too
+    kw = dict(gammas=(1, 30), m=500, r=10, random_state=3)
+    _, once = tune_gamma_table(d0, [500], [math.inf], **kw)
+    _, redrawn = tune_gamma_table(d0, [500], [math.inf], redraw_split=True, **kw)
+    assert (once.sd < 1e-12).all(), f"one split: SD over repetitions {once.sd.tolist()} should be 0"
+    assert (redrawn.sd > 1e-3).all(), f"split per repetition: SD {redrawn.sd.tolist()} should be positive"
+
+
 def test_budget_drives_the_choice(d0):
     table, _ = tune_gamma_table(d0, [500], [0.1, math.inf], gammas=GRID, m=500, r=100, random_state=1)
     g_inf, g_01 = table.lookup(500, math.inf), table.lookup(500, 0.1)
