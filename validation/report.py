@@ -79,9 +79,9 @@ def format_table(rows: Sequence[CheckRow], *, markdown: bool = True) -> str:
 
 
 def _nonprivate_table(summaries: Sequence[NonprivateSummary]) -> str:
-    head = ["case", "F(theta_py)", "F(theta_R) - F(theta_py)", "||theta_R - theta_py||", "bound",
-            "max abs diff (scaled)", "max abs diff (original)", "treatment differs", "||grad F|| py",
-            "||grad F|| DPpack"]
+    head = ["case", "F(theta_py)", "F(theta_R) - F(theta_py)", "distance theta_R to theta_py", "bound",
+            "max abs diff (scaled)", "max abs diff (original)", "treatment differs", "grad norm pydpowl",
+            "grad norm DPpack"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in summaries:
         lines.append("| " + " | ".join([
