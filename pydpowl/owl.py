@@ -13,11 +13,19 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._base import EstimatorBase, check_is_fitted, resolve_rng
-from ._validation import check_array, check_bool, check_labels, check_positive, check_vector, feature_names_of
+from ._validation import (
+    check_array,
+    check_bool,
+    check_both_arms,
+    check_labels,
+    check_positive,
+    check_vector,
+    feature_names_of,
+)
 from .preprocessing import FeatureScaler, bounds_from_data
 from .propensity import resolve_propensity
 from .summary import FitSummary
-from .werm import DPWeightedERM
+from .werm import DPWeightedERM, state_without_randomness
 
 __all__ = ["DPOWL", "owl_weights"]
 
@@ -92,6 +100,8 @@ class DPOWL(EstimatorBase):
     Guarantee: ``epsilon``-DP for datasets differing in one subject (replacement),
     given public bounds, W, gamma, h and, for estimated propensities, the public
     constants behind C. Prediction does not clip new features (as DPpack).
+    A fitted model is pickled with ``random_state=None``: the seed or generator
+    would regenerate the noise and reveal the non-private rule.
     """
 
     def __init__(self, *, epsilon: float, gamma: float, weights_upper_bound: float, feature_bounds: Any,
@@ -121,6 +131,7 @@ class DPOWL(EstimatorBase):
             bounds = bounds_from_data(X)  # emits PrivacyLeakWarning: the guarantee is void
         scaler = FeatureScaler.from_bounds(bounds, p, self.fit_intercept)
         A = check_labels("treatment", treatment, length=n)
+        check_both_arms("treatment", A)
         B = check_vector("benefit", benefit, length=n)
         negative = B < 0
         if negative.any():
@@ -196,6 +207,10 @@ class DPOWL(EstimatorBase):
         """Coefficients in DPpack's order (intercept first when fitted), original space."""
         check_is_fitted(self)
         return np.concatenate([[self.intercept_], self.coef_]) if self.scaler_.fit_intercept else self.coef_.copy()
+
+    def __getstate__(self) -> dict:
+        """Pickle state without the source of randomness once fitted (it would regenerate the noise)."""
+        return state_without_randomness(self)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """``intercept_ + X @ coef_`` (features are not clipped, as in DPpack's predict)."""

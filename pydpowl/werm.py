@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -22,7 +23,7 @@ from .mechanisms import noise_rate, output_sensitivity, sample_output_noise
 from .solver import SolverResult, solve_weighted_erm
 from .summary import FitSummary
 
-__all__ = ["DPWeightedERM", "check_erm_inputs"]
+__all__ = ["DPWeightedERM", "check_erm_inputs", "check_noise_scale", "state_without_randomness"]
 
 #: slack on ||x_i|| <= 1 for rounding in scaled data
 _NORM_SLACK = 1e-12
@@ -59,6 +60,40 @@ def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLi
                              f"{int(over.sum())} of {n} entries exceed the bound (clip them to the public bound "
                              "first, or raise the bound).")
     return X, y, w
+
+
+def check_noise_scale(epsilon: float, gamma: float, weights_upper_bound: float, C: float) -> None:
+    """Refuse settings whose sensitivity or noise scale is not a finite positive float.
+
+    Extreme but individually valid settings (``epsilon=1e-320``, ``C=1e308``,
+    ``W / gamma`` near the float range) would otherwise release infinite or
+    NaN coefficients. Checked before the data are touched.
+    """
+    delta = (C + 2.0 * weights_upper_bound) / gamma
+    rate = gamma * epsilon / (C + 2.0 * weights_upper_bound)
+    ok = math.isfinite(delta) and delta > 0 and rate > 0 and (rate == math.inf or math.isfinite(1.0 / rate))
+    if not ok:
+        raise ValueError(
+            f"epsilon={epsilon!r}, gamma={gamma!r}, weights_upper_bound={weights_upper_bound!r} and C={C!r} give a "
+            f"sensitivity Delta = (C + 2W)/gamma = {delta!r} and noise scale Delta/epsilon = "
+            f"{(delta / epsilon if epsilon else math.inf)!r}, which must be finite and > 0; nothing was released."
+        )
+
+
+def state_without_randomness(estimator: Any) -> dict:
+    """``__dict__`` for pickling, with ``random_state`` dropped once the estimator is fitted.
+
+    A fitted estimator's source of randomness is as private as its noise: an int
+    seed regenerates the noise, and a Generator, whose state has only advanced
+    past the noise draws, can be rewound to them (PCG64 ``advance`` accepts
+    negative steps). Either way ``coef_ - noise`` is the exact non-private
+    solution. The pickle therefore stores ``random_state=None``; the unpickled
+    estimator predicts identically, and refitting it uses fresh entropy.
+    """
+    state = estimator.__dict__.copy()
+    if hasattr(estimator, "coef_"):
+        state["random_state"] = None
+    return state
 
 
 class DPWeightedERM(EstimatorBase):
@@ -118,6 +153,8 @@ class DPWeightedERM(EstimatorBase):
     Guarantee: ``epsilon``-differential privacy for neighbouring datasets that
     differ in one record (replacement; n is public), provided W, C, the loss
     and gamma are fixed before seeing the data. Only ``coef_`` is released.
+    A fitted estimator is pickled with ``random_state=None``: the seed or
+    generator would regenerate the noise.
     """
 
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, weights_upper_bound: float = 1.0,
@@ -143,6 +180,7 @@ class DPWeightedERM(EstimatorBase):
             raise ValueError(f"C must be in [0, inf), got C={c!r}.")
         tol = check_positive("tol", self.tol)
         check_bool("keep_nonprivate", self.keep_nonprivate)
+        check_noise_scale(eps, gamma, w_max, float(c))
         return eps, gamma, w_max, loss, float(c), tol
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> "DPWeightedERM":
@@ -176,7 +214,13 @@ class DPWeightedERM(EstimatorBase):
     def _set_release(self, result: SolverResult, d: int, *, eps, gamma, w_max, c, rng) -> None:
         rate = noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=w_max, C=c)
         noise = sample_output_noise(d, rate, rng=rng)
-        self.coef_ = result.x + noise
+        release = result.x + noise
+        if not np.all(np.isfinite(release)):
+            raise ValueError(
+                f"the noise for epsilon={eps!r}, gamma={gamma!r}, weights_upper_bound={w_max!r}, C={c!r} overflowed "
+                "(its scale is too large for double precision); nothing was released."
+            )
+        self.coef_ = release
         self.sensitivity_ = output_sensitivity(gamma=gamma, weights_upper_bound=w_max, C=c)
         self.n_features_in_ = d
         self.n_iter_ = result.nit
@@ -184,6 +228,10 @@ class DPWeightedERM(EstimatorBase):
             self.nonprivate_coef_ = result.x.copy()
             self.noise_ = noise
             self.solver_grad_norm_ = result.grad_norm
+
+    def __getstate__(self) -> dict:
+        """Pickle state without the source of randomness once fitted (see :func:`state_without_randomness`)."""
+        return state_without_randomness(self)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """``X @ coef_`` for new rows."""
