@@ -21,6 +21,7 @@ __all__ = [
     "check_array",
     "check_vector",
     "check_labels",
+    "check_both_arms",
     "check_same_length",
     "check_bounds",
     "feature_names_of",
@@ -168,6 +169,17 @@ def check_labels(
             f"{arr.size} entries do not (first at position {first})."
         )
     return arr
+
+
+def check_both_arms(name: str, labels: NDArray[np.float64]) -> None:
+    """Raise unless ``labels`` (already checked to lie in {-1, 1}) contain both values.
+
+    A treatment rule or propensity model cannot be learned from one arm.
+    """
+    if labels.size and np.all(labels == labels[0]):
+        raise ValueError(
+            f"{name} must contain both arms -1 and 1; all {labels.size} entries are {int(labels[0]):+d}."
+        )
 
 
 def check_same_length(names: Sequence[str], lengths: Sequence[int]) -> None:

@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._base import EstimatorBase, check_is_fitted
-from ._validation import check_array, check_bounds, check_labels, check_positive, check_vector
+from ._validation import check_array, check_both_arms, check_bounds, check_labels, check_positive, check_vector
 from .exceptions import ConvergenceError, PrivacyLeakWarning
 
 __all__ = [
@@ -75,7 +75,16 @@ def proposition8_H(*, benefit_bound: float, feature_norm_bound: float, logit_bou
     c_x = check_positive("feature_norm_bound", feature_norm_bound)
     m = check_positive("logit_bound", logit_bound)
     b_x = check_positive("hessian_lower_bound", hessian_lower_bound)
-    return 2.0 * c_b * c_x ** 2 * (1.0 + math.exp(m)) ** 2 / b_x
+    if m > _MAX_LOGIT_BOUND:
+        raise ValueError(f"logit_bound must be in (0, {_MAX_LOGIT_BOUND:g}] (larger values make H overflow), "
+                         f"got logit_bound={m!r}.")
+    H = 2.0 * c_b * c_x ** 2 * (1.0 + math.exp(m)) ** 2 / b_x
+    if not math.isfinite(H):
+        raise ValueError(
+            f"benefit_bound={c_b!r}, feature_norm_bound={c_x!r}, logit_bound={m!r} and hessian_lower_bound={b_x!r} "
+            "give an infinite H; the weight sensitivity C would be infinite."
+        )
+    return H
 
 
 def trivial_weight_sensitivity(n_samples: int, weights_upper_bound: float) -> float:
@@ -83,6 +92,10 @@ def trivial_weight_sensitivity(n_samples: int, weights_upper_bound: float) -> fl
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
         raise ValueError(f"n_samples must be an integer >= 1, got n_samples={n_samples!r}.")
     return float(n_samples) * check_positive("weights_upper_bound", weights_upper_bound)
+
+
+#: (1 + e^M)^2 overflows a double above M of about 354.8
+_MAX_LOGIT_BOUND = 350.0
 
 
 def _sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -141,21 +154,27 @@ class LogisticPropensity(EstimatorBase):
         X_arr = check_array("X", X)
         self.bounds_ = check_bounds("feature_bounds", self.feature_bounds, X_arr.shape[1])
         check_positive("benefit_bound", self.benefit_bound)
-        check_positive("logit_bound", self.logit_bound)
+        if check_positive("logit_bound", self.logit_bound) > _MAX_LOGIT_BOUND:
+            raise ValueError(f"logit_bound must be in (0, {_MAX_LOGIT_BOUND:g}] (larger values make H overflow), "
+                             f"got logit_bound={self.logit_bound!r}.")
+        if isinstance(self.ridge, (bool, np.bool_)) or not isinstance(self.ridge, numbers.Real):
+            raise TypeError(f"ridge must be a real number, got {type(self.ridge).__name__}.")
         ridge = float(self.ridge)
         if not (0.0 <= ridge < np.inf):
             raise ValueError(f"ridge must be in [0, inf), got ridge={self.ridge!r}.")
-        if self.fitted_on not in ("private", "external"):
+        if self.hessian_lower_bound is not None:
+            check_positive("hessian_lower_bound", self.hessian_lower_bound)
+        if not isinstance(self.fitted_on, str) or self.fitted_on not in ("private", "external"):
             raise ValueError(f"fitted_on must be 'private' or 'external', got fitted_on={self.fitted_on!r}.")
         A = check_labels("treatment", treatment, length=X_arr.shape[0])
+        check_both_arms("treatment", A)
         D = self._design(X_arr)
         a01 = (A + 1.0) / 2.0
         if ridge > 0:
             res = sm.GLM(a01, D, family=sm.families.Binomial()).fit_regularized(alpha=ridge, L1_wt=0.0)
             beta = _polish_ridge_logistic(D, a01, np.asarray(res.params, dtype=np.float64), ridge)
         else:
-            res = sm.Logit(a01, D).fit(disp=0, method="newton", maxiter=100)
-            beta = np.asarray(res.params, dtype=np.float64)
+            beta = _unpenalised_logistic(sm, D, a01)
         self.coef_ = beta
         lower, upper = self.bounds_
         self.feature_norm_bound_ = float(np.sqrt(1.0 + np.sum(np.maximum(np.abs(lower), np.abs(upper)) ** 2)))
@@ -202,6 +221,35 @@ class LogisticPropensity(EstimatorBase):
             benefit_bound=self.benefit_bound, feature_norm_bound=self.feature_norm_bound_,
             logit_bound=self.logit_bound, hessian_lower_bound=self.hessian_lower_bound_,
         )
+
+
+def _unpenalised_logistic(sm: Any, D: NDArray[np.float64], a01: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Maximum likelihood by statsmodels' Newton; refuse an ill-posed or unconverged fit."""
+    hint = ("the maximum-likelihood estimate does not exist or is not unique (separable arms, or a feature "
+            "that is constant or collinear with others); use ridge > 0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", _statsmodels_convergence_warning(sm))
+        try:
+            res = sm.Logit(a01, D).fit(disp=0, method="newton", maxiter=100)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"LogisticPropensity: X and treatment: {hint}.") from None
+        except Exception as exc:  # PerfectSeparationError, ConvergenceWarning raised as error
+            if type(exc).__name__ in ("PerfectSeparationError", "ConvergenceWarning", "HessianInversionWarning"):
+                raise ValueError(f"LogisticPropensity: X and treatment: {hint} ({type(exc).__name__}).") from None
+            raise
+    if not res.mle_retvals.get("converged", False):
+        raise ConvergenceError("LogisticPropensity: the maximum-likelihood fit did not converge in 100 Newton steps; "
+                               "use ridge > 0.")
+    beta = np.asarray(res.params, dtype=np.float64)
+    if not np.all(np.isfinite(beta)):
+        raise ValueError(f"LogisticPropensity: X and treatment: {hint}.")
+    return beta
+
+
+def _statsmodels_convergence_warning(sm: Any) -> type:
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+    return ConvergenceWarning
 
 
 def _polish_ridge_logistic(D, a01, beta, ridge, tol=1e-12, max_iter=50):
