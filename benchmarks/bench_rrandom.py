@@ -41,8 +41,10 @@ def main(argv: List[str] | None = None) -> int:
         ("rnorm / standard_normal", lambda: r.rnorm(n), lambda: g.standard_normal(n)),
         ("runif / random", lambda: r.runif(n), lambda: g.random(n)),
         ("rgamma(shape=5) / gamma(5)", lambda: r.rgamma(n, 5.0), lambda: g.gamma(5.0, size=n)),
+        ("rgamma(shape=1) / gamma(1)", lambda: r.rgamma(n, 1.0), lambda: g.gamma(1.0, size=n)),
         ("rgamma(shape=0.5) / gamma(0.5)", lambda: r.rgamma(n, 0.5), lambda: g.gamma(0.5, size=n)),
         ("rexp / standard_exponential", lambda: r.rexp(n), lambda: g.standard_exponential(n)),
+        ("rt(df=8) / standard_t(8)", lambda: r.rt(n, 8.0), lambda: g.standard_t(8.0, size=n)),
         ("sample.int(1e6, n, TRUE) / integers", lambda: r.sample_int(10**6, n, replace=True),
          lambda: g.integers(10**6, size=n)),
     ]

@@ -500,3 +500,55 @@ def test_cyp_style_generator_runs_on_an_r_stream():
     np.testing.assert_array_equal(a.X.to_numpy(), b.X.to_numpy())
     np.testing.assert_array_equal(a.benefit, b.benefit)
     assert int((a.treatment > 0).sum()) == round(300 * 982 / 1459)
+
+
+# ---------------------------------------------------- block-wise paths vs the scalar code
+def test_chain_walk_equals_the_plain_walk():
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        n = int(rng.integers(1, 300))
+        used = rng.integers(1, 6, size=n)
+        used[rng.random(n) < rng.random() * 0.05] = 0
+        start, count = int(rng.integers(0, n + 2)), int(rng.integers(0, 300))
+        expected, end = _exp.walk_chain(used.tolist(), start, count)
+        got, got_end = _exp.Chain(used, levels=int(rng.integers(0, 6))).walk(start, count)
+        assert got.tolist() == expected and got_end == end
+
+
+@pytest.mark.parametrize("block", [16, 97, 4096])
+@pytest.mark.parametrize("kind, arg", [("rexp", None), ("rgamma", 1.0), ("rgamma", 2.5), ("rgamma", 20.0),
+                                       ("rgamma", 0.3)])
+def test_block_paths_equal_scalar_code(monkeypatch, kind, arg, block):
+    # the scalar loops are R's algorithms verbatim (checked against R's vectors above);
+    # tiny blocks force every boundary case of the block-wise code (rejection loops
+    # running past a block, scalar fall-backs, chains restarted in a new block)
+    def draw(r):
+        out = r.rexp(3000) if kind == "rexp" else r.rgamma(3000, arg, rate=1.3)
+        return np.concatenate([out, r.runif(2)])
+
+    monkeypatch.setattr(_exp, "VECTOR_MIN", 10**9)
+    monkeypatch.setattr(_gamma, "VECTOR_MIN", 10**9)
+    ref_rng = RRandom(17)
+    ref = draw(ref_rng)
+    monkeypatch.setattr(_exp, "VECTOR_MIN", 0)
+    monkeypatch.setattr(_gamma, "VECTOR_MIN", 0)
+    monkeypatch.setattr(_exp, "MAX_BLOCK", block)
+    monkeypatch.setattr(_gamma, "MAX_BLOCK", block)
+    rng = RRandom(17)
+    assert _hex(draw(rng)) == _hex(ref)
+    assert np.array_equal(rng.get_state(), ref_rng.get_state())
+
+
+@pytest.mark.parametrize("block", [24, 101, 4096])
+@pytest.mark.parametrize("df", [2.0, 3.0, 8.0, 40.0])
+def test_rt_block_path_equals_scalar_code(monkeypatch, df, block):
+    from pydpowl.rrandom import _student
+
+    monkeypatch.setattr(_student, "VECTOR_MIN", 10**9)
+    ref_rng = RRandom(23)
+    ref = np.concatenate([ref_rng.rt(2000, df), ref_rng.runif(2)])
+    monkeypatch.setattr(_student, "VECTOR_MIN", 0)
+    monkeypatch.setattr(_student, "MAX_BLOCK", block)
+    rng = RRandom(23)
+    assert _hex(np.concatenate([rng.rt(2000, df), rng.runif(2)])) == _hex(ref)
+    assert np.array_equal(rng.get_state(), ref_rng.get_state())

@@ -23,7 +23,7 @@ from ._uniform import words_to_unif
 if TYPE_CHECKING:  # pragma: no cover
     from ._mt import WordStream
 
-__all__ = ["Q", "exp_rand", "exp_at_positions", "walk_chain", "exp_rand_many", "rexp"]
+__all__ = ["Q", "exp_rand", "exp_at", "exp_at_positions", "walk_chain", "Chain", "exp_rand_many", "rexp"]
 
 #: q[k] = sum_{i=1}^{k+1} (ln 2)^i / i!, R's 16 literals.
 Q = (
@@ -67,51 +67,71 @@ def exp_rand(stream: "WordStream") -> float:
     return a + umin * _Q0
 
 
-def exp_at_positions(u: NDArray[np.float64]) -> Tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """``exp_rand()`` started at every position of a block of uniforms.
+#: ``_A_SUMS[j]`` = q[0] added to 0.0 j times in turn, exactly as R's loop accumulates it.
+_A_SUMS = np.zeros(1100, dtype=np.float64)
+for _j in range(1, _A_SUMS.shape[0]):
+    _A_SUMS[_j] = _A_SUMS[_j - 1] + _Q0
+del _j
+
+
+def _doubling(u: NDArray[np.float64]) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Steps 1-3 of ``exp_rand`` for uniforms ``u`` in (0, 1): ``(a, u')``.
+
+    R doubles ``u`` until it exceeds 1 (``j`` doublings, all exact) and adds
+    q[0] to ``a`` after each doubling but the last. With ``u = m 2^e``,
+    ``0.5 <= m < 1``, ``j = 1 - e`` when ``m > 0.5`` and ``2 - e`` when
+    ``u`` is a power of two. ``a`` is read from the table of repeated sums,
+    so it has R's bits; ``u' = u 2^j - 1`` is exact.
+    """
+    m, e = np.frexp(u)
+    j = np.where(m > 0.5, 1, 2) - e.astype(np.int64)
+    return _A_SUMS[j - 1], np.ldexp(u, j) - 1.0
+
+
+def exp_at(u: NDArray[np.float64], starts: NDArray[np.int64]) -> Tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """``exp_rand()`` started at the given positions of a block of uniforms.
 
     Parameters
     ----------
     u : numpy.ndarray of float64, shape (W,)
         Consecutive uniforms of the stream.
+    starts : numpy.ndarray of int64
+        Positions in ``0..W-1``.
 
     Returns
     -------
-    used : numpy.ndarray of int64, shape (W,)
-        Words an ``exp_rand()`` starting at position ``i`` consumes; 0 where
-        that would run past the end of the block (unknown).
-    value : numpy.ndarray of float64, shape (W,)
+    used : numpy.ndarray of int64
+        Words an ``exp_rand()`` starting there consumes; 0 where that would
+        run past the end of the block (unknown).
+    value : numpy.ndarray of float64
         Its result (meaningless where ``used`` is 0).
     """
     W = u.shape[0]
-    a = np.zeros(W)
-    v = u.copy()
-    idx = np.arange(W)
-    while idx.shape[0]:  # repeated doubling; a accumulates q[0] by repeated addition
-        vi = v[idx]
-        vi = vi + vi
-        v[idx] = vi
-        idx = idx[vi <= 1.0]
-        a[idx] = a[idx] + _Q0
-    v = v - 1.0
-    used = np.ones(W, dtype=np.int64)
+    a, v = _doubling(u[starts])
+    used = np.ones(starts.shape[0], dtype=np.int64)
     value = a + v
     slow = np.flatnonzero(v > _Q0)
     if slow.shape[0]:
         k = np.searchsorted(_Q_TAIL, v[slow], side="left") + 1  # smallest i >= 1, v <= q[i]
         n_used = 2 + k
-        inside = slow + n_used <= W
+        inside = starts[slow] + n_used <= W
         used[slow[~inside]] = 0  # would run past the block: unknown here
         slow, k, n_used = slow[inside], k[inside], n_used[inside]
-        umin = u[slow + 1]
+        first = starts[slow] + 1
+        umin = u[first]
         for j in range(1, int(k.max(initial=0)) + 1):
             more = np.flatnonzero(k >= j)
-            cand = u[slow[more] + 1 + j]
+            cand = u[first[more] + j]
             cur = umin[more]
             umin[more] = np.where(cur > cand, cand, cur)
         value[slow] = a[slow] + umin * _Q0
         used[slow] = n_used
     return used, value
+
+
+def exp_at_positions(u: NDArray[np.float64]) -> Tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """``exp_rand()`` started at every position of a block of uniforms (see :func:`exp_at`)."""
+    return exp_at(u, np.arange(u.shape[0], dtype=np.int64))
 
 
 def walk_chain(used: List[int], start: int, count: int) -> Tuple[List[int], int]:
@@ -135,6 +155,62 @@ def walk_chain(used: List[int], start: int, count: int) -> Tuple[List[int], int]
     return out, p
 
 
+class Chain:
+    """:func:`walk_chain` with numpy jump tables, built once per block.
+
+    ``nxt[p] = p + used[p]``; an unknown position (``used[p] == 0``) and every
+    position past the block point to themselves. ``levels`` squarings give
+    ``f^(2^l)`` together with a flag saying whether the ``2^l`` positions from
+    ``p`` are all known. :meth:`walk` follows only every ``2^levels``-th
+    position in Python, fills in the positions in between with one gather per
+    level, and takes the last few steps one by one.
+    """
+
+    def __init__(self, used: NDArray[np.int64], levels: int = 4) -> None:
+        n = used.shape[0]
+        pad = int(used.max(initial=0)) + 1
+        nxt = np.arange(n + pad, dtype=np.int64)
+        nxt[:n] += used
+        live = np.zeros(n + pad, dtype=bool)
+        np.greater(used, 0, out=live[:n])
+        self.n = n
+        self.jumps, self.oks = [nxt], [live]
+        for _ in range(levels):
+            j, o = self.jumps[-1], self.oks[-1]
+            self.oks.append(o & o[j])
+            self.jumps.append(j[j])
+
+    def walk(self, start: int, count: int) -> Tuple[NDArray[np.int64], int]:
+        """Same as ``walk_chain(used, start, count)``, with the positions as an array."""
+        nxt, live = self.jumps[0], self.oks[0]
+        if count <= 0 or start >= self.n or not live[start]:
+            return np.empty(0, dtype=np.int64), start
+        levels = len(self.jumps) - 1
+        span = 1 << levels
+        top_j, top_ok = self.jumps[-1], self.oks[-1]
+        marks = []
+        p = start
+        left = count
+        while left >= span and top_ok[p]:
+            marks.append(p)
+            p = int(top_j[p])
+            left -= span
+        cur = np.array(marks, dtype=np.int64)
+        for lev in range(levels - 1, -1, -1):
+            out = np.empty(2 * cur.shape[0], dtype=np.int64)
+            out[0::2] = cur
+            out[1::2] = self.jumps[lev][cur]
+            cur = out
+        rest = []
+        while left > 0 and live[p]:
+            rest.append(p)
+            p = int(nxt[p])
+            left -= 1
+        if rest:
+            cur = np.concatenate((cur, np.array(rest, dtype=np.int64)))
+        return cur, p
+
+
 def exp_rand_many(stream: "WordStream", k: int) -> NDArray[np.float64]:
     """``k`` successive ``exp_rand()`` values, consuming the stream exactly as R."""
     out = np.empty(k, dtype=np.float64)
@@ -147,9 +223,9 @@ def exp_rand_many(stream: "WordStream", k: int) -> NDArray[np.float64]:
         W = min(int((k - done) * 1.75) + 64, MAX_BLOCK)
         words = stream.peek(W)
         used, value = exp_at_positions(words_to_unif(words))
-        pos, p = walk_chain(used.tolist(), 0, k - done)
-        m = len(pos)
-        out[done : done + m] = value[np.array(pos, dtype=np.int64)]
+        pos, p = Chain(used).walk(0, k - done)
+        m = pos.shape[0]
+        out[done : done + m] = value[pos]
         done += m
         stream.advance(p)
     return out

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, List, Tuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ._exp import exp_at_positions, exp_rand, walk_chain
+from ._exp import Chain, exp_at, exp_at_positions, exp_rand
 from ._normal import BIG, norm_rand, qnorm_vec
 from ._params import recycle
 from ._uniform import words_to_unif
@@ -161,49 +161,122 @@ def _map(fn, arr: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.fromiter(map(fn, arr.tolist()), dtype=np.float64, count=arr.shape[0])
 
 
-def _gd_block(words: NDArray[np.uint64], a: float) -> Tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """GD steps 2-5 started at every position ``0..W-3`` of a block of ``W`` words.
+def _quotient_vec(t: NDArray[np.float64], s: float, s2: float, q0: float) -> NDArray[np.float64]:
+    """:func:`_quotient` element by element (same operations; ``log`` from the C library).
+
+    The callers guarantee ``t > -2s`` (``x > 0``, or ``t >= tau``), so ``1 + v > 0``.
+    """
+    v = t / (s + s)
+    q = np.empty_like(t)
+    small = np.abs(v) <= 0.25
+    ts, vs = t[small], v[small]
+    q[small] = q0 + (((0.5 * ts) * ts) * _poly_a(vs)) * vs
+    big = ~small
+    tb = t[big]
+    q[big] = ((q0 - s * tb) + (0.25 * tb) * tb) + (s2 + s2) * _map(math.log, 1.0 + v[big])
+    return q
+
+
+def _gd_tails(u: NDArray[np.float64], starts: NDArray[np.int64], a: float) -> Tuple[NDArray[np.int64],
+                                                                                     NDArray[np.float64]]:
+    """GD's rejection loop (steps 6-7) started at each position of ``starts``, all at once.
+
+    Each try is one ``exp_rand()`` then one uniform; the tries of all starts
+    are evaluated in waves with the scalar code's operations (:func:`_gd_tail`).
 
     Returns
     -------
-    step : numpy.ndarray of int64, shape (W - 2,)
-        Words used (2 or 3) where the draw is accepted by steps 2-5, and 0
-        where it goes on to the rejection loop after its 3 words.
-    ret : numpy.ndarray of float64, shape (W - 2,)
-        ``x * x``, the unscaled value of an accepted draw.
+    used : numpy.ndarray of int64
+        Words the loop consumes from its start; 0 where it runs past the block.
+    x : numpy.ndarray of float64
+        ``s + 0.5 * t`` of the accepted try (the unscaled value; see ``late``).
     """
-    s2, s, d, q0, _b, _si, _c = _gd_constants(a)
-    W = words.shape[0]
-    u = words_to_unif(words)
-    m = W - 2
-    hi = (words[:m] >> np.uint64(5)).astype(np.float64)
-    t = qnorm_vec((hi + u[1 : m + 1]) / BIG)
-    x = s + 0.5 * t
-    ret = x * x
-    accepted = t >= 0.0
-    step = np.where(accepted, 2, 3).astype(np.int64)
-    neg = np.flatnonzero(~accepted)
-    tn = t[neg]
-    un = u[neg + 2]
-    squeeze = d * un <= (tn * tn) * tn
-    rest = ~squeeze & (x[neg] > 0.0)
-    idx = neg[rest]
-    quotient_ok = np.zeros(idx.shape[0], dtype=bool)
-    if idx.shape[0]:
-        tr, ur = t[idx], un[rest]
-        v = tr / (s + s)
-        q = np.empty_like(tr)
-        small = np.abs(v) <= 0.25
-        ts, vs = tr[small], v[small]
-        q[small] = q0 + (((0.5 * ts) * ts) * _poly_a(vs)) * vs
-        big = ~small
-        tb = tr[big]
-        q[big] = ((q0 - s * tb) + (0.25 * tb) * tb) + (s2 + s2) * _map(_log, 1.0 + v[big])
-        quotient_ok = _map(_log, 1.0 - ur) <= q
-    rejected = neg[~squeeze]
-    rejected = rejected[~np.isin(rejected, idx[quotient_ok], assume_unique=True)]
-    step[rejected] = 0
-    return step, ret
+    s2, s, _d, q0, b, si, c = _gd_constants(a)
+    W = u.shape[0]
+    used = np.zeros(starts.shape[0], dtype=np.int64)
+    x = np.zeros(starts.shape[0], dtype=np.float64)
+    alive = np.arange(starts.shape[0])
+    cur = starts.copy()
+    while alive.shape[0]:
+        alive = alive[cur[alive] < W]  # a try starting past the block is unknown here
+        pos = cur[alive]
+        e_used, e = exp_at(u, pos)
+        known = (e_used > 0) & (pos + e_used < W)  # the uniform after exp_rand is in the block
+        alive, pos, e_used, e = alive[known], pos[known], e_used[known], e[known]
+        uu = u[pos + e_used]
+        uu = uu + uu - 1.0
+        t = np.where(uu < 0.0, b - si * e, b + si * e)
+        accept = np.zeros(alive.shape[0], dtype=bool)
+        go = np.flatnonzero(t >= _TAU)
+        if go.shape[0]:
+            q = _quotient_vec(t[go], s, s2, q0)
+            pos_q = q > 0.0
+            go, q = go[pos_q], q[pos_q]
+            w = _map(math.expm1, q)
+            tg = t[go]
+            accept[go] = c * np.abs(uu[go]) <= w * _map(math.exp, e[go] - (0.5 * tg) * tg)
+        nxt = pos + e_used + 1
+        done = alive[accept]
+        used[done] = nxt[accept] - starts[done]
+        x[done] = s + 0.5 * t[accept]
+        cur[alive] = nxt
+        alive = alive[~accept]
+    return used, x
+
+
+class _GDPlan:
+    """GD (shape >= 1) started at every word position of a block of ``W`` words.
+
+    ``step[i]`` is the number of words a draw starting at position ``i``
+    consumes: 2 when ``t >= 0`` (that is ``p >= 0.5``, no ``qnorm`` needed),
+    3 when the squeeze or the quotient test accepts, ``3 + tail`` when the
+    rejection loop accepts within the block, and 0 when it runs past the block
+    (the draw is then made with the scalar code). Values are computed only for
+    the positions a chain actually visits (:meth:`values`).
+    """
+
+    def __init__(self, words: NDArray[np.uint64], a: float) -> None:
+        s2, s, d, q0, _b, _si, _c = _gd_constants(a)
+        self.a, self.s = a, s
+        W = words.shape[0]
+        m = W - 2
+        u = words_to_unif(words)
+        hi = (words[:m] >> np.uint64(5)).astype(np.float64)
+        self.p = (hi + u[1 : m + 1]) / BIG  # norm_rand() = qnorm(p); t >= 0 iff p >= 0.5
+        step = np.full(m, 2, dtype=np.int64)
+        neg = np.flatnonzero(self.p < 0.5)
+        tn = qnorm_vec(self.p[neg])
+        xn = s + 0.5 * tn
+        un = u[neg + 2]
+        ok = d * un <= (tn * tn) * tn  # squeeze
+        rest = np.flatnonzero(~ok & (xn > 0.0))
+        if rest.shape[0]:
+            # 1 - u > 0 for a uniform; x > 0 gives t > -2s, so 1 + t/(2s) > 0 in the quotient
+            ok[rest] = _map(math.log, 1.0 - un[rest]) <= _quotient_vec(tn[rest], s, s2, q0)
+        step[neg] = 3
+        tails = neg[~ok]
+        t_used, t_x = _gd_tails(u, tails + 3, a)
+        step[tails] = np.where(t_used > 0, 3 + t_used, 0)
+        self.step = step
+        self.neg, self.neg_ret, self.neg_ok = neg, xn * xn, ok
+        self.tails, self.tail_x = tails, t_x
+
+    def values(self, pos: NDArray[np.int64]) -> Tuple[NDArray[np.float64], NDArray[np.bool_]]:
+        """``(value, late)`` of the draws starting at ``pos`` (see :func:`_gd_many`)."""
+        value = np.empty(pos.shape[0], dtype=np.float64)
+        late = np.zeros(pos.shape[0], dtype=bool)
+        is_pos = self.p[pos] >= 0.5
+        i = np.flatnonzero(is_pos)
+        x = self.s + 0.5 * qnorm_vec(self.p[pos[i]])
+        value[i] = x * x
+        j = np.flatnonzero(~is_pos)
+        k = np.searchsorted(self.neg, pos[j])
+        early = self.neg_ok[k]
+        value[j[early]] = self.neg_ret[k[early]]
+        jt = j[~early]
+        value[jt] = self.tail_x[np.searchsorted(self.tails, pos[jt])]
+        late[jt] = True
+        return value, late
 
 
 def _gd_many(stream: "WordStream", a: float, k: int) -> Tuple[NDArray[np.float64], NDArray[np.bool_]]:
@@ -218,25 +291,24 @@ def _gd_many(stream: "WordStream", a: float, k: int) -> Tuple[NDArray[np.float64
     while done < k:
         W = min(int((k - done) * 2.7) + 64, MAX_BLOCK)
         base = stream.words_used
-        step, ret = _gd_block(stream.peek(W), a)
-        step_l: List[int] = step.tolist()
-        n_pos = len(step_l)
+        plan = _GDPlan(stream.peek(W), a)
+        chain = Chain(plan.step)
+        n_pos = plan.step.shape[0]
         p = 0
         while done < k:
-            pos, p = walk_chain(step_l, p, k - done)
-            m = len(pos)
+            pos, p = chain.walk(p, k - done)
+            m = pos.shape[0]
             if m:
-                value[done : done + m] = ret[np.array(pos, dtype=np.int64)]
+                value[done : done + m], late[done : done + m] = plan.values(pos)
                 done += m
             if done == k or p >= n_pos:
                 break
-            # step_l[p] == 0: steps 2-5 reject; the rejection loop starts after 3 words
-            stream.advance(base + p + 3 - stream.words_used)
-            value[done] = _gd_tail(stream, a)
-            late[done] = True
+            # the rejection loop of the draw at p runs past the block: scalar code
+            stream.advance(base + p - stream.words_used)
+            value[done], late[done] = _gd_unscaled(stream, a)
             done += 1
             p = stream.words_used - base
-        stream.advance(base + p - stream.words_used)
+        stream.advance(max(base + p - stream.words_used, 0))
     return value, late
 
 
@@ -254,8 +326,7 @@ def _gs_many(stream: "WordStream", a: float, k: int) -> NDArray[np.float64]:
         try_used = np.zeros(W, dtype=np.int64)
         known = e_used[1:] > 0
         try_used[:-1][known] = 1 + e_used[1:][known]
-        tries, _ = walk_chain(try_used.tolist(), 0, W)
-        pos = np.array(tries, dtype=np.int64)
+        pos, _ = Chain(try_used).walk(0, W)
         if pos.shape[0] == 0:
             out[done] = _gs(stream, a)
             done += 1
