@@ -311,6 +311,25 @@ if NUMBA_AVAILABLE:
 _COMPILED: Dict[Tuple[str, int, int], Callable] = {}
 _LOCK = threading.Lock()
 
+# One spare set of per-row work arrays, reused by the next problem with the same n.
+# Fresh large arrays cost a page fault per 4 KiB page on first touch, which on this
+# kind of (virtualised) machine is a sizeable share of a solve at large n.
+_SPARE: Dict[str, object] = {}
+_SPARE_LOCK = threading.Lock()
+
+
+def _take_workspace(n: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    with _SPARE_LOCK:
+        ws = _SPARE.pop("ws", None)
+    if ws is not None and ws[0].shape[0] == n:
+        return ws
+    return np.empty(n), np.empty(n), np.empty(n, dtype=np.int8), np.empty(n, dtype=np.int64)
+
+
+def _give_back_workspace(ws) -> None:
+    with _SPARE_LOCK:
+        _SPARE["ws"] = ws
+
 
 def _compile(source: str, name: str) -> Callable:
     namespace = {"np": np, "math": math}
@@ -355,7 +374,8 @@ class FusedProblem:
         self._line = _kernel("line", kind, self.d)
         # Two margin buffers, used in turn: the margins of the previous point stay valid
         # while a trial point is evaluated (the solver may fall back to a line search).
-        self._bufs = (np.empty(self.n), np.empty(self.n))
+        self._ws = _take_workspace(self.n)
+        self._bufs = (self._ws[0], self._ws[1])
         self._turn = 0
         self._cache: Optional[tuple] = None
         self._lean = kind == _HUBER and self.d <= MAX_UNROLLED_D
@@ -367,8 +387,8 @@ class FusedProblem:
             self._update = _kernel("update", kind, self.d)
             self._zone_ready = False  # the first sweep builds the Hessian and the zones
             self._allq = _kernel("allq", kind, self.d)
-            self._zone = np.zeros(self.n, dtype=np.int8)
-            self._changed = np.empty(self.n, dtype=np.int64)
+            self._zone = self._ws[2]  # fully written by the first sweep
+            self._changed = self._ws[3]
             self._Hd = np.zeros((self.d, self.d))
         else:
             self._sweep = _kernel("sweep", kind, self.d)
@@ -391,6 +411,14 @@ class FusedProblem:
             obj, g, H = self._sweep(self.h, self.Z, self.y, self.w, theta, self.gamma, m)
         self._cache = (theta.copy(), g, H, obj)
         return m
+
+    def release(self) -> None:
+        """Hand the per-row work arrays to the next problem (the object is unusable after)."""
+        ws, self._ws = getattr(self, "_ws", None), None
+        self._bufs = self._zone = self._changed = None
+        self._cache = None
+        if ws is not None:
+            _give_back_workspace(ws)
 
     def quadratic_start(self) -> Optional[NDArray[np.float64]]:
         """Huber only: the minimiser with every row in the quadratic zone (a weighted ridge

@@ -186,54 +186,59 @@ def solve_weighted_erm(
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     n, d = Z.shape
     problem = _make_problem(Z, np.asarray(y, np.float64), np.asarray(w, np.float64), gamma, loss, backend)
-    if theta0 is None and n >= _WARM_START_MIN_ROWS:
-        theta0 = _warm_start(Z, y, w, gamma=gamma, loss=loss, backend=backend)
-    elif theta0 is None and isinstance(loss, HuberHingeLoss):
-        start = getattr(problem, "quadratic_start", None)
-        theta0 = start() if start is not None else None
-        if theta0 is None:
-            theta0 = _huber_quadratic_start(Z, np.asarray(y, np.float64), np.asarray(w, np.float64), gamma, loss.h)
-    theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
-    m = problem.margins(theta)
-    G = problem.objective(theta, m)
-    g, H = problem.grad_hess(theta, m)
-    grad_norm = float(np.linalg.norm(g)) / n
-    for it in range(max_iter + 1):
-        if grad_norm <= tol:
-            if n * d <= _POLISH_MAX_ENTRIES:
-                theta, G, grad_norm, extra = _polish(problem, theta, g, H, G, grad_norm, n)
-                it += extra
-            return SolverResult(
-                x=theta, success=True, nit=it, grad_norm=grad_norm, objective=G / n, backend=problem.backend,
-            )
-        if it == max_iter:
-            break
-        p = -_solve_spd(H, g)
-        d0 = float(g @ p)
-        if not d0 < 0:  # rounding has exhausted the descent; nothing more to gain
-            break
-        # Full Newton step first: one sweep gives G, the gradient and the Hessian there.
-        # Accept it on sufficient decrease (Armijo) or when it already certifies.
-        trial = theta + p
-        m_trial = problem.margins(trial)
-        G_trial = problem.objective(trial, m_trial)
-        g_trial, H_trial = problem.grad_hess(trial, m_trial)
-        norm_trial = float(np.linalg.norm(g_trial)) / n
-        if G_trial <= G + _ARMIJO * d0 or norm_trial <= tol:
-            theta, m, G, g, H, grad_norm = trial, m_trial, G_trial, g_trial, H_trial, norm_trial
-            continue
-        # Otherwise an exact line search along p from theta (margins m are still valid).
-        s = problem.direction_margins(p)
-        t = _exact_line_search(problem, theta, p, m, s, d0)
-        theta = theta + t * p
+    try:
+        if theta0 is None and n >= _WARM_START_MIN_ROWS:
+            theta0 = _warm_start(Z, y, w, gamma=gamma, loss=loss, backend=backend)
+        elif theta0 is None and isinstance(loss, HuberHingeLoss):
+            start = getattr(problem, "quadratic_start", None)
+            theta0 = start() if start is not None else None
+            if theta0 is None:
+                theta0 = _huber_quadratic_start(Z, np.asarray(y, np.float64), np.asarray(w, np.float64), gamma, loss.h)
+        theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
         m = problem.margins(theta)
         G = problem.objective(theta, m)
         g, H = problem.grad_hess(theta, m)
         grad_norm = float(np.linalg.norm(g)) / n
-    raise ConvergenceError(
-        f"solver stopped after max_iter={max_iter} iterations with gradient norm "
-        f"{grad_norm:.3e} > tol={tol:.0e}; nothing was released."
-    )
+        for it in range(max_iter + 1):
+            if grad_norm <= tol:
+                if n * d <= _POLISH_MAX_ENTRIES:
+                    theta, G, grad_norm, extra = _polish(problem, theta, g, H, G, grad_norm, n)
+                    it += extra
+                return SolverResult(
+                    x=theta, success=True, nit=it, grad_norm=grad_norm, objective=G / n, backend=problem.backend,
+                )
+            if it == max_iter:
+                break
+            p = -_solve_spd(H, g)
+            d0 = float(g @ p)
+            if not d0 < 0:  # rounding has exhausted the descent; nothing more to gain
+                break
+            # Full Newton step first: one sweep gives G, the gradient and the Hessian there.
+            # Accept it on sufficient decrease (Armijo) or when it already certifies.
+            trial = theta + p
+            m_trial = problem.margins(trial)
+            G_trial = problem.objective(trial, m_trial)
+            g_trial, H_trial = problem.grad_hess(trial, m_trial)
+            norm_trial = float(np.linalg.norm(g_trial)) / n
+            if G_trial <= G + _ARMIJO * d0 or norm_trial <= tol:
+                theta, m, G, g, H, grad_norm = trial, m_trial, G_trial, g_trial, H_trial, norm_trial
+                continue
+            # Otherwise an exact line search along p from theta (margins m are still valid).
+            s = problem.direction_margins(p)
+            t = _exact_line_search(problem, theta, p, m, s, d0)
+            theta = theta + t * p
+            m = problem.margins(theta)
+            G = problem.objective(theta, m)
+            g, H = problem.grad_hess(theta, m)
+            grad_norm = float(np.linalg.norm(g)) / n
+        raise ConvergenceError(
+            f"solver stopped after max_iter={max_iter} iterations with gradient norm "
+            f"{grad_norm:.3e} > tol={tol:.0e}; nothing was released."
+        )
+    finally:
+        release = getattr(problem, "release", None)
+        if release is not None:
+            release()  # its work arrays go to the next solve; the result holds none of them
 
 
 def _polish(problem, theta, g, H, G, grad_norm, n, max_steps: int = 3):
