@@ -3,7 +3,7 @@ PY := .venv/bin/python
 # The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
 export PYDPOWL_REQUIRE_R := 1
 
-.PHONY: setup run test test-python test-r test-slow validate validate-full audit-full bench lint clean
+.PHONY: setup run test test-r test-slow simulate tune validate-full audit-full bench lint clean
 
 setup:
 	@bash scripts/setup.sh
@@ -22,6 +22,12 @@ test-r: setup
 
 test-slow: setup
 	$(PY) -m pytest -q -m slow
+
+simulate: setup
+	$(PY) -m pydpowl.cli simulate --out results/simulate
+
+tune: setup
+	$(PY) -m pydpowl.cli tune --out results/tune
 
 validate-full: setup
 	$(PY) -m validation --out results/validation
