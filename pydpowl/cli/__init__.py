@@ -73,7 +73,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("default")
+            warnings.simplefilter("default")  # show privacy warnings once each
+            warnings.filterwarnings("ignore", category=DeprecationWarning)  # third-party noise
             result = args.func(args)
         return int(result or 0)
     except KeyboardInterrupt:
