@@ -82,9 +82,10 @@ def plot_epsilons(result: AuditResult, path: Path) -> Path:
         if not rows:
             continue
         x = np.array([r.epsilon for r in rows]) * (1 + shift)
-        ax.scatter(x, [r.epsilon_lb for r in rows], marker=marker, color=colour, label=f"{engine}: empirical lower bound")
+        ax.scatter(x, [r.epsilon_lb for r in rows], marker=marker, color=colour,
+                   label=f"{engine}: empirical lower bound")
         ax.scatter(x, [r.ideal for r in rows], marker=marker, facecolors="none", edgecolors=colour,
-                   label=f"{engine}: ideal eps ||theta-theta'||/Delta")
+                   label=f"{engine}: ideal eps ‖θ−θ′‖/Δ")
     controls = [r for r in result.black_box if r.control]
     if controls:
         ax.scatter([r.epsilon for r in controls], [r.epsilon_lb for r in controls], marker="^", color="tab:red",

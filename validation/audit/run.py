@@ -225,10 +225,12 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     next_seed = seed
     for config in configs:
         options = dict(n_random=40, n_starts=2, maxiter=30, n_replaced=1) if quick else \
-            dict(n_random=200, n_starts=6, maxiter=60, n_replaced=2)
+            dict(n_random=200, n_starts=6, maxiter=60, n_replaced=2,
+                 bases=("random", "balanced", "random", "balanced"))
         if config.propensity == "logistic":  # every evaluation refits the propensity model (twice for "pair")
             options.update(n_starts=max(1, options["n_starts"] // 2), modes=("replace",) if quick else
-                           ("replace", "pair"), n_random=options["n_random"] // 2, maxiter=options["maxiter"] // 2)
+                           ("replace", "pair"), n_random=options["n_random"] // 2, maxiter=options["maxiter"] // 2,
+                           bases=("random", "balanced"))
         options.update(search_options or {})
         result = sensitivity_search(config, seed=seed, **options)
         sens.append(result)

@@ -176,6 +176,8 @@ def sensitivity_search(config: AuditConfig, *, seed: int = 0, n_random: int = 20
     maxiter : int
         L-BFGS-B iterations per start.
     bases : tuple of {"random", "balanced"}
+        One base dataset per entry (repeats give further draws), base ``k`` drawn
+        from its own stream seeded by ``(seed, k)``.
     modes : tuple of {"replace", "pair"}
     n_replaced : int
         How many record positions are tried per base dataset (record 0 first).
@@ -187,10 +189,12 @@ def sensitivity_search(config: AuditConfig, *, seed: int = 0, n_random: int = 20
     lo, hi = config.record_box()
     m = lo.shape[0]
 
-    for base_name in bases:
-        D = config.random_dataset(rng) if base_name == "random" else config.balanced_dataset(rng)
-        positions = [0] + [int(k) for k in rng.choice(np.arange(1, D.n), size=max(0, n_replaced - 1),
-                                                       replace=False)]
+    for b, base_name in enumerate(bases):
+        # each base dataset has its own stream, so searches of different effort share their bases
+        base_rng = np.random.default_rng([seed, b])
+        D = config.random_dataset(base_rng) if base_name == "random" else config.balanced_dataset(base_rng)
+        positions = [0] + [int(k) for k in base_rng.choice(np.arange(1, D.n), size=max(0, n_replaced - 1),
+                                                            replace=False)]
         for j in positions:
             # random records: corners (top weight, label flipped) and uniform points
             for k in range(n_random):

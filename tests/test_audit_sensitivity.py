@@ -1,0 +1,98 @@
+"""Sensitivity audit: worst neighbouring pairs stay within Delta, and the search can reach it."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from validation.audit.configs import Dataset, default_configs
+from validation.audit.run import RATIO_TOLERANCE, AuditResult
+from validation.audit.sensitivity import evaluate_pair, sensitivity_search
+
+CONFIGS = {c.name: c for c in default_configs()}
+SMALL = dict(n_random=16, n_starts=1, maxiter=15, n_replaced=1)
+
+
+def _linear_zone_pair():
+    """gamma = 20, n = 20: with small weights on the others every margin stays below 1 - h."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(20, 3))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    X[0] = np.array([1.0, 2.0, -2.0]) / 3.0  # norm 1
+    y = np.tile([1.0, -1.0], 10)
+    w = np.full(20, 0.3)
+    w[0] = 1.0
+    D = Dataset(X, y, w)
+    return D, D.with_record(0, X[0], -1.0, 1.0)
+
+
+def test_linear_zone_pair_attains_delta_exactly():
+    config = CONFIGS["werm-huber-strong"]
+    D, D1 = _linear_zone_pair()
+    theta, delta = config.minimiser(D)
+    # hand computation: with every margin < 1 - h the gradient condition is gamma theta = sum_i w_i y_i x_i
+    closed = (D.v * D.y) @ D.X / config.gamma
+    assert np.all(D.y * (D.X @ closed) < 1 - config.huber_h)
+    np.testing.assert_allclose(theta, closed, rtol=0, atol=1e-12)
+    assert delta == pytest.approx(2 * config.weights_upper_bound / config.gamma)
+    ev = evaluate_pair(config, D, D1)
+    assert ev.ratio == pytest.approx(1.0, abs=1e-10), f"linear-zone pair ratio {ev.ratio!r}, expected exactly 1"
+
+
+def test_search_reaches_the_bound_where_it_is_attainable():
+    result = sensitivity_search(CONFIGS["werm-huber-strong"], seed=1, bases=("random",), **SMALL)
+    assert 0.999 <= result.worst.ratio <= 1 + RATIO_TOLERANCE, f"worst ratio {result.worst.ratio!r}"
+    assert result.by_method["optimised-pair"] >= result.by_method["random"]
+
+
+@pytest.mark.parametrize("name", ["werm-huber", "werm-logistic", "owl-intercept"])
+def test_worst_pairs_stay_within_delta(name):
+    result = sensitivity_search(CONFIGS[name], seed=2, bases=("balanced",), **SMALL)
+    assert result.worst.ratio <= 1 + RATIO_TOLERANCE, f"{name}: ||theta - theta'|| / Delta = {result.worst.ratio!r} > 1"
+    assert result.worst.ratio > 0.2, f"{name}: search found only {result.worst.ratio:.3f} (too weak to be evidence)"
+    D, D1 = result.D, result.D1
+    differs = (D.X != D1.X).any(axis=1) | (D.y != D1.y) | (D.v != D1.v)
+    assert differs.sum() == 1 and differs[result.replaced], "the pair must differ in exactly the replaced record"
+
+
+def test_propensity_refit_pairs_stay_within_delta_and_c_is_needed():
+    config = CONFIGS["owl-propensity"]
+    result = sensitivity_search(config, seed=3, bases=("random",), modes=("replace",), n_random=8, n_starts=1,
+                                maxiter=8, n_replaced=1)
+    ev = result.worst
+    assert ev.C > 0 and ev.sensitivity == pytest.approx((ev.C + 2 * config.weights_upper_bound) / config.gamma)
+    assert ev.ratio <= 1 + RATIO_TOLERANCE
+    assert 0 < result.worst_weight_ratio <= 1, "Proposition 8: other weights moved by more than C"
+    assert result.worst_naive_ratio > ev.ratio, "ignoring C must make the pair look closer to the bound"
+
+
+def test_a_wrong_delta_is_caught():
+    """If Delta were under-reported (here halved) the audit must fail."""
+    config = CONFIGS["werm-huber-strong"]
+
+    class HalvedDelta(type(config)):
+        def analyse(self, data):
+            theta, delta, w, C = super().analyse(data)
+            return theta, delta / 2, w, C
+
+    wrong = HalvedDelta(**{f.name: getattr(config, f.name) for f in dataclasses.fields(config)})
+    D, D1 = _linear_zone_pair()
+    assert evaluate_pair(wrong, D, D1).ratio == pytest.approx(2.0, rel=1e-9)
+    result = sensitivity_search(wrong, seed=1, bases=("random",), modes=("pair",), n_random=4, n_starts=1,
+                                maxiter=10, n_replaced=1)
+    audit = AuditResult(sensitivity=[result], black_box=[], n_per_split=0, alpha=0.05, seed=0)
+    assert not audit.passed
+
+
+def test_delta_must_not_depend_on_the_data():
+    config = CONFIGS["werm-huber-strong"]
+
+    class DataDelta(type(config)):
+        def analyse(self, data):
+            theta, delta, w, C = super().analyse(data)
+            return theta, delta * (1 + data.v.sum()), w, C
+
+    bad = DataDelta(**{f.name: getattr(config, f.name) for f in dataclasses.fields(config)})
+    D, D1 = _linear_zone_pair()
+    with pytest.raises(AssertionError, match="Delta depends on the data"):
+        evaluate_pair(bad, D, D1.with_record(0, D.X[0], -1.0, 0.5))
