@@ -14,7 +14,7 @@ import pytest
 from validation.audit.__main__ import main as audit_main
 from validation.audit.configs import Dataset, default_configs
 from validation.audit.report import write_report
-from validation.audit.run import AuditResult, black_box_row
+from validation.audit.run import AuditResult, black_box_row, floating_rows
 from validation.audit.sensitivity import sensitivity_search
 
 CONFIGS = {c.name: c for c in default_configs()}
@@ -106,3 +106,14 @@ def test_dppack_svmdp_and_pydpowl_owl_on_the_same_neighbours(require_r):
     assert r_row.ideal == pytest.approx(py_row.ideal, abs=0.01), "the engines disagree on the neighbours' minimisers"
     for row in (r_row, py_row):
         assert row.epsilon_lb <= 1.0, f"{row.engine}: lower bound {row.epsilon_lb:.3f} > claimed 1"
+
+
+def test_bit_level_rows_cover_each_released_attribute():
+    config = CONFIGS["owl-intercept"]
+    D, D1 = _owl_pair()
+    rows = floating_rows(config, D, D1, epsilon=1.0, engine="pydpowl", n_per_split=300, seed=3)
+    assert [(r.attribute, r.grid is None) for r in rows] == [
+        ("scaled_coef_", True), ("scaled_coef_", False),
+        ("intercept_, coef_ (JSON export)", True), ("intercept_, coef_ (JSON export)", False)]
+    assert all(r.bound.n_eval == 300 for r in rows)
+    assert all(r.bound.epsilon_lb <= 1.0 for r in rows if r.grid is not None), "rounded releases must not leak"

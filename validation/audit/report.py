@@ -54,14 +54,14 @@ def black_box_table(result: AuditResult) -> str:
 
 
 def floating_table(result: AuditResult) -> str:
-    head = ("| configuration | engine | claimed eps | releases | bit-level eps lower bound | region "
-            "(Q / P of N) |\n|---|---|---|---|---|---|\n")
+    head = ("| configuration | engine | released numbers | claimed eps | releases | bit-level eps lower bound "
+            "| region (Q / P of N) |\n|---|---|---|---|---|---|---|\n")
     lines = []
     for r in result.floating:
         what = "as returned (full precision)" if r.grid is None else f"rounded to multiples of 2^{int(np.log2(r.grid))}"
         b = r.bound
         flag = " (exceeds eps)" if r.leaks else ""
-        lines.append(f"| {r.config} | {r.engine} | {r.epsilon:g} | {what} | {b.epsilon_lb:.3f}{flag} "
+        lines.append(f"| {r.config} | {r.engine} | {r.attribute} | {r.epsilon:g} | {what} | {b.epsilon_lb:.3f}{flag} "
                      f"| {b.region} ({b.q_count} / {b.p_count} of {b.n_eval}) |")
     return head + "\n".join(lines)
 
@@ -117,8 +117,8 @@ def as_json(result: AuditResult) -> Dict[str, Any]:
         "black_box": [{"config": r.config, "engine": r.engine, "epsilon": r.epsilon, "noise_epsilon": r.noise_epsilon,
                        "ideal": r.ideal, "control": r.control, "verdict": r.verdict, **summary_of(r.bound)}
                       for r in result.black_box],
-        "floating": [{"config": r.config, "engine": r.engine, "epsilon": r.epsilon, "grid": r.grid,
-                      **r.bound.as_dict()} for r in result.floating],
+        "floating": [{"config": r.config, "engine": r.engine, "attribute": r.attribute, "epsilon": r.epsilon,
+                      "grid": r.grid, **r.bound.as_dict()} for r in result.floating],
     }
 
 

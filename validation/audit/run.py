@@ -94,6 +94,8 @@ class FloatingRow:
     grid : float or None
         None for the releases as the engine returns them; else the rounding grid.
     bound : LsbBound
+    attribute : str
+        Which released numbers were tested.
     """
 
     config: str
@@ -101,6 +103,7 @@ class FloatingRow:
     epsilon: float
     grid: Optional[float]
     bound: LsbBound
+    attribute: str = "release"
 
     @property
     def leaks(self) -> bool:
@@ -176,19 +179,31 @@ def binade_crossing_pair(config: AuditConfig, D: Dataset, *, seed: int, tries: i
 
 def floating_rows(config: AuditConfig, D: Dataset, D1: Dataset, *, epsilon: float, engine: str,
                   n_per_split: int, seed: int, alpha: float = 0.05) -> List[FloatingRow]:
-    """Bit-level bounds on every released number, as returned and rounded to :data:`ROUNDING_GRID`."""
+    """Bit-level bounds per released attribute, as returned and rounded to :data:`ROUNDING_GRID`.
+
+    pydpowl's DPOWL releases two views, audited separately: ``scaled_coef_``
+    and ``intercept_, coef_`` (the numbers :mod:`pydpowl.model_io` writes to
+    JSON); DPWeightedERM releases ``coef_``; DPpack releases ``coeff``.
+    """
     m = 2 * n_per_split
     s0, s1 = _seeds(seed, m), _seeds(seed + m, m)
     if engine == "pydpowl":
         R0 = config.releases(D, epsilon, s0, all_attributes=True)
         R1 = config.releases(D1, epsilon, s1, all_attributes=True)
+        views = [("coef_", slice(None))] if config.kind == "werm" else [
+            ("scaled_coef_", slice(0, config.d)), ("intercept_, coef_ (JSON export)", slice(config.d, None))]
     else:
         R0 = config.dppack_releases(D, epsilon, s0, all_attributes=True)
         R1 = config.dppack_releases(D1, epsilon, s1, all_attributes=True)
-    raw = lsb_lower_bound(R0, R1, alpha=alpha)
-    rounded = lsb_lower_bound(round_releases(R0, ROUNDING_GRID), round_releases(R1, ROUNDING_GRID), alpha=alpha)
-    return [FloatingRow(config.name, engine, epsilon, None, raw),
-            FloatingRow(config.name, engine, epsilon, ROUNDING_GRID, rounded)]
+        views = [("coeff", slice(None))]
+    rows = []
+    for what, cols in views:
+        a, b = R0[:, cols], R1[:, cols]
+        rows.append(FloatingRow(config.name, engine, epsilon, None, lsb_lower_bound(a, b, alpha=alpha), what))
+        rows.append(FloatingRow(config.name, engine, epsilon, ROUNDING_GRID,
+                                lsb_lower_bound(round_releases(a, ROUNDING_GRID), round_releases(b, ROUNDING_GRID),
+                                                alpha=alpha), what))
+    return rows
 
 
 def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] = None,
@@ -267,7 +282,8 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
                                seed=next_seed, alpha=alpha)
             floating.extend(fl)
             next_seed += 4 * n_fp
-            say(f"[audit] bit-level {result.config.name} {engine} eps={eps:g}: lower bound "
-                f"{fl[0].bound.epsilon_lb:.3f} as released, {fl[1].bound.epsilon_lb:.3f} rounded to 2^-24")
+            for raw, rounded in zip(fl[::2], fl[1::2]):
+                say(f"[audit] bit-level {result.config.name} {engine} {raw.attribute} eps={eps:g}: lower bound "
+                    f"{raw.bound.epsilon_lb:.3f} as released, {rounded.bound.epsilon_lb:.3f} rounded to 2^-24")
     return AuditResult(sensitivity=sens, black_box=rows, n_per_split=n_per_split, alpha=alpha, seed=seed,
                        seconds=time.perf_counter() - t0, floating=floating)
