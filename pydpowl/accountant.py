@@ -118,7 +118,7 @@ class BudgetAccountant:
                                                                             allow_inf=True)))
         if self._exceeds(0.0):
             raise BudgetExceededError(
-                f"releases spend epsilon={self.spent!r}, more than total_epsilon={self._total!r}."
+                f"releases spend epsilon={self.spent:.6g}, more than total_epsilon={self._total:.6g}."
             )
 
     # -- state -----------------------------------------------------------------
@@ -182,8 +182,8 @@ class BudgetAccountant:
         _check_label(label)
         if self._exceeds(eps):
             raise BudgetExceededError(
-                f"{label}: epsilon={eps!r} exceeds the remaining privacy budget {self.remaining!r} "
-                f"(total_epsilon={self._total!r}, already spent {self.spent!r} in {len(self._releases)} "
+                f"{label}: epsilon={eps:.6g} exceeds the remaining privacy budget {self.remaining:.6g} "
+                f"(total_epsilon={self._total:.6g}, already spent {self.spent:.6g} in {len(self._releases)} "
                 "release(s)); nothing was released."
             )
         return eps
