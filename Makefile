@@ -3,7 +3,7 @@ PY := .venv/bin/python
 # The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
 export PYDPOWL_REQUIRE_R := 1
 
-.PHONY: setup run test test-r test-slow simulate tune validate-full audit-full bench lint clean
+.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit-full bench lint clean
 
 setup:
 	@bash scripts/setup.sh
@@ -28,6 +28,9 @@ simulate: setup
 
 tune: setup
 	$(PY) -m pydpowl.cli tune --out results/tune
+
+validate: setup
+	$(PY) -m validation --quick --out results/validation-quick
 
 validate-full: setup
 	$(PY) -m validation --out results/validation

@@ -142,7 +142,7 @@ class DPOWL(EstimatorBase):
             )
         prop, C, n_clipped_logits = resolve_propensity(propensity, X, A)
         w, n_clipped_w = owl_weights(B, prop, w_max)
-        Z, n_clipped_x = scaler.transform(X)
+        Z, n_clipped_x = scaler.transform_checked(X)
         counts = {"n_clipped_weights": n_clipped_w, "n_clipped_features": n_clipped_x,
                   "n_clipped_logits": n_clipped_logits}
         return Z, A, w, C, scaler, counts
@@ -173,7 +173,7 @@ class DPOWL(EstimatorBase):
             epsilon=self.epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
             loss="huber", huber_h=self.huber_h, C=C, tol=self.tol, keep_nonprivate=self.keep_nonprivate,
             random_state=resolve_rng(self.random_state),
-        ).fit(Z, A, w)
+        )._fit_checked(Z, A, w)  # Z has rows of norm <= 1 and w lies in [0, W] by construction
         self._store_release(engine.coef_, scaler)
         self.sensitivity_ = engine.sensitivity_
         self.weight_sensitivity_ = float(C)

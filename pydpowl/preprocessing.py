@@ -25,6 +25,9 @@ from .exceptions import PrivacyLeakWarning
 
 __all__ = ["FeatureScaler", "bounds_from_data"]
 
+#: rows from which the fused scaling kernel is used
+_FUSED_MIN_ROWS = 5000
+
 
 @dataclass(frozen=True)
 class FeatureScaler:
@@ -81,6 +84,21 @@ class FeatureScaler:
         X = check_array("X", X)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X must have {self.n_features} columns (one per bound), got {X.shape[1]}.")
+        return self.transform_checked(X)
+
+    def transform_checked(self, X: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
+        """:meth:`transform` for a finite float64 array already known to have ``p`` columns.
+
+        Large inputs go through a fused one-pass kernel (numba) that gives
+        bit-identical results.
+        """
+        if X.shape[0] >= _FUSED_MIN_ROWS:
+            from ._kernels import fused_scale_features
+
+            out = fused_scale_features(X, self.lower, self.upper, self.column_scale,
+                                       self.dimension_scale, self.fit_intercept)
+            if out is not None:
+                return out
         Xc, n_clipped = self.clip(X)
         if self.fit_intercept:
             Xc = np.column_stack([np.ones(Xc.shape[0]), Xc])

@@ -199,16 +199,23 @@ class DPWeightedERM(EstimatorBase):
         -------
         self
         """
-        eps, gamma, w_max, loss, c, tol = self._validated_settings()
         names = feature_names_of(X)
+        w_max = self._validated_settings()[2]  # settings are checked before the data
         X, y, w = check_erm_inputs(X, y, sample_weight, w_max)
+        self._fit_checked(X, y, w)
+        if names is not None:
+            self.feature_names_in_ = names
+        return self
+
+    def _fit_checked(self, X: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64]) -> "DPWeightedERM":
+        """:meth:`fit` for data already validated by :func:`check_erm_inputs` (or built to
+        satisfy it, as :class:`pydpowl.DPOWL` does)."""
+        eps, gamma, w_max, loss, c, tol = self._validated_settings()
         rng = resolve_rng(self.random_state)
         result = solve_weighted_erm(X, y, w, gamma=gamma, loss=loss, tol=tol)
         self._set_release(result, X.shape[1], eps=eps, gamma=gamma, w_max=w_max, c=c, rng=rng)
         self.n_samples_ = X.shape[0]
         self.loss_name_ = loss.name
-        if names is not None:
-            self.feature_names_in_ = names
         return self
 
     def _set_release(self, result: SolverResult, d: int, *, eps, gamma, w_max, c, rng) -> None:
