@@ -418,15 +418,20 @@ def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivit
                           rng: np.random.Generator) -> int:
     """Index k drawn with probability proportional to ``exp(epsilon * s_k / (2 * sensitivity))``.
 
-    Implemented as the Gumbel-max trick (argmax of the scaled scores plus
-    independent standard Gumbel noise), which has exactly that law.
+    Implemented by inversion with one uniform draw (the first k whose cumulative
+    probability reaches u), as DPpack's ``ExponentialMechanism`` does, so it works
+    with a numpy Generator and with an R-compatible :class:`pydpowl.RRandom`.
     """
     eps = check_positive("epsilon", epsilon)
     sens = check_positive("sensitivity", sensitivity)
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)):
         raise ValueError("scores must be a non-empty 1-D array of finite numbers.")
-    return int(np.argmax(eps * s / (2.0 * sens) + rng.gumbel(size=s.size)))
+    logits = eps * s / (2.0 * sens)
+    p = np.exp(logits - logits.max())
+    cumulative = np.cumsum(p / p.sum())
+    u = float(rng.uniform())
+    return int(min(np.searchsorted(cumulative, u, side="left"), s.size - 1))
 
 
 def _transfer(gamma: float, transfer: str, n_part: int, eps_sel: float, n_fit: int, eps_fit: float) -> float:
