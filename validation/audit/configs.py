@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from pydpowl import DPOWL, DPWeightedERM, LogisticPropensity
 
-__all__ = ["Dataset", "AuditConfig", "default_configs", "quick_configs"]
+__all__ = ["Dataset", "AuditConfig", "default_configs", "quick_configs", "bit_level_configs"]
 
 
 @dataclass(frozen=True)
@@ -319,3 +319,20 @@ def quick_configs() -> Tuple[AuditConfig, ...]:
     by_name = {c.name: c for c in default_configs()}
     return (by_name["werm-huber"].with_epsilons(1.0), by_name["werm-logistic"],
             by_name["owl-intercept"].with_epsilons(1.0), by_name["owl-propensity"])
+
+
+def bit_level_configs() -> Tuple[AuditConfig, ...]:
+    """Extra configurations audited at the bit level only (full run).
+
+    With three features and an intercept, d = 4 and the scaling divides by
+    sqrt(d) = 2 and by column scales 1: exact in binary, so the released
+    original-space intercept and coefficients (the JSON export) keep the
+    floating-point grid of the scaled release.
+    """
+    return (
+        AuditConfig(
+            name="owl-3-features", title="DPOWL, intercept, 3 features in [-1, 1] (scaling exact in binary), "
+            "B in [0, 2], propensity 0.5, W=3, gamma=2, n=30",
+            kind="owl", loss="huber", epsilons=(1.0,), gamma=2.0, weights_upper_bound=3.0, n=30, p=3,
+            lower=(-1.0, -1.0, -1.0), upper=(1.0, 1.0, 1.0), benefit_bound=2.0),
+    )

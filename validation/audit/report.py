@@ -95,7 +95,7 @@ def plot_epsilons(result: AuditResult, path: Path) -> Path:
     ax.set_xlim(0, top)
     ax.set_ylim(0, top)
     ax.set_title("Black-box privacy audit: empirical vs claimed epsilon")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -19,7 +19,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO
 import numpy as np
 
 from .blackbox import EpsilonBound, epsilon_lower_bound
-from .configs import AuditConfig, Dataset, default_configs, quick_configs
+from .configs import AuditConfig, Dataset, bit_level_configs, default_configs, quick_configs
 from .floating import LsbBound, lsb_lower_bound, round_releases
 from .sensitivity import SensitivityResult, sensitivity_search
 
@@ -272,18 +272,20 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     next_seed += 4 * n_per_split
     floating: List[FloatingRow] = []
     n_fp = max(500, n_per_split // 3)
-    for result in sens:
-        if result.config.name not in FLOATING_CONFIGS or (quick and result.config.kind == "owl"):
-            continue
-        D, D1 = binade_crossing_pair(result.config, result.D, seed=seed)
-        eps = result.config.epsilons[0]
+    targets = [(r.config, r.D) for r in sens
+               if r.config.name in FLOATING_CONFIGS and not (quick and r.config.kind == "owl")]
+    if not quick:
+        targets += [(c, c.random_dataset(np.random.default_rng([seed, 99]))) for c in bit_level_configs()]
+    for config, base in targets:
+        D, D1 = binade_crossing_pair(config, base, seed=seed)
+        eps = config.epsilons[0]
         for engine in engines:
-            fl = floating_rows(result.config, D, D1, epsilon=eps, engine=engine, n_per_split=n_fp,
-                               seed=next_seed, alpha=alpha)
+            fl = floating_rows(config, D, D1, epsilon=eps, engine=engine, n_per_split=n_fp, seed=next_seed,
+                               alpha=alpha)
             floating.extend(fl)
             next_seed += 4 * n_fp
             for raw, rounded in zip(fl[::2], fl[1::2]):
-                say(f"[audit] bit-level {result.config.name} {engine} {raw.attribute} eps={eps:g}: lower bound "
+                say(f"[audit] bit-level {config.name} {engine} {raw.attribute} eps={eps:g}: lower bound "
                     f"{raw.bound.epsilon_lb:.3f} as released, {rounded.bound.epsilon_lb:.3f} rounded to 2^-24")
     return AuditResult(sensitivity=sens, black_box=rows, n_per_split=n_per_split, alpha=alpha, seed=seed,
                        seconds=time.perf_counter() - t0, floating=floating)
