@@ -227,7 +227,7 @@ def _unpenalised_logistic(sm: Any, D: NDArray[np.float64], a01: NDArray[np.float
     """Maximum likelihood by statsmodels' Newton; refuse an ill-posed or unconverged fit."""
     hint = ("the maximum-likelihood estimate does not exist or is not unique (separable arms, or a feature "
             "that is constant or collinear with others); use ridge > 0")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), np.errstate(over="ignore"):  # exp overflow near separation is expected
         warnings.simplefilter("error", _statsmodels_convergence_warning(sm))
         try:
             res = sm.Logit(a01, D).fit(disp=0, method="newton", maxiter=100)
