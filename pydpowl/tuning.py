@@ -473,7 +473,7 @@ def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_ro
 
 def tune_split_data(data: OWLData, *, epsilon: float, gammas: Sequence[float] = (10, 30, 75, 150, 300),
                     select_fraction: float = 0.5, metric: str = "value", transfer: str = "bound",
-                    huber_h: float = 0.5, random_state: Any = None) -> TuningResult:
+                    huber_h: float = 0.5, random_state: Any = None, accountant: Any = None) -> TuningResult:
     """No D0, split the data: select gamma on one part (epsilon), fit on the rest (epsilon).
 
     Parameters
@@ -490,6 +490,8 @@ def tune_split_data(data: OWLData, *, epsilon: float, gammas: Sequence[float] = 
         See the module docstring.
     """
     eps = check_positive("epsilon", epsilon)
+    if accountant is not None:
+        accountant.check(eps, label="tune_split_data")
     q = check_positive("select_fraction", select_fraction)
     if not q < 1:
         raise ValueError(f"select_fraction must be in (0, 1), got select_fraction={select_fraction!r}.")
@@ -498,23 +500,35 @@ def tune_split_data(data: OWLData, *, epsilon: float, gammas: Sequence[float] = 
     n_sel = int(math.floor(q * data.n))
     if n_sel < 1 or n_sel >= data.n:
         raise ValueError(f"select_fraction={q:g} leaves no rows for one of the two parts of n={data.n}.")
-    return _no_d0(data, method="split-data", eps_sel=eps, eps_fit=eps, sel_rows=perm[:n_sel],
-                  fit_rows=np.sort(perm[n_sel:]), gammas=gammas, metric=metric, transfer=transfer,
-                  huber_h=huber_h, rng=rng)
+    result = _no_d0(data, method="split-data", eps_sel=eps, eps_fit=eps, sel_rows=perm[:n_sel],
+                    fit_rows=np.sort(perm[n_sel:]), gammas=gammas, metric=metric, transfer=transfer,
+                    huber_h=huber_h, rng=rng)
+    if accountant is not None:  # parallel composition: one charge of epsilon for both disjoint parts
+        accountant.spend(result.epsilon_total, label=f"tune_split_data: {result.composition}")
+    return result
 
 
 def tune_split_budget(data: OWLData, *, epsilon_select: float, epsilon_fit: float,
                       gammas: Sequence[float] = (10, 30, 75, 150, 300), metric: str = "value",
-                      transfer: str = "bound", huber_h: float = 0.5, random_state: Any = None) -> TuningResult:
+                      transfer: str = "bound", huber_h: float = 0.5, random_state: Any = None,
+                      accountant: Any = None) -> TuningResult:
     """No D0, split the budget: select gamma on all rows (epsilon1), fit on all rows (epsilon2).
 
     The total charge is ``epsilon_select + epsilon_fit`` (sequential
-    composition), listed in ``TuningResult.spending``.
+    composition), listed in ``TuningResult.spending``. With a
+    :class:`pydpowl.accountant.BudgetAccountant` the sum is checked before the
+    data are touched and both charges are recorded after success.
     """
     e1 = check_positive("epsilon_select", epsilon_select)
     e2 = check_positive("epsilon_fit", epsilon_fit)
+    if accountant is not None:  # epsilon1 + epsilon2 must fit before the data are touched
+        accountant.check_split([e1, e2], label="tune_split_budget")
     rng = resolve_rng(random_state)
     perm = rng.permutation(data.n)
-    return _no_d0(data, method="split-budget", eps_sel=e1, eps_fit=e2, sel_rows=perm,
-                  fit_rows=np.arange(data.n), gammas=gammas, metric=metric, transfer=transfer,
-                  huber_h=huber_h, rng=rng)
+    result = _no_d0(data, method="split-budget", eps_sel=e1, eps_fit=e2, sel_rows=perm,
+                    fit_rows=np.arange(data.n), gammas=gammas, metric=metric, transfer=transfer,
+                    huber_h=huber_h, rng=rng)
+    if accountant is not None:  # sequential composition: one charge per step
+        for charge in result.spending:
+            accountant.spend(charge.epsilon, label=charge.purpose)
+    return result

@@ -60,3 +60,26 @@ def test_missing_public_settings_are_named(csv, tmp_path, capsys):
                    "--features", "x1,x2", "--epsilon", "1", "--gamma", "5", "--out", str(tmp_path / "m.json")])
     err = capsys.readouterr().err.strip()
     assert status == 2 and "--bounds, --weights-upper-bound" in err and len(err.splitlines()) == 1
+
+
+def test_budget_file_refuses_a_release_beyond_the_total(csv, tmp_path, capsys):
+    budget = tmp_path / "budget.json"
+    common = ["fit", "--data", str(csv), *DATA_OPTS, "--gamma", "40", "--budget-file", str(budget)]
+    assert main([*common, "--epsilon", "0.6", "--total-epsilon", "1.0", "--out", str(tmp_path / "m1.json")]) == 0
+    assert json.loads(budget.read_text())  # the tally was written
+    capsys.readouterr()
+    # 0.6 + 0.6 > 1.0: refused before the data are read, no model written, nothing spent
+    assert main([*common, "--epsilon", "0.6", "--out", str(tmp_path / "m2.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "error:" in err[0], err
+    assert not (tmp_path / "m2.json").exists()
+    assert main([*common, "--epsilon", "0.4", "--out", str(tmp_path / "m3.json")]) == 0
+    assert "spent 1 of 1" in capsys.readouterr().out
+
+
+def test_budget_file_total_cannot_be_raised(csv, tmp_path, capsys):
+    budget = tmp_path / "budget.json"
+    common = ["fit", "--data", str(csv), *DATA_OPTS, "--gamma", "40", "--budget-file", str(budget)]
+    assert main([*common, "--epsilon", "0.5", "--total-epsilon", "1.0", "--out", str(tmp_path / "a.json")]) == 0
+    assert main([*common, "--epsilon", "0.5", "--total-epsilon", "5.0", "--out", str(tmp_path / "b.json")]) == 2
+    assert "cannot be raised" in capsys.readouterr().err

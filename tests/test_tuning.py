@@ -182,3 +182,25 @@ def test_no_d0_refuses_too_many_candidates_for_the_data():
     data = make_synthetic_owl(20, random_state=1)
     with pytest.raises(ValueError, match="too small for 14 candidates"):
         tune_split_budget(data, epsilon_select=1, epsilon_fit=1, gammas=tuple(range(1, 15)), random_state=1)
+
+
+def test_split_budget_with_an_accountant_checks_first_and_spends_both_charges():
+    from pydpowl.accountant import BudgetAccountant
+    from pydpowl.exceptions import BudgetExceededError
+
+    data = make_synthetic_owl(500, random_state=8)
+    acc = BudgetAccountant(total_epsilon=2.0)
+    with pytest.raises(BudgetExceededError):
+        tune_split_budget(data, epsilon_select=0.5, epsilon_fit=2.0, gammas=(10, 50), random_state=1, accountant=acc)
+    assert acc.spent == 0.0, "a refused tuning must spend nothing"
+    tune_split_budget(data, epsilon_select=0.5, epsilon_fit=1.0, gammas=(10, 50), random_state=1, accountant=acc)
+    assert acc.spent == pytest.approx(1.5) and len(acc.releases) == 2
+
+
+def test_split_data_with_an_accountant_charges_epsilon_once():
+    from pydpowl.accountant import BudgetAccountant
+
+    data = make_synthetic_owl(500, random_state=9)
+    acc = BudgetAccountant(total_epsilon=1.5)
+    tune_split_data(data, epsilon=1.0, gammas=(10, 50), random_state=4, accountant=acc)
+    assert acc.spent == pytest.approx(1.0) and len(acc.releases) == 1

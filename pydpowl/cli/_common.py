@@ -71,6 +71,39 @@ def add_data_options(parser: argparse.ArgumentParser, *, required: bool, data_he
                    help="public lower bound of the benefit: benefits are shifted by it (default: none, B >= 0 needed)")
 
 
+def add_budget_options(parser: argparse.ArgumentParser) -> None:
+    """``--budget-file FILE --total-epsilon E``: keep a tally of the budget spent on the data file."""
+    g = parser.add_argument_group("privacy budget across releases")
+    g.add_argument("--budget-file", metavar="FILE",
+                   help="JSON tally of the epsilon spent on this data file (basic composition); a release "
+                        "that would exceed the total is refused before the data are read")
+    g.add_argument("--total-epsilon", type=float, metavar="E",
+                   help="total budget of the data file, fixed when --budget-file is created")
+
+
+def open_budget(args: argparse.Namespace):
+    """The BudgetAccountant of ``--budget-file`` (created with ``--total-epsilon``), or None."""
+    from pathlib import Path
+
+    from ..accountant import BudgetAccountant, dataset_fingerprint
+
+    if getattr(args, "budget_file", None) is None:
+        if getattr(args, "total_epsilon", None) is not None:
+            raise ValueError("--total-epsilon needs --budget-file (where the tally is kept).")
+        return None
+    path = Path(args.budget_file)
+    fingerprint = dataset_fingerprint(args.data)
+    if path.exists():
+        acc = BudgetAccountant.load(path, dataset=fingerprint)
+        if args.total_epsilon is not None and args.total_epsilon != acc.total_epsilon:
+            raise ValueError(f"--total-epsilon {args.total_epsilon:g} differs from the total "
+                             f"{acc.total_epsilon:g} fixed in {path}; a budget cannot be raised.")
+        return acc
+    if args.total_epsilon is None:
+        raise ValueError(f"--budget-file {path} does not exist yet: give --total-epsilon to create it.")
+    return BudgetAccountant(args.total_epsilon, dataset=fingerprint)
+
+
 def data_from_args(args: argparse.Namespace, *, what: str = "--data", with_labels: bool = False):
     """OWLData from the data options (and the arm names coded +1 / -1 with ``with_labels``)."""
     from ..tabular import owl_data_from_frame, read_table, treatment_codes

@@ -11,7 +11,7 @@ import argparse
 import time
 from pathlib import Path
 
-from ._common import add_data_options, data_from_args, say
+from ._common import add_budget_options, add_data_options, data_from_args, open_budget, say
 
 EPILOG = """examples:
   pydpowl fit --data trial.csv --treatment arm --treated G --benefit benefit \\
@@ -40,6 +40,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="names of the arms coded +1 and -1, stored in the model (default: from the data coding)")
     g.add_argument("--seed", type=int, default=None, metavar="S",
                    help="seed the noise (reproduction and tests only: a known seed reveals the noise)")
+    add_budget_options(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="model file to write (JSON)")
     parser.set_defaults(func=run)
     return parser
@@ -54,12 +55,19 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if not (args.epsilon > 0 and math.isfinite(args.epsilon)):
         raise ValueError(f"--epsilon must be a finite number > 0 for a release, got {args.epsilon!r}.")
+    budget = open_budget(args)
+    label = f"pydpowl fit --epsilon {args.epsilon:g} -> {args.out.name}"
+    if budget is not None:
+        budget.check(args.epsilon, label=label)  # before the data are read
     data, coded = data_from_args(args, with_labels=True)
     model = DPOWL(epsilon=args.epsilon, gamma=args.gamma, weights_upper_bound=data.weights_upper_bound,
                   feature_bounds=data.feature_bounds, huber_h=args.huber_h, random_state=args.seed)
     model.fit(data.X, data.treatment, data.benefit, data.propensity)
     plus, minus = _labels(args, coded)
     path = export_model(model, args.out, feature_names=list(data.X.columns), treatment_labels=(plus, minus))
+    if budget is not None:  # spent only after the release succeeded
+        budget.spend(args.epsilon, label=label)
+        budget.save(args.budget_file)
     say(f"data: {data.description}")
     for note in data.notes:
         say(f"coding: {note}")
@@ -70,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
             "value(s) clipped to the bounds (by design; these counts are not private and not in the model file)")
     if args.seed is not None:
         say(f"warning: seed {args.seed} makes the noise reproducible; a release made with a known seed is not private")
+    if budget is not None:
+        say(f"privacy budget of {args.data}: spent {budget.spent:g} of {budget.total_epsilon:g} in "
+            f"{len(budget.releases)} release(s); {budget.remaining:g} left ({args.budget_file})")
     say(f"wrote {path} in {time.perf_counter() - start:.1f} s")
     return 0
 

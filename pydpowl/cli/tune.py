@@ -16,7 +16,8 @@ import math
 import time
 from pathlib import Path
 
-from ._common import add_data_options, data_from_args, float_list, int_list, say, show_progress
+from ._common import (add_budget_options, add_data_options, data_from_args, float_list, int_list, open_budget, say,
+                      show_progress)
 
 EPILOG = """examples:
   pydpowl tune                                   # table for the Fig. 1 grid on a synthetic D0 (n0 = 1000)
@@ -91,6 +92,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                            "bound = scale by sqrt(n ratio / epsilon ratio) (default), none = keep")
     add_data_options(parser, required=False,
                      data_help="the private data (split-data / split-budget), or describe --d0 with these options")
+    add_budget_options(parser)
     parser.set_defaults(func=run)
     return parser
 
@@ -166,6 +168,12 @@ def _run_no_d0(args: argparse.Namespace) -> int:
     if not args.data:
         raise ValueError(f"--method {args.method} needs the private data: --data CSV with its options.")
     start = time.perf_counter()
+    budget = open_budget(args)
+    if budget is not None:  # before the data are read
+        planned = [args.epsilon] if args.method == "split-data" else [args.epsilon_select, args.epsilon_fit]
+        if any(e is None for e in planned):
+            raise ValueError(f"--method {args.method} needs its epsilon option(s) (see --help).")
+        budget.check_split(planned, label=f"pydpowl tune --method {args.method}")
     data = data_from_args(args)
     gammas = args.gammas or (10, 30, 75, 150, 300)
     if args.method == "split-data":
@@ -185,6 +193,9 @@ def _run_no_d0(args: argparse.Namespace) -> int:
                               tuning=f"{result.method}: {result.composition}")
     text = result.describe()
     (args.out / "tuning.txt").write_text(text + "\n", encoding="utf-8")
+    if budget is not None:  # one charge: epsilon_total already applies the right composition
+        budget.spend(result.epsilon_total, label=f"pydpowl tune --method {result.method}: {result.composition}")
+        budget.save(args.budget_file)
     say(f"data: {data.description}")
     for note in data.notes:
         say(f"coding: {note}")
