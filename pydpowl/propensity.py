@@ -121,10 +121,13 @@ class LogisticPropensity(EstimatorBase):
         log-likelihood (statsmodels ``GLM.fit_regularized`` with ``L1_wt=0``,
         polished by Newton steps). ``ridge > 0`` guarantees
         ``b_x >= ridge``.
-    hessian_lower_bound : float, optional
-        b_x as a public assumption. Defaults to ``ridge`` when ``ridge > 0``;
-        when neither is given it is estimated from the data with a
-        :class:`PrivacyLeakWarning`.
+    hessian_lower_bound : float or "data", optional
+        b_x as a public assumption. Defaults to ``ridge`` when ``ridge > 0``.
+        With ``ridge = 0`` a model fitted on the private data needs it: a fit
+        without it is refused. ``"data"`` estimates it from the private data
+        (smallest eigenvalue of the average Hessian at the fit) for
+        exploration only, with a :class:`PrivacyLeakWarning`; models with
+        ``fitted_on="external"`` do not need it (C = 0).
     fitted_on : {"private", "external"}, default="private"
         "external" when the model is fitted on data independent of the data the
         DP-OWL fit protects (then C = 0).
@@ -162,10 +165,17 @@ class LogisticPropensity(EstimatorBase):
         ridge = float(self.ridge)
         if not (0.0 <= ridge < np.inf):
             raise ValueError(f"ridge must be in [0, inf), got ridge={self.ridge!r}.")
-        if self.hessian_lower_bound is not None:
+        b_x_from_data = isinstance(self.hessian_lower_bound, str) and self.hessian_lower_bound == "data"
+        if self.hessian_lower_bound is not None and not b_x_from_data:
             check_positive("hessian_lower_bound", self.hessian_lower_bound)
         if not isinstance(self.fitted_on, str) or self.fitted_on not in ("private", "external"):
             raise ValueError(f"fitted_on must be 'private' or 'external', got fitted_on={self.fitted_on!r}.")
+        if self.hessian_lower_bound is None and ridge == 0 and self.fitted_on == "private":
+            raise ValueError(
+                "LogisticPropensity fitted on the private data needs a public lower bound b_x on the Hessian "
+                "for Proposition 8: give ridge > 0 (then b_x = ridge is guaranteed) or hessian_lower_bound=b_x; "
+                "hessian_lower_bound='data' estimates it from the data and voids the privacy guarantee."
+            )
         A = check_labels("treatment", treatment, length=X_arr.shape[0])
         check_both_arms("treatment", A)
         D = self._design(X_arr)
@@ -178,10 +188,12 @@ class LogisticPropensity(EstimatorBase):
         self.coef_ = beta
         lower, upper = self.bounds_
         self.feature_norm_bound_ = float(np.sqrt(1.0 + np.sum(np.maximum(np.abs(lower), np.abs(upper)) ** 2)))
-        if self.hessian_lower_bound is not None:
+        if self.hessian_lower_bound is not None and not b_x_from_data:
             self.hessian_lower_bound_ = check_positive("hessian_lower_bound", self.hessian_lower_bound)
-        elif ridge > 0:
+        elif ridge > 0 and not b_x_from_data:
             self.hessian_lower_bound_ = ridge
+        elif not b_x_from_data:  # external model: C = 0 and b_x is never used
+            self.hessian_lower_bound_ = float("nan")
         else:
             warnings.warn(
                 "LogisticPropensity: hessian_lower_bound (b_x) was estimated from the private data; "

@@ -253,7 +253,7 @@ def test_propensity_model_keeps_no_training_rows_and_dpowl_keeps_no_propensity_m
     lambda X, A, B: DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=6.0, feature_bounds="data").fit(X, A, B),
     lambda X, A, B: bounds_from_data(X),
     lambda X, A, B: min_shift_benefits(B - 1.0),
-    lambda X, A, B: LogisticPropensity(feature_bounds=BOUNDS, benefit_bound=2.0).fit(X, A),
+    lambda X, A, B: LogisticPropensity(feature_bounds=BOUNDS, benefit_bound=2.0, hessian_lower_bound="data").fit(X, A),
 ], ids=["DPOWL-feature_bounds-data", "bounds_from_data", "min_shift_benefits", "propensity-b_x-from-data"])
 def test_data_derived_bounds_warn_that_the_guarantee_is_void(data, make):
     X, A, B = data
@@ -284,14 +284,9 @@ def test_fits_with_public_settings_raise_no_privacy_warning(data):
         FeatureScaler.from_bounds(BOUNDS, 3).transform(X)
 
 
-@pytest.mark.xfail(strict=True, reason="finding for the lead: LogisticPropensity's default (ridge=0, "
-                   "hessian_lower_bound=None) estimates b_x from the private data; the default should refuse "
-                   "(tests/test_propensity.py::test_fit_recovers_the_model relies on it)")
 def test_no_default_reads_a_bound_off_the_data(data):
     X, A, _ = data
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        try:
+        with pytest.raises(ValueError, match="needs a public lower bound b_x"):
             LogisticPropensity(feature_bounds=BOUNDS, benefit_bound=2.0).fit(X, A)
-        except ValueError:
-            pass  # refusing is the fixed behaviour

@@ -33,7 +33,8 @@ def data():
 def test_fit_recovers_the_model(data):
     X, A, p = data
     with pytest.warns(PrivacyLeakWarning, match="estimated from the private data"):
-        model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, logit_bound=5.0).fit(X, A)
+        model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, logit_bound=5.0,
+                                   hessian_lower_bound="data").fit(X, A)
     np.testing.assert_allclose(model.coef_, [-0.5, 1.0, 0.5], atol=0.15)
     np.testing.assert_allclose(model.predict_proba(X), p, atol=0.03)
     probs, clipped = model.probability_of(X, A)
@@ -115,3 +116,18 @@ def test_scalar_propensity_means_probability_of_arm_plus_one():
     p, C, _ = resolve_propensity(2 / 3, np.zeros((3, 1)), np.array([1.0, -1.0, 1.0]))
     np.testing.assert_allclose(p, [2 / 3, 1 / 3, 2 / 3])
     assert C == 0.0
+
+
+def test_private_fit_without_a_public_b_x_is_refused(data):
+    X, A, _ = data
+    with pytest.raises(ValueError, match="needs a public lower bound b_x"):
+        LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0).fit(X, A)
+
+
+def test_public_b_x_assumption_is_used(data):
+    X, A, _ = data
+    model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, hessian_lower_bound=0.02).fit(X, A)
+    assert model.hessian_lower_bound_ == 0.02
+    unpenalised_external = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0,
+                                              fitted_on="external").fit(X, A)
+    assert unpenalised_external.weight_sensitivity() == 0.0
