@@ -223,9 +223,13 @@ def test_json_export_holds_release_and_public_settings_only(data):
     text = json.dumps(content)
     assert _text_hits(text, secrets) == []
     assert "random_state" not in text and "seed" not in text
-    assert content["coef"] == [float(v) for v in model.coef_] and content["intercept"] == model.intercept_
+    grid = 2.0 ** -24  # the export rounds the release onto this grid in the scaled space
+    scale = model.scaler_.column_scale * model.scaler_.dimension_scale
+    exported = np.concatenate([[content["intercept"]], content["coef"]]) * scale
+    np.testing.assert_allclose(exported, np.round(model.scaled_coef_ / grid) * grid, rtol=1e-15, atol=0)
     numbers = np.array([v for _, v in _walk(content) if isinstance(v, (int, float)) and not isinstance(v, bool)])
-    public = {1.0, 2.0, 6.0, 0.5, 0.0, *BOUNDS[0], *BOUNDS[1], float(model.intercept_), *model.coef_}
+    released = [content["intercept"], *content["coef"]]  # checked above: the release on the public grid
+    public = {1.0, 2.0, 6.0, 0.5, 0.0, *BOUNDS[0], *BOUNDS[1], *released}
     assert set(numbers.tolist()) <= public | {model.weight_sensitivity_, content["format_version"]}, \
         "every number in the export is the release or a public setting"
     for name in ("n_samples", "n_clipped", "n_iter", "noise", "nonprivate"):

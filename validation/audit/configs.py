@@ -326,7 +326,7 @@ def bit_level_configs() -> Tuple[AuditConfig, ...]:
 
     With three features and an intercept, d = 4 and the scaling divides by
     sqrt(d) = 2 and by column scales 1: exact in binary, so the released
-    original-space intercept and coefficients (the JSON export) keep the
+    original-space intercept and coefficients (attributes) keep the
     floating-point grid of the scaled release.
     """
     return (

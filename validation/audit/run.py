@@ -182,8 +182,9 @@ def floating_rows(config: AuditConfig, D: Dataset, D1: Dataset, *, epsilon: floa
     """Bit-level bounds per released attribute, as returned and rounded to :data:`ROUNDING_GRID`.
 
     pydpowl's DPOWL releases two views, audited separately: ``scaled_coef_``
-    and ``intercept_, coef_`` (the numbers :mod:`pydpowl.model_io` writes to
-    JSON); DPWeightedERM releases ``coef_``; DPpack releases ``coeff``.
+    and ``intercept_, coef_``; :mod:`pydpowl.model_io` writes ``scaled_coef_``
+    rounded to the grid and mapped back (the rounded ``scaled_coef_`` row);
+    DPWeightedERM releases ``coef_``; DPpack releases ``coeff``.
     """
     m = 2 * n_per_split
     s0, s1 = _seeds(seed, m), _seeds(seed + m, m)
@@ -191,7 +192,7 @@ def floating_rows(config: AuditConfig, D: Dataset, D1: Dataset, *, epsilon: floa
         R0 = config.releases(D, epsilon, s0, all_attributes=True)
         R1 = config.releases(D1, epsilon, s1, all_attributes=True)
         views = [("coef_", slice(None))] if config.kind == "werm" else [
-            ("scaled_coef_", slice(0, config.d)), ("intercept_, coef_ (JSON export)", slice(config.d, None))]
+            ("scaled_coef_", slice(0, config.d)), ("intercept_, coef_", slice(config.d, None))]
     else:
         R0 = config.dppack_releases(D, epsilon, s0, all_attributes=True)
         R1 = config.dppack_releases(D1, epsilon, s1, all_attributes=True)
