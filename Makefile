@@ -3,7 +3,7 @@ PY := .venv/bin/python
 # The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
 export PYDPOWL_REQUIRE_R := 1
 
-.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit-full bench lint clean
+.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench lint clean
 
 setup:
 	@bash scripts/setup.sh
@@ -34,6 +34,9 @@ validate: setup
 
 validate-full: setup
 	$(PY) -m validation --out results/validation
+
+audit: setup
+	$(PY) -m validation.audit --quick --out results/audit-quick
 
 audit-full: setup
 	$(PY) -m validation.audit --out results/audit

@@ -8,9 +8,10 @@ agreeing with the R reference implementation DPpack.
 __version__ = "0.1.0"
 
 from . import bounds, datasets, model_io, policy_evaluation, simulation, tuning, value
+from .accountant import BudgetAccountant
 from .benefits import min_shift_benefits, shift_benefits
 from .casestudy import gamma_sensitivity, run_case_study
-from .exceptions import ConvergenceError, NotFittedError, PrivacyLeakWarning
+from .exceptions import BudgetExceededError, ConvergenceError, NotFittedError, PrivacyLeakWarning
 from .gamma_table import GammaTable, authors_gamma_table, pydpowl_gamma_table
 from .losses import CustomLoss, HuberHingeLoss, LogisticLoss, MarginLoss
 from .model_io import ModelFileError, ReleasedModel, export_model, load_model
@@ -75,6 +76,8 @@ __all__ = [
     "policy_evaluation",
     "value",
     "PrivacyLeakWarning",
+    "BudgetAccountant",
+    "BudgetExceededError",
     "ConvergenceError",
     "NotFittedError",
 ]
