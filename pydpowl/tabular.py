@@ -173,9 +173,16 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     bad_cols = [f for f in features if X[f].isna().any()]
     if bad_cols:
         raise ValueError(f"{source}: feature column(s) {bad_cols} are not numeric; code categories as 0/1 columns.")
+    infinite = {f: int(np.isinf(X[f].to_numpy(dtype=float)).sum()) for f in features}
+    infinite = {f: k for f, k in infinite.items() if k}
+    if infinite:
+        raise ValueError(f"{source}: infinite values in feature column(s) {infinite} (counts); remove them first.")
     B = pd.to_numeric(frame[benefit], errors="coerce")
     if B.isna().any():
         raise ValueError(f"{source}: benefit column {benefit!r} is not numeric ({int(B.isna().sum())} entries).")
+    if np.isinf(B.to_numpy(dtype=float)).any():
+        raise ValueError(f"{source}: benefit column {benefit!r} has {int(np.isinf(B.to_numpy(dtype=float)).sum())} "
+                         "infinite entries; remove them first.")
     B = B.to_numpy(dtype=float)
     notes = [f"treatment {treatment!r}: +1 = {plus}, -1 = {minus}",
              f"benefit {benefit!r} (larger is better)",

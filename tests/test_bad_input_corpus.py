@@ -283,7 +283,7 @@ CLI = [
     ("fit-bounds-from-data", lambda f: _fit_argv(f, bounds="data"), r"bounds: 'data' is not of the form"),
     ("fit-bounds-missing", lambda f: _fit_argv(f, bounds=None), r"needs --bounds"),
     ("fit-nan", _data("nan"), r"missing values in \{'x1': 1\}"),
-    ("fit-inf", _data("inf"), r"X must be finite; it has 0 NaN and 1 infinite"),
+    ("fit-inf", _data("inf"), r"infinite values in feature column\(s\) \{'x2': 1\}"),
     ("fit-strings", _data("strings"), r"feature column\(s\) \['x2'\] are not numeric"),
     ("fit-one-arm", _data("onearm"), r"treatment column must take exactly 2 values, got 1"),
     ("fit-labels-0-2", _data("labels02"), r"treatment values \['0', '2'\] are not -1/1 or 0/1"),

@@ -20,3 +20,13 @@ def test_errors_are_one_line():
     assert proc.returncode == 2
     lines = [l for l in proc.stderr.splitlines() if l.strip() and "[" not in l]
     assert lines == ["pydpowl casestudy: error: n_runs must be an integer >= 1, got n_runs=0."], proc.stderr
+
+
+def test_usage_errors_are_one_line(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as info:
+        main(["fit", "--epsilon", "abc"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pydpowl fit: error: argument --epsilon: invalid float value"), err

@@ -87,3 +87,16 @@ def test_missing_values_are_counted():
     with pytest.raises(ValueError, match=r"missing values in \{'age': 1\}"):
         owl_data_from_frame(f, treatment="arm", benefit="b", features=["age"], bounds="18:89", weights_upper_bound=9,
                             treated="G")
+
+
+def test_infinite_feature_or_benefit_is_named(tmp_path):
+    import numpy as np
+    import pandas as pd
+    import pytest
+
+    from pydpowl.tabular import owl_data_from_frame
+
+    frame = pd.DataFrame({"x": [0.1, np.inf, 0.3, 0.2], "arm": ["a", "b", "a", "b"], "B": [1.0, 2.0, 3.0, 1.0]})
+    with pytest.raises(ValueError, match=r"infinite values in feature column\(s\) \{'x': 1\}"):
+        owl_data_from_frame(frame, treatment="arm", treated="a", benefit="B", features=["x"],
+                            bounds={"x": (0.0, 1.0)}, weights_upper_bound=10.0, propensity=0.5)

@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 import warnings
-from typing import List, Optional, Sequence
+from typing import List, NoReturn, Optional, Sequence
 
 __all__ = ["main", "build_parser"]
 
@@ -31,11 +31,18 @@ class CLIError(Exception):
     """An error the CLI reports as one line (bad arguments, unreadable files)."""
 
 
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (``pydpowl CMD: error: ...``) with exit status 2."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the top-level parser with every available sub-command."""
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="pydpowl",
         description=(
             "Differentially private outcome weighted learning (DP-OWL) and weighted "
@@ -47,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show the full traceback when a command fails"
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineArgumentParser)
     for name in SUBCOMMAND_MODULES:
         try:
             module = importlib.import_module(f"{__name__}.{name}")
