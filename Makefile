@@ -47,7 +47,7 @@ bench: setup
 	Rscript rpkg/bench_svmDP.R
 
 lint:
-	$(PY) -m flake8 --max-line-length 120 pydpowl r_reference validation tests || true
+	$(PY) -m flake8 --max-line-length 120 --select F,E9 pydpowl r_reference validation tests benchmarks
 
 clean:
 	rm -rf results .pytest_cache

@@ -13,7 +13,7 @@ import numpy as np
 
 from .exceptions import NotFittedError
 
-__all__ = ["EstimatorBase", "check_is_fitted", "resolve_rng"]
+__all__ = ["EstimatorBase", "check_is_fitted", "check_prediction_input", "resolve_rng"]
 
 
 class EstimatorBase:
@@ -69,6 +69,17 @@ def check_is_fitted(estimator: Any, attribute: str = "coef_") -> None:
         raise NotFittedError(
             f"this {type(estimator).__name__} instance is not fitted yet; call 'fit' first."
         )
+
+
+def check_prediction_input(estimator: Any, X: Any) -> np.ndarray:
+    """Check ``estimator`` is fitted and ``X`` is a finite array with ``n_features_in_`` columns."""
+    from ._validation import check_array
+
+    check_is_fitted(estimator)
+    X = check_array("X", X)
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X must have {estimator.n_features_in_} columns, got {X.shape[1]}.")
+    return X
 
 
 def resolve_rng(random_state: Any) -> Any:

@@ -80,7 +80,6 @@ def _one(Z, y, w, gamma, h, tol, max_iter, theta):  # pragma: no cover - compile
     s = np.empty(n)
     g = np.empty(d)
     H = np.empty((d, d))
-    L = np.empty((d, d))
     p = np.empty(d)
     for _ in range(max_iter + 1):
         for a in range(d):

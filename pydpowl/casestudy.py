@@ -60,7 +60,7 @@ class CaseStudyResult:
         rows = []
         for r in self.table.itertuples():
             if r.epsilon == math.inf:
-                rows.append([f"inf (non-private)", f"{r.value_mean:.4f}", "1", "-",
+                rows.append(["inf (non-private)", f"{r.value_mean:.4f}", "1", "-",
                              f"{r.n_plus_mean:.0f} : {r.n_minus_mean:.0f}"])
             else:
                 p = "nan" if np.isnan(r.allocation_p_median) else f"{r.allocation_p_median:.3g}"

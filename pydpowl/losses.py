@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from typing import Callable, Union
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from ._validation import check_positive
 

@@ -7,12 +7,12 @@ and delegates the private fit to :class:`~pydpowl.werm.DPWeightedERM`.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._base import EstimatorBase, check_is_fitted, resolve_rng
+from ._base import EstimatorBase, check_is_fitted, check_prediction_input, resolve_rng
 from ._validation import (
     check_array,
     check_bool,
@@ -214,10 +214,7 @@ class DPOWL(EstimatorBase):
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """``intercept_ + X @ coef_`` (features are not clipped, as in DPpack's predict)."""
-        check_is_fitted(self)
-        X = check_array("X", X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have {self.n_features_in_} columns, got {X.shape[1]}.")
+        X = check_prediction_input(self, X)
         return X @ self.coef_ + self.intercept_
 
     def predict(self, X: ArrayLike) -> NDArray[np.int64]:

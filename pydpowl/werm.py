@@ -8,7 +8,7 @@ from typing import Any, Optional, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._base import EstimatorBase, check_is_fitted, resolve_rng
+from ._base import EstimatorBase, check_is_fitted, check_prediction_input, resolve_rng
 from ._validation import (
     check_array,
     check_bool,
@@ -242,10 +242,7 @@ class DPWeightedERM(EstimatorBase):
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """``X @ coef_`` for new rows."""
-        check_is_fitted(self)
-        X = check_array("X", X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have {self.n_features_in_} columns, got {X.shape[1]}.")
+        X = check_prediction_input(self, X)
         return X @ self.coef_
 
     def predict(self, X: ArrayLike) -> NDArray[np.int64]:

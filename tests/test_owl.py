@@ -2,7 +2,6 @@ import math
 import pickle
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 

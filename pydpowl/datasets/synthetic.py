@@ -13,7 +13,7 @@ The authors use W = 30 and feature bounds [0, 1].
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import numpy as np
 import pandas as pd

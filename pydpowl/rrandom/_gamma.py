@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, List, Tuple
+from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 from numpy.typing import NDArray
