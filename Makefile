@@ -13,7 +13,7 @@ run: setup
 	$(PY) -m pydpowl.cli casestudy --out results/casestudy
 
 ## The whole default test suite (Python, R front end, quick validation against DPpack)
-test: setup
+test: setup lint
 	$(PY) -m pytest -q
 	@if [ -d rpkg/pydpowl/tests ]; then Rscript scripts/run_r_tests.R; fi
 
@@ -46,7 +46,7 @@ bench: setup
 	$(PY) benchmarks/bench_rrandom.py
 	Rscript rpkg/bench_svmDP.R
 
-lint:
+lint: setup
 	$(PY) -m flake8 --max-line-length 120 --select F,E9 pydpowl r_reference validation tests benchmarks
 
 clean:
