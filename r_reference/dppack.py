@@ -42,22 +42,19 @@ __all__ = ["DPpackData", "DPpackFits", "fit_svmdp", "fit_weighted_erm_cms", "R_S
 #: largest seed accepted (R integers are 32-bit)
 R_SEED_MAX = 2**31 - 1
 
-# One R call: build the model once, read DPpack's own preprocessing (scaling,
-# labels, clipped weights; no random numbers are used for the linear kernel),
-# then loop over the seeds timing each ``fit`` alone.
-_R_SVMDP = r"""
-function(X, y, weights, has_weights, upper, lower, add_bias, eps, gamma, huber_h, wub,
-         seeds, return_data) {
-  X <- as.data.frame(X)
+# Shared parts of the two R functions below: argument coercion, DPpack's own
+# preprocessing read once (scaling, labels, clipped weights; no random numbers
+# are used for the linear kernel), the loop over seeds timing each ``fit``
+# alone, and the optional preprocessed data in the result.
+_R_COERCE = r"""  X <- as.data.frame(X)
   y <- as.numeric(y)
   upper <- as.numeric(upper)
   lower <- as.numeric(lower)
   seeds <- as.integer(seeds)
   w <- if (has_weights) as.numeric(weights) else NULL
   b <- if (has_weights && !is.na(wub)) wub else NULL
-  m <- DPpack::svmDP$new("l2", eps, gamma, perturbation.method = "output",
-                         kernel = "linear", huber.h = huber_h)
-  prep <- m$.__enclos_env__$private$preprocess_data(
+"""
+_R_FIT_SEEDS = r"""  prep <- m$.__enclos_env__$private$preprocess_data(
     X, y, upper.bounds = upper, lower.bounds = lower, add.bias = add_bias,
     weights = w, weights.upper.bound = b)
   K <- length(seeds)
@@ -71,14 +68,23 @@ function(X, y, weights, has_weights, upper, lower, add_bias, eps, gamma, huber_h
     secs[k] <- as.numeric(Sys.time()) - as.numeric(t0)
     coef[k, ] <- as.numeric(m$coeff)
   }
-  scale <- prep$scale1 * prep$scale2
-  list(coef = coef, scaled = sweep(coef, 2, scale, "*"), scale1 = as.numeric(prep$scale1),
-       scale2 = as.numeric(prep$scale2), seconds = secs,
-       Z = if (return_data) prep$X else NULL,
+"""
+_R_RETURN_DATA = r"""       Z = if (return_data) prep$X else NULL,
        y = if (return_data) as.numeric(prep$y) else NULL,
        w = if (return_data && has_weights) as.numeric(prep$weights) else NULL)
 }
 """
+
+# svmDP: the model is built once, then fitted for every seed in one R call.
+_R_SVMDP = r"""
+function(X, y, weights, has_weights, upper, lower, add_bias, eps, gamma, huber_h, wub,
+         seeds, return_data) {
+""" + _R_COERCE + r"""  m <- DPpack::svmDP$new("l2", eps, gamma, perturbation.method = "output",
+                         kernel = "linear", huber.h = huber_h)
+""" + _R_FIT_SEEDS + r"""  scale <- prep$scale1 * prep$scale2
+  list(coef = coef, scaled = sweep(coef, 2, scale, "*"), scale1 = as.numeric(prep$scale1),
+       scale2 = as.numeric(prep$scale2), seconds = secs,
+""" + _R_RETURN_DATA
 
 # WeightedERMDP.CMS with mapXy.linear (y.hat = X theta) and labels in {-1, 1}.
 # The logistic loss is written here because DPpack's loss.cross.entropy takes
@@ -87,14 +93,7 @@ function(X, y, weights, has_weights, upper, lower, add_bias, eps, gamma, huber_h
 _R_CMS = r"""
 function(X, y, weights, has_weights, upper, lower, add_bias, eps, gamma, loss_name, huber_h,
          wub, seeds, return_data) {
-  X <- as.data.frame(X)
-  y <- as.numeric(y)
-  upper <- as.numeric(upper)
-  lower <- as.numeric(lower)
-  seeds <- as.integer(seeds)
-  w <- if (has_weights) as.numeric(weights) else NULL
-  b <- if (has_weights && !is.na(wub)) wub else NULL
-  if (loss_name == "huber") {
+""" + _R_COERCE + r"""  if (loss_name == "huber") {
     loss <- DPpack::generate.loss.huber(huber_h)
     loss.gr <- DPpack::generate.loss.gr.huber(huber_h)
     c2 <- 1 / (2 * huber_h)
@@ -113,26 +112,8 @@ function(X, y, weights, has_weights, upper, lower, add_bias, eps, gamma, loss_na
   m <- DPpack::WeightedERMDP.CMS$new(DPpack::mapXy.linear, loss, "l2", eps, gamma,
                                      perturbation.method = "output", c = c2,
                                      mapXy.gr = DPpack::mapXy.gr.linear, loss.gr = loss.gr)
-  prep <- m$.__enclos_env__$private$preprocess_data(
-    X, y, upper.bounds = upper, lower.bounds = lower, add.bias = add_bias,
-    weights = w, weights.upper.bound = b)
-  K <- length(seeds)
-  coef <- matrix(NA_real_, K, ncol(prep$X))
-  secs <- numeric(K)
-  for (k in seq_len(K)) {
-    set.seed(seeds[k])
-    t0 <- Sys.time()
-    m$fit(X, y, upper.bounds = upper, lower.bounds = lower, add.bias = add_bias,
-          weights = w, weights.upper.bound = b)
-    secs[k] <- as.numeric(Sys.time()) - as.numeric(t0)
-    coef[k, ] <- as.numeric(m$coeff)
-  }
-  list(coef = coef, scaled = coef, scale1 = rep(1, ncol(prep$X)), scale2 = 1, seconds = secs,
-       Z = if (return_data) prep$X else NULL,
-       y = if (return_data) as.numeric(prep$y) else NULL,
-       w = if (return_data && has_weights) as.numeric(prep$weights) else NULL)
-}
-"""
+""" + _R_FIT_SEEDS + r"""  list(coef = coef, scaled = coef, scale1 = rep(1, ncol(prep$X)), scale2 = 1, seconds = secs,
+""" + _R_RETURN_DATA
 
 
 @dataclass(frozen=True)
