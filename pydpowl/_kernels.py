@@ -61,6 +61,30 @@ _LOSS_SNIPPETS = {
 }
 
 
+def _row_lines(kind: int, d: int, ind: str) -> list:
+    """Loop-body lines shared by the unrolled sweeps: load row i, its margin (stored in
+    ``m_out``), the loss terms, the objective and the gradient accumulators."""
+    lines = [f"{ind}z{j} = Z[i, {j}]" for j in range(d)]
+    lines.append(f"{ind}yi = y[i]")
+    lines.append(f"{ind}mi = yi * (" + " + ".join(f"z{j} * t{j}" for j in range(d)) + ")")
+    lines.append(f"{ind}m_out[i] = mi")
+    lines += [ind + stmt for stmt in _LOSS_SNIPPETS[kind]]
+    lines += [f"{ind}wi = w[i]", f"{ind}obj += wi * val", f"{ind}c1 = wi * d1 * yi"]
+    lines += [f"{ind}g{j} += c1 * z{j}" for j in range(d)]
+    return lines
+
+
+def _gradient_return_lines(d: int, extra: str) -> list:
+    """Closing lines: assemble ``g = grad G``, add the ridge term to the objective and return
+    ``(G, g, <extra>)`` (``extra`` empty for just ``(G, g)``)."""
+    lines = [f"    g = np.empty({d})", "    sq = 0.0"]
+    for j in range(d):
+        lines.append(f"    g[{j}] = g{j} + gamma * t{j}")
+        lines.append(f"    sq += t{j} * t{j}")
+    lines.append("    return obj + 0.5 * gamma * sq, g" + (f", {extra}" if extra else ""))
+    return lines
+
+
 def _sweep_source(kind: int, d: int) -> str:
     """Source of the unrolled sweep for ``d`` columns (generated, then compiled)."""
     ind = " " * 8
@@ -69,26 +93,18 @@ def _sweep_source(kind: int, d: int) -> str:
     lines += [f"    g{j} = 0.0" for j in range(d)]
     lines += [f"    H{j}_{k} = 0.0" for j in range(d) for k in range(j + 1)]
     lines.append("    for i in range(n):")
-    lines += [f"{ind}z{j} = Z[i, {j}]" for j in range(d)]
-    lines.append(f"{ind}mi = y[i] * (" + " + ".join(f"z{j} * t{j}" for j in range(d)) + ")")
-    lines.append(f"{ind}m_out[i] = mi")
-    lines += [ind + stmt for stmt in _LOSS_SNIPPETS[kind]]
-    lines += [f"{ind}wi = w[i]", f"{ind}obj += wi * val", f"{ind}c1 = wi * d1 * y[i]", f"{ind}c2 = wi * d2"]
-    lines += [f"{ind}g{j} += c1 * z{j}" for j in range(d)]
+    lines += _row_lines(kind, d, ind)
+    lines.append(f"{ind}c2 = wi * d2")
     for j in range(d):
         lines.append(f"{ind}cz = c2 * z{j}")
         lines += [f"{ind}H{j}_{k} += cz * z{k}" for k in range(j + 1)]
-    lines.append(f"    g = np.empty({d})")
     lines.append(f"    H = np.empty(({d}, {d}))")
-    lines.append("    sq = 0.0")
     for j in range(d):
-        lines.append(f"    g[{j}] = g{j} + gamma * t{j}")
-        lines.append(f"    sq += t{j} * t{j}")
         for k in range(j + 1):
             lines.append(f"    H[{j}, {k}] = H{j}_{k}")
             lines.append(f"    H[{k}, {j}] = H{j}_{k}")
         lines.append(f"    H[{j}, {j}] += gamma")
-    lines.append("    return obj + 0.5 * gamma * sq, g, H")
+    lines += _gradient_return_lines(d, "H")
     return "\n".join(lines)
 
 
@@ -103,21 +119,10 @@ def _lean_huber_source(d: int) -> str:
     lines += [f"    t{j} = theta[{j}]" for j in range(d)]
     lines += [f"    g{j} = 0.0" for j in range(d)]
     lines.append("    for i in range(n):")
-    lines += [f"{ind}z{j} = Z[i, {j}]" for j in range(d)]
-    lines.append(f"{ind}yi = y[i]")
-    lines.append(f"{ind}mi = yi * (" + " + ".join(f"z{j} * t{j}" for j in range(d)) + ")")
-    lines.append(f"{ind}m_out[i] = mi")
-    lines += [ind + stmt for stmt in _LOSS_SNIPPETS[_HUBER]]
-    lines += [f"{ind}wi = w[i]", f"{ind}obj += wi * val", f"{ind}c1 = wi * d1 * yi"]
-    lines += [f"{ind}g{j} += c1 * z{j}" for j in range(d)]
+    lines += _row_lines(_HUBER, d, ind)
     lines += [f"{ind}qi = 1 if quad > 0.0 else 0", f"{ind}if qi != zone[i]:",
               f"{ind}    zone[i] = qi", f"{ind}    changed[k] = i", f"{ind}    k += 1"]
-    lines.append(f"    g = np.empty({d})")
-    lines.append("    sq = 0.0")
-    for j in range(d):
-        lines.append(f"    g[{j}] = g{j} + gamma * t{j}")
-        lines.append(f"    sq += t{j} * t{j}")
-    lines.append("    return obj + 0.5 * gamma * sq, g, k")
+    lines += _gradient_return_lines(d, "k")
     return "\n".join(lines)
 
 
@@ -132,13 +137,7 @@ def _first_huber_source(d: int) -> str:
     lines += [f"    g{j} = 0.0" for j in range(d)]
     lines += [f"    H{j}_{k} = 0.0" for j, k in pairs]
     lines.append("    for i in range(n):")
-    lines += [f"{ind}z{j} = Z[i, {j}]" for j in range(d)]
-    lines.append(f"{ind}yi = y[i]")
-    lines.append(f"{ind}mi = yi * (" + " + ".join(f"z{j} * t{j}" for j in range(d)) + ")")
-    lines.append(f"{ind}m_out[i] = mi")
-    lines += [ind + stmt for stmt in _LOSS_SNIPPETS[_HUBER]]
-    lines += [f"{ind}wi = w[i]", f"{ind}obj += wi * val", f"{ind}c1 = wi * d1 * yi"]
-    lines += [f"{ind}g{j} += c1 * z{j}" for j in range(d)]
+    lines += _row_lines(_HUBER, d, ind)
     lines += [f"{ind}if quad > 0.0:", f"{ind}    zone[i] = 1", f"{ind}    c = wi * inv2h"]
     for j in range(d):
         lines.append(f"{ind}    cz = c * z{j}")
@@ -146,12 +145,7 @@ def _first_huber_source(d: int) -> str:
     lines += [f"{ind}else:", f"{ind}    zone[i] = 0"]
     lines += [f"    Hd[{j}, {k}] = H{j}_{k}" for j, k in pairs]
     lines += [f"    Hd[{k}, {j}] = H{j}_{k}" for j, k in pairs if j != k]
-    lines.append(f"    g = np.empty({d})")
-    lines.append("    sq = 0.0")
-    for j in range(d):
-        lines.append(f"    g[{j}] = g{j} + gamma * t{j}")
-        lines.append(f"    sq += t{j} * t{j}")
-    lines.append("    return obj + 0.5 * gamma * sq, g")
+    lines += _gradient_return_lines(d, "")
     return "\n".join(lines)
 
 
