@@ -11,7 +11,7 @@ propensity 1/2) it times
 and prints the best time of a few repeats for each (robust to other load on the
 machine; the same rule for both engines), the ratios, and the precision each engine reached:
 the gradient norm of F at its solution, computed by
-``pydpowl.solver.objective_gradient`` in DPpack's scaled space.
+``pydpowl.engine.solver.objective_gradient`` in DPpack's scaled space.
 
 Run: ``python benchmarks/bench_solver.py`` (``make bench``); ``--help`` for options.
 """
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 
 from pydpowl import DPOWL, HuberHingeLoss  # noqa: E402
 from pydpowl.datasets import make_synthetic_owl  # noqa: E402
-from pydpowl.solver import objective_gradient, solve_weighted_erm  # noqa: E402
+from pydpowl.engine.solver import objective_gradient, solve_weighted_erm  # noqa: E402
 
 DEFAULT_SIZES = (1459, 10_000, 20_000, 100_000, 1_000_000)
 #: speed goals of issue 3: (smallest n, minimum ratio DPpack / pydpowl)

@@ -3,81 +3,107 @@
 A native Python engine for DP-wERM (output perturbation, Algorithm 1 of
 Giddens et al.) and its application to outcome weighted learning (DP-OWL),
 agreeing with the R reference implementation DPpack.
+
+The package is organised by role:
+
+* ``pydpowl.engine``: what a release is made of (losses, the objective, the
+  certified solver, noise mechanisms, public-bound preprocessing);
+* ``pydpowl.estimators``: what users fit (``DPWeightedERM``, ``DPOWL``,
+  propensity models);
+* ``pydpowl.privacy``: budget accounting;
+* ``pydpowl.datasets``, ``pydpowl.rrandom``: data and R-compatible streams;
+* ``pydpowl.studies``: the paper's studies (simulation, case study, tuning,
+  gamma tables, utility bounds, plots);
+* ``pydpowl.policy_evaluation``: DP-LSW and DP-LSL.
+
+Every public name below is imported on first use (PEP 562), so ``import
+pydpowl`` is cheap and a script pays only for what it uses.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Dict, List
 
 __version__ = "0.1.0"
 
-from . import bounds, datasets, model_io, policy_evaluation, simulation, tuning, value
-from .accountant import BudgetAccountant
-from .benefits import min_shift_benefits, shift_benefits
-from .casestudy import gamma_sensitivity, run_case_study
-from .exceptions import BudgetExceededError, ConvergenceError, NotFittedError, PrivacyLeakWarning
-from .gamma_table import GammaTable, authors_gamma_table, pydpowl_gamma_table
-from .losses import CustomLoss, HuberHingeLoss, LogisticLoss, MarginLoss
-from .model_io import ModelFileError, ReleasedModel, export_model, load_model
-from .mechanisms import noise_rate, output_sensitivity, sample_output_noise
-from .owl import DPOWL
-from .preprocessing import FeatureScaler, bounds_from_data
-from .propensity import LogisticPropensity, proposition8_H, trivial_weight_sensitivity
-from .rrandom import RRandom
-from .simulation import SimulationResult, run_simulation
-from .solver import SolverResult, solve_weighted_erm
-from .tuning import TuningResult, tune_gamma, tune_gamma_table, tune_split_budget, tune_split_data
-from .value import accuracy, association_test, concordance, empirical_value, ipw_value
-from .werm import DPWeightedERM
+#: public name -> module that defines it (relative to this package)
+_NAMES: Dict[str, str] = {
+    "DPWeightedERM": ".estimators.werm",
+    "DPOWL": ".estimators.owl",
+    "LogisticPropensity": ".estimators.propensity",
+    "proposition8_H": ".estimators.propensity",
+    "trivial_weight_sensitivity": ".estimators.propensity",
+    "shift_benefits": ".estimators.benefits",
+    "min_shift_benefits": ".estimators.benefits",
+    "RRandom": ".rrandom",
+    "FeatureScaler": ".engine.preprocessing",
+    "bounds_from_data": ".engine.preprocessing",
+    "HuberHingeLoss": ".engine.losses",
+    "LogisticLoss": ".engine.losses",
+    "CustomLoss": ".engine.losses",
+    "MarginLoss": ".engine.losses",
+    "solve_weighted_erm": ".engine.solver",
+    "SolverResult": ".engine.solver",
+    "output_sensitivity": ".engine.mechanisms",
+    "noise_rate": ".engine.mechanisms",
+    "sample_output_noise": ".engine.mechanisms",
+    "empirical_value": ".value",
+    "ipw_value": ".value",
+    "accuracy": ".value",
+    "concordance": ".value",
+    "association_test": ".value",
+    "run_case_study": ".studies.casestudy",
+    "gamma_sensitivity": ".studies.casestudy",
+    "GammaTable": ".studies.gamma_table",
+    "authors_gamma_table": ".studies.gamma_table",
+    "pydpowl_gamma_table": ".studies.gamma_table",
+    "ModelFileError": ".model_io",
+    "ReleasedModel": ".model_io",
+    "export_model": ".model_io",
+    "load_model": ".model_io",
+    "SimulationResult": ".studies.simulation",
+    "run_simulation": ".studies.simulation",
+    "TuningResult": ".studies.tuning",
+    "tune_gamma": ".studies.tuning",
+    "tune_gamma_table": ".studies.tuning",
+    "tune_split_budget": ".studies.tuning",
+    "tune_split_data": ".studies.tuning",
+    "BudgetAccountant": ".privacy.accountant",
+    "PrivacyLeakWarning": ".exceptions",
+    "BudgetExceededError": ".exceptions",
+    "ConvergenceError": ".exceptions",
+    "NotFittedError": ".exceptions",
+}
 
-__all__ = [
-    "__version__",
-    "DPWeightedERM",
-    "DPOWL",
-    "LogisticPropensity",
-    "RRandom",
-    "FeatureScaler",
-    "bounds_from_data",
-    "shift_benefits",
-    "min_shift_benefits",
-    "HuberHingeLoss",
-    "LogisticLoss",
-    "CustomLoss",
-    "MarginLoss",
-    "solve_weighted_erm",
-    "SolverResult",
-    "output_sensitivity",
-    "noise_rate",
-    "sample_output_noise",
-    "proposition8_H",
-    "trivial_weight_sensitivity",
-    "empirical_value",
-    "ipw_value",
-    "accuracy",
-    "concordance",
-    "association_test",
-    "run_case_study",
-    "gamma_sensitivity",
-    "GammaTable",
-    "authors_gamma_table",
-    "pydpowl_gamma_table",
-    "ModelFileError",
-    "ReleasedModel",
-    "export_model",
-    "load_model",
-    "SimulationResult",
-    "run_simulation",
-    "TuningResult",
-    "tune_gamma",
-    "tune_gamma_table",
-    "tune_split_budget",
-    "tune_split_data",
-    "bounds",
-    "model_io",
-    "simulation",
-    "tuning",
-    "datasets",
-    "policy_evaluation",
-    "value",
-    "PrivacyLeakWarning",
-    "BudgetAccountant",
-    "BudgetExceededError",
-    "ConvergenceError",
-    "NotFittedError",
-]
+#: public submodules -> where they live
+_MODULES: Dict[str, str] = {
+    "bounds": ".studies.bounds",
+    "datasets": ".datasets",
+    "model_io": ".model_io",
+    "simulation": ".studies.simulation",
+    "tuning": ".studies.tuning",
+    "policy_evaluation": ".policy_evaluation",
+    "value": ".value",
+    "engine": ".engine",
+    "estimators": ".estimators",
+    "privacy": ".privacy",
+    "studies": ".studies",
+}
+
+__all__: List[str] = ["__version__", *_NAMES, *_MODULES]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NAMES:
+        value = getattr(importlib.import_module(_NAMES[name], __name__), name)
+    elif name in _MODULES:
+        value = importlib.import_module(_MODULES[name], __name__)
+    else:
+        raise AttributeError(f"module 'pydpowl' has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__))

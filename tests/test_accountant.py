@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pydpowl import DPOWL
-from pydpowl.accountant import BudgetAccountant, Release, dataset_fingerprint
+from pydpowl.privacy.accountant import BudgetAccountant, Release, dataset_fingerprint
 from pydpowl.exceptions import BudgetExceededError
 
 

@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from pydpowl import DPOWL, DPWeightedERM, FeatureScaler, LogisticPropensity, shift_benefits
-from pydpowl.accountant import BudgetAccountant
+from pydpowl.privacy.accountant import BudgetAccountant
 from pydpowl.exceptions import NotFittedError
-from pydpowl.mechanisms import output_sensitivity, sample_output_noise
+from pydpowl.engine.mechanisms import output_sensitivity, sample_output_noise
 from pydpowl.model_io import ModelFileError, canonical_checksum, export_model, load_model
 
 _rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""Tests of pydpowl._batched: many Huber-hinge problems at once, certified like the one-problem solver."""
+"""Tests of pydpowl.engine.batched: many Huber-hinge problems at once, certified like the one-problem solver."""
 
 import importlib.util
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from pydpowl import HuberHingeLoss, solve_weighted_erm
-from pydpowl._batched import solve_huber_batch
+from pydpowl.engine.batched import solve_huber_batch
 from pydpowl.datasets import make_synthetic_owl
-from pydpowl.owl import DPOWL
+from pydpowl.estimators.owl import DPOWL
 
 HAS_NUMBA = importlib.util.find_spec("numba") is not None
 BACKENDS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not HAS_NUMBA, reason="numba not installed"))]
@@ -71,6 +71,6 @@ def test_unknown_backend_is_named():
 
 
 def test_warm_up_compiles_when_numba_is_installed():
-    from pydpowl._batched import warm_up
+    from pydpowl.engine.batched import warm_up
 
     assert warm_up() is HAS_NUMBA

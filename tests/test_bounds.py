@@ -1,4 +1,4 @@
-"""Tests of pydpowl.bounds against hand computations, tail probabilities and asymptotic claims."""
+"""Tests of pydpowl.studies.bounds against hand computations, tail probabilities and asymptotic claims."""
 
 import math
 
@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from pydpowl import DPOWL
-from pydpowl.bounds import (a_p, bound_optimal_gamma, empirical_risk_bound, expected_noise_norm,
+from pydpowl.studies.bounds import (a_p, bound_optimal_gamma, empirical_risk_bound, expected_noise_norm,
                             noise_norm_bound, population_optimal_gamma, population_risk_bound, sample_complexity,
                             solution_norm_bound)
 from pydpowl.datasets import make_synthetic_owl
-from pydpowl.mechanisms import sample_output_noise_batch
+from pydpowl.engine.mechanisms import sample_output_noise_batch
 
 BASE = dict(n=1000, p=5, epsilon=1.0, gamma=100.0, W=30.0, theta_norm=2.0, h=0.5)
 

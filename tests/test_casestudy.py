@@ -1,4 +1,4 @@
-"""Tests of pydpowl.casestudy: Table 1 by epsilon and the gamma-sensitivity study (Fig. 2 style)."""
+"""Tests of pydpowl.studies.casestudy: Table 1 by epsilon and the gamma-sensitivity study (Fig. 2 style)."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pydpowl import DPOWL, concordance, empirical_value
-from pydpowl.casestudy import gamma_sensitivity, run_case_study
+from pydpowl.studies.casestudy import gamma_sensitivity, run_case_study
 from pydpowl.datasets import make_cyp_guides_style
 
 

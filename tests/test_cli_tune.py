@@ -7,7 +7,7 @@ import pytest
 
 from pydpowl.cli import main
 from pydpowl.datasets import make_synthetic_owl
-from pydpowl.gamma_table import GammaTable
+from pydpowl.studies.gamma_table import GammaTable
 
 DATA_OPTS = ["--treatment", "arm", "--benefit", "B", "--features", "x1,x2,x3,x4", "--bounds", "0:1,0:1,0:1,0:1",
              "--weights-upper-bound", "30"]

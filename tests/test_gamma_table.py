@@ -1,11 +1,11 @@
-"""Tests of pydpowl.gamma_table: the authors' table, the nearest-cell rule, CSV round trip."""
+"""Tests of pydpowl.studies.gamma_table: the authors' table, the nearest-cell rule, CSV round trip."""
 
 import math
 
 import pandas as pd
 import pytest
 
-from pydpowl.gamma_table import GammaTable, authors_gamma_table, get_gamma_table, pydpowl_gamma_table
+from pydpowl.studies.gamma_table import GammaTable, authors_gamma_table, get_gamma_table, pydpowl_gamma_table
 
 
 def test_authors_table_cells_from_the_spec():

@@ -27,7 +27,7 @@ from pydpowl import (
     bounds_from_data,
     min_shift_benefits,
 )
-from pydpowl.mechanisms import noise_rate
+from pydpowl.engine.mechanisms import noise_rate
 from pydpowl.model_io import model_to_dict
 
 N = 37  # prime, so no public array shape coincides with the number of rows

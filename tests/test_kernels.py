@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from pydpowl._erm_problem import NumpyProblem
-from pydpowl._kernels import NUMBA_AVAILABLE, fused_problem
-from pydpowl.losses import HuberHingeLoss, LogisticLoss
-from pydpowl.solver import objective_gradient, solve_weighted_erm
+from pydpowl.engine.problem import NumpyProblem
+from pydpowl.engine._kernels import NUMBA_AVAILABLE, fused_problem
+from pydpowl.engine.losses import HuberHingeLoss, LogisticLoss
+from pydpowl.engine.solver import objective_gradient, solve_weighted_erm
 
 pytestmark = pytest.mark.skipif(not NUMBA_AVAILABLE, reason="numba not installed")
 
@@ -53,7 +53,7 @@ def test_numba_and_numpy_paths_agree(loss, n, gamma):
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_fused_scale_features_bit_identical_to_numpy(fit_intercept):
-    from pydpowl._kernels import fused_scale_features
+    from pydpowl.engine._kernels import fused_scale_features
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(5000, 3)) * [10.0, 1.0, 3.0]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from pydpowl import CustomLoss, HuberHingeLoss, LogisticLoss
-from pydpowl.losses import check_loss, get_loss
+from pydpowl.engine.losses import check_loss, get_loss
 
 
 def huber_by_hand(m, h):

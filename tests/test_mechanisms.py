@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pydpowl.mechanisms import (
+from pydpowl.engine.mechanisms import (
     is_r_stream,
     noise_rate,
     output_sensitivity,

@@ -7,8 +7,8 @@ from scipy import stats
 
 from pydpowl import DPOWL, LogisticPropensity, shift_benefits
 from pydpowl.datasets import make_cyp_guides_style, make_synthetic_owl
-from pydpowl.solver import objective_gradient
-from pydpowl.losses import HuberHingeLoss
+from pydpowl.engine.solver import objective_gradient
+from pydpowl.engine.losses import HuberHingeLoss
 
 
 @pytest.fixture(scope="module")

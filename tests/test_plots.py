@@ -1,14 +1,14 @@
-"""Tests of pydpowl.plots: every figure is written as a PNG."""
+"""Tests of pydpowl.studies.plots: every figure is written as a PNG."""
 
 import math
 
 import pandas as pd
 
-from pydpowl.casestudy import gamma_sensitivity, run_case_study
+from pydpowl.studies.casestudy import gamma_sensitivity, run_case_study
 from pydpowl.datasets import make_cyp_guides_style, make_synthetic_owl
-from pydpowl.plots import plot_case_study, plot_gamma_sensitivity, plot_simulation, plot_tuning_curves
-from pydpowl.simulation import run_simulation
-from pydpowl.tuning import tune_gamma_table
+from pydpowl.studies.plots import plot_case_study, plot_gamma_sensitivity, plot_simulation, plot_tuning_curves
+from pydpowl.studies.simulation import run_simulation
+from pydpowl.studies.tuning import tune_gamma_table
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pydpowl import LogisticPropensity, PrivacyLeakWarning, proposition8_H, trivial_weight_sensitivity
-from pydpowl.propensity import resolve_propensity
+from pydpowl.estimators.propensity import resolve_propensity
 
 
 def test_proposition8_by_hand():

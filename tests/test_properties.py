@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from pydpowl import DPOWL, FeatureScaler, HuberHingeLoss, LogisticLoss, solve_weighted_erm
-from pydpowl.accountant import BudgetAccountant
+from pydpowl.privacy.accountant import BudgetAccountant
 from pydpowl.exceptions import BudgetExceededError
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

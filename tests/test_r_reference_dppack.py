@@ -13,8 +13,8 @@ def _needs_dppack(require_r):
 
 
 from pydpowl import DPOWL, DPWeightedERM, FeatureScaler  # noqa: E402
-from pydpowl.losses import HuberHingeLoss, LogisticLoss  # noqa: E402
-from pydpowl.solver import objective_value  # noqa: E402
+from pydpowl.engine.losses import HuberHingeLoss, LogisticLoss  # noqa: E402
+from pydpowl.engine.solver import objective_value  # noqa: E402
 from r_reference import RError, RUnavailableError, fit_svmdp, fit_weighted_erm_cms  # noqa: E402
 
 LOWER, UPPER = np.array([-3.0, 0.0]), np.array([1.0, 2.0])  # asymmetric: swapping them changes the clip

@@ -2,7 +2,7 @@ import numpy as np
 from scipy import stats
 
 from pydpowl import FeatureScaler
-from pydpowl.releases import decision_values, noisy_releases
+from pydpowl.studies.releases import decision_values, noisy_releases
 
 
 def test_releases_center_and_law():

@@ -30,7 +30,7 @@ import pytest
 
 from pydpowl import DPOWL, DPWeightedERM, HuberHingeLoss, RRandom, accuracy, empirical_value
 from pydpowl.datasets import make_synthetic_owl
-from pydpowl.solver import objective_value
+from pydpowl.engine.solver import objective_value
 
 pytestmark = pytest.mark.r
 

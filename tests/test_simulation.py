@@ -1,4 +1,4 @@
-"""Tests of pydpowl.simulation: the synthetic study of Fig. 1 (reduced grids, fixed seeds)."""
+"""Tests of pydpowl.studies.simulation: the synthetic study of Fig. 1 (reduced grids, fixed seeds)."""
 
 import math
 import time
@@ -8,8 +8,8 @@ import pytest
 
 from pydpowl import DPOWL, accuracy, empirical_value
 from pydpowl.datasets import make_synthetic_owl
-from pydpowl.gamma_table import authors_gamma_table
-from pydpowl.simulation import FIG1_EPSILONS, FIG1_NS, paper_shift, run_simulation, t_interval
+from pydpowl.studies.gamma_table import authors_gamma_table
+from pydpowl.studies.simulation import FIG1_EPSILONS, FIG1_NS, paper_shift, run_simulation, t_interval
 
 NS = (200, 1000, 2500)
 EPS = (0.1, 0.5, 5, 50)

@@ -3,9 +3,9 @@ import pytest
 from scipy.optimize import minimize
 
 from pydpowl import HuberHingeLoss, LogisticLoss
-from pydpowl._kernels import NUMBA_AVAILABLE
+from pydpowl.engine._kernels import NUMBA_AVAILABLE
 from pydpowl.exceptions import ConvergenceError
-from pydpowl.solver import objective_gradient, objective_value, solve_weighted_erm
+from pydpowl.engine.solver import objective_gradient, objective_value, solve_weighted_erm
 
 
 def random_problem(seed, n=300, d=5):

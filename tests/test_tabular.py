@@ -1,10 +1,10 @@
-"""Tests of pydpowl.tabular: a user's CSV as DP-OWL data, with stated coding."""
+"""Tests of pydpowl.datasets.tabular: a user's CSV as DP-OWL data, with stated coding."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from pydpowl.tabular import owl_data_from_frame, parse_bounds, parse_propensity, treatment_codes
+from pydpowl.datasets.tabular import owl_data_from_frame, parse_bounds, parse_propensity, treatment_codes
 
 
 def _frame():
@@ -94,7 +94,7 @@ def test_infinite_feature_or_benefit_is_named(tmp_path):
     import pandas as pd
     import pytest
 
-    from pydpowl.tabular import owl_data_from_frame
+    from pydpowl.datasets.tabular import owl_data_from_frame
 
     frame = pd.DataFrame({"x": [0.1, np.inf, 0.3, 0.2], "arm": ["a", "b", "a", "b"], "B": [1.0, 2.0, 3.0, 1.0]})
     with pytest.raises(ValueError, match=r"infinite values in feature column\(s\) \{'x': 1\}"):

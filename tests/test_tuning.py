@@ -1,4 +1,4 @@
-"""Tests of pydpowl.tuning: Algorithm 2 on D0, the no-D0 ways, the exponential mechanism."""
+"""Tests of pydpowl.studies.tuning: Algorithm 2 on D0, the no-D0 ways, the exponential mechanism."""
 
 import math
 
@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 from pydpowl.datasets import OWLData, make_synthetic_owl, synthetic_decision
-from pydpowl.gamma_table import GammaTable
-from pydpowl.simulation import paper_shift, run_simulation
-from pydpowl.tuning import (exponential_mechanism, select_gamma, split_sizes, tune_gamma, tune_gamma_table,
+from pydpowl.studies.gamma_table import GammaTable
+from pydpowl.studies.simulation import paper_shift, run_simulation
+from pydpowl.studies.tuning import (exponential_mechanism, select_gamma, split_sizes, tune_gamma, tune_gamma_table,
                             tune_split_budget, tune_split_data)
 
 GRID = (1, 2, 5, 10, 30, 100, 300)
@@ -185,7 +185,7 @@ def test_no_d0_refuses_too_many_candidates_for_the_data():
 
 
 def test_split_budget_with_an_accountant_checks_first_and_spends_both_charges():
-    from pydpowl.accountant import BudgetAccountant
+    from pydpowl.privacy.accountant import BudgetAccountant
     from pydpowl.exceptions import BudgetExceededError
 
     data = make_synthetic_owl(500, random_state=8)
@@ -198,7 +198,7 @@ def test_split_budget_with_an_accountant_checks_first_and_spends_both_charges():
 
 
 def test_split_data_with_an_accountant_charges_epsilon_once():
-    from pydpowl.accountant import BudgetAccountant
+    from pydpowl.privacy.accountant import BudgetAccountant
 
     data = make_synthetic_owl(500, random_state=9)
     acc = BudgetAccountant(total_epsilon=1.5)

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from pydpowl.losses import HuberHingeLoss
-from pydpowl.solver import objective_value, solve_weighted_erm
+from pydpowl.engine.losses import HuberHingeLoss
+from pydpowl.engine.solver import objective_value, solve_weighted_erm
 from validation.checks import (
     bonferroni_rows,
     data_check,

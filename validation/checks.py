@@ -19,8 +19,8 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 from scipy import stats
 
-from pydpowl.losses import MarginLoss, get_loss
-from pydpowl.solver import objective_gradient, objective_value
+from pydpowl.engine.losses import MarginLoss, get_loss
+from pydpowl.engine.solver import objective_gradient, objective_value
 
 __all__ = [
     "CheckRow",

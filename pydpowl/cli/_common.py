@@ -85,7 +85,7 @@ def open_budget(args: argparse.Namespace):
     """The BudgetAccountant of ``--budget-file`` (created with ``--total-epsilon``), or None."""
     from pathlib import Path
 
-    from ..accountant import BudgetAccountant, dataset_fingerprint
+    from ..privacy.accountant import BudgetAccountant, dataset_fingerprint
 
     if getattr(args, "budget_file", None) is None:
         if getattr(args, "total_epsilon", None) is not None:
@@ -106,7 +106,7 @@ def open_budget(args: argparse.Namespace):
 
 def data_from_args(args: argparse.Namespace, *, what: str = "--data", with_labels: bool = False):
     """OWLData from the data options (and the arm names coded +1 / -1 with ``with_labels``)."""
-    from ..tabular import owl_data_from_frame, read_table, treatment_codes
+    from ..datasets.tabular import owl_data_from_frame, read_table, treatment_codes
 
     missing = [opt for opt, val in (("--treatment", args.treatment), ("--benefit", args.benefit),
                                     ("--features", args.features), ("--bounds", args.bounds),

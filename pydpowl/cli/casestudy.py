@@ -31,7 +31,7 @@ outputs: DIR/table1.csv, DIR/value_by_epsilon.png, DIR/gamma_sensitivity.csv, DI
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from ..casestudy import DEFAULT_SENSITIVITY_GAMMAS
+    from ..studies.casestudy import DEFAULT_SENSITIVITY_GAMMAS
 
     parser = subparsers.add_parser(
         "casestudy", help="case study (Table 1, Fig. 2): DP-OWL value, concordance and allocation by epsilon",
@@ -76,8 +76,8 @@ def _data(args, rng):
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from ..casestudy import gamma_sensitivity, run_case_study
-    from ..plots import plot_case_study, plot_gamma_sensitivity
+    from ..studies.casestudy import gamma_sensitivity, run_case_study
+    from ..studies.plots import plot_case_study, plot_gamma_sensitivity
 
     start = time.perf_counter()
     rng = np.random.default_rng(args.seed)  # the synthetic cohort, then the noise

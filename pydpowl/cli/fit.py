@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     import math
 
     from ..model_io import export_model
-    from ..owl import DPOWL
+    from ..estimators.owl import DPOWL
 
     start = time.perf_counter()
     if not (args.epsilon > 0 and math.isfinite(args.epsilon)):

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from ..model_io import load_model
-    from ..tabular import read_table
+    from ..datasets.tabular import read_table
 
     start = time.perf_counter()
     model = load_model(args.model)

@@ -26,7 +26,7 @@ Cells a table lacks take the nearest cell on the (log n, log epsilon) scale.
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from ..simulation import FIG1_EPSILONS, FIG1_NS
+    from ..studies.simulation import FIG1_EPSILONS, FIG1_NS
 
     parser = subparsers.add_parser(
         "simulate", help="synthetic study (Fig. 1): accuracy and value by n and epsilon",
@@ -51,8 +51,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..plots import plot_simulation
-    from ..simulation import run_simulation
+    from ..studies.plots import plot_simulation
+    from ..studies.simulation import run_simulation
 
     start = time.perf_counter()
     result = run_simulation(args.n, args.eps, reps=args.reps, test_size=args.test_size,

@@ -37,8 +37,8 @@ privacy budget charged); candidate scores are private and are not written.
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from ..simulation import FIG1_EPSILONS, FIG1_NS
-    from ..tuning import DEFAULT_GAMMA_GRID
+    from ..studies.simulation import FIG1_EPSILONS, FIG1_NS
+    from ..studies.tuning import DEFAULT_GAMMA_GRID
 
     parser = subparsers.add_parser(
         "tune", help="choose gamma: Algorithm 2 on independent data D0, or by splitting data or budget",
@@ -115,9 +115,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_public(args: argparse.Namespace) -> int:
-    from ..plots import plot_tuning_curves
-    from ..simulation import FIG1_EPSILONS, FIG1_NS
-    from ..tuning import DEFAULT_GAMMA_GRID, tune_gamma_table
+    from ..studies.plots import plot_tuning_curves
+    from ..studies.simulation import FIG1_EPSILONS, FIG1_NS
+    from ..studies.tuning import DEFAULT_GAMMA_GRID, tune_gamma_table
 
     if args.data and not args.d0:
         raise ValueError("--data is the private data of --method split-data/split-budget; "
@@ -163,7 +163,7 @@ def _run_public(args: argparse.Namespace) -> int:
 
 def _run_no_d0(args: argparse.Namespace) -> int:
     from ..model_io import export_model
-    from ..tuning import tune_split_budget, tune_split_data
+    from ..studies.tuning import tune_split_budget, tune_split_data
 
     if not args.data:
         raise ValueError(f"--method {args.method} needs the private data: --data CSV with its options.")

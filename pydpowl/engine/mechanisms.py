@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import check_epsilon, check_int, check_positive
+from .._validation import check_epsilon, check_int, check_positive
 
 __all__ = [
     "output_sensitivity",
@@ -40,7 +40,7 @@ def output_sensitivity(*, gamma: float, weights_upper_bound: float, C: float = 0
     C : float, default=0.0
         Public bound on how much the weights of the *other* records can change in
         total when one record is replaced (0 when weights are observed or come
-        from an external model); see :mod:`pydpowl.propensity`.
+        from an external model); see :mod:`pydpowl.estimators.propensity`.
     """
     gamma = check_positive("gamma", gamma)
     w_max = check_positive("weights_upper_bound", weights_upper_bound)

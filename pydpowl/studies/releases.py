@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import check_array
-from .mechanisms import noise_rate, sample_output_noise_batch
-from .preprocessing import FeatureScaler
+from .._validation import check_array
+from ..engine.mechanisms import noise_rate, sample_output_noise_batch
+from ..engine.preprocessing import FeatureScaler
 
 __all__ = ["noisy_releases", "decision_values"]
 

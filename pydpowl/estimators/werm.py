@@ -8,8 +8,8 @@ from typing import Any, Optional, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._base import EstimatorBase, check_is_fitted, check_prediction_input, resolve_rng
-from ._validation import (
+from .._base import EstimatorBase, check_is_fitted, check_prediction_input, resolve_rng
+from .._validation import (
     check_array,
     check_bool,
     check_epsilon,
@@ -18,9 +18,9 @@ from ._validation import (
     check_vector,
     feature_names_of,
 )
-from .losses import MarginLoss, get_loss
-from .mechanisms import noise_rate, output_sensitivity, sample_output_noise
-from .solver import SolverResult, solve_weighted_erm
+from ..engine.losses import MarginLoss, get_loss
+from ..engine.mechanisms import noise_rate, output_sensitivity, sample_output_noise
+from ..engine.solver import SolverResult, solve_weighted_erm
 from .summary import FitSummary
 
 __all__ = ["DPWeightedERM", "check_erm_inputs", "check_noise_scale", "state_without_randomness"]
@@ -124,7 +124,7 @@ class DPWeightedERM(EstimatorBase):
     C : float, default=0.0
         Public bound on the total change of the other records' weights when one
         record is replaced (0 for observed or externally estimated weights; see
-        :mod:`pydpowl.propensity`).
+        :mod:`pydpowl.estimators.propensity`).
     tol : float, default=1e-10
         Gradient-norm tolerance the solver must certify before anything is released.
     keep_nonprivate : bool, default=False

@@ -20,8 +20,8 @@ from typing import Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_array, check_bounds
-from .exceptions import PrivacyLeakWarning
+from .._validation import check_array, check_bounds
+from ..exceptions import PrivacyLeakWarning
 
 __all__ = ["FeatureScaler", "bounds_from_data"]
 

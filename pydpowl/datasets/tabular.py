@@ -16,9 +16,9 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from ._validation import check_bounds, check_positive
-from .benefits import shift_benefits
-from .datasets import OWLData
+from .._validation import check_bounds, check_positive
+from ..estimators.benefits import shift_benefits
+from ._container import OWLData
 
 __all__ = ["read_table", "parse_bounds", "parse_propensity", "owl_data_from_frame", "treatment_codes"]
 

@@ -51,7 +51,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from ._validation import check_int, check_positive, check_probability
+from .._validation import check_int, check_positive, check_probability
 
 __all__ = [
     "a_p",

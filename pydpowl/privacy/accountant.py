@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, Union
 
-from .exceptions import BudgetExceededError
+from ..exceptions import BudgetExceededError
 
 __all__ = ["BudgetAccountant", "Release", "dataset_fingerprint", "BUDGET_FILE_FORMAT", "BUDGET_FILE_VERSION"]
 

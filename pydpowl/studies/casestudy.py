@@ -21,14 +21,14 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-from ._base import resolve_rng
-from ._progress import Progress
-from ._validation import check_epsilon, check_int, check_positive
-from .datasets import OWLData
-from .owl import DPOWL
+from .._base import resolve_rng
+from .._progress import Progress
+from .._validation import check_epsilon, check_int, check_positive
+from ..datasets import OWLData
+from ..estimators.owl import DPOWL
 from .releases import decision_values, noisy_releases
-from .summary import eps_text
-from .value import allocation_test, association_test, empirical_value
+from ..estimators.summary import eps_text
+from ..value import allocation_test, association_test, empirical_value
 
 __all__ = ["CaseStudyResult", "run_case_study", "gamma_sensitivity", "DEFAULT_EPSILONS", "DEFAULT_SENSITIVITY_GAMMAS"]
 

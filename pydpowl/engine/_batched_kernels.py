@@ -1,4 +1,4 @@
-"""Compiled kernel of :mod:`pydpowl._batched` (numba; imported only when numba is installed).
+"""Compiled kernel of :mod:`pydpowl.engine.batched` (numba; imported only when numba is installed).
 
 ``solve_many`` runs, for each problem in parallel, the Newton iteration of
 :func:`pydpowl.solve_weighted_erm` on the weighted Huber-hinge objective: a

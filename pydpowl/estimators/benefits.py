@@ -17,8 +17,8 @@ from typing import Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_vector
-from .exceptions import PrivacyLeakWarning
+from .._validation import check_vector
+from ..exceptions import PrivacyLeakWarning
 
 __all__ = ["shift_benefits", "min_shift_benefits"]
 

@@ -355,7 +355,7 @@ def _kernel(which: str, kind: int, d: int) -> Callable:
 
 
 class FusedProblem:
-    """Same interface as :class:`pydpowl._erm_problem.NumpyProblem`, one pass per evaluation."""
+    """Same interface as :class:`pydpowl.engine.problem.NumpyProblem`, one pass per evaluation."""
 
     backend = "numba"
 

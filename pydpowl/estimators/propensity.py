@@ -42,9 +42,9 @@ from typing import Any, Optional, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._base import EstimatorBase, check_is_fitted
-from ._validation import check_array, check_both_arms, check_bounds, check_labels, check_positive, check_vector
-from .exceptions import ConvergenceError, PrivacyLeakWarning
+from .._base import EstimatorBase, check_is_fitted
+from .._validation import check_array, check_both_arms, check_bounds, check_labels, check_positive, check_vector
+from ..exceptions import ConvergenceError, PrivacyLeakWarning
 
 __all__ = [
     "LogisticPropensity",

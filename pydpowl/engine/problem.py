@@ -7,8 +7,8 @@ In the scaled space (rows ``z_i`` with ``||z_i|| <= 1``) the objective is
 DPpack's convention. The solver works with ``G = n * F`` (same minimiser, no
 tiny numbers) and reports the gradient norm of ``F`` itself.
 
-:class:`NumpyProblem` handles any :class:`~pydpowl.losses.MarginLoss`;
-:mod:`pydpowl._kernels` provides fused single-pass versions for the built-in
+:class:`NumpyProblem` handles any :class:`~pydpowl.engine.losses.MarginLoss`;
+:mod:`pydpowl.engine._kernels` provides fused single-pass versions for the built-in
 losses with the same interface and, up to rounding, the same results.
 """
 

@@ -41,15 +41,15 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ._base import resolve_rng
-from ._batched import solve_huber_batch
-from ._progress import Progress
-from ._validation import check_epsilon, check_int, check_positive
-from .datasets import SYNTHETIC_WEIGHTS_UPPER_BOUND, make_synthetic_owl
+from .._base import resolve_rng
+from ..engine.batched import solve_huber_batch
+from .._progress import Progress
+from .._validation import check_epsilon, check_int, check_positive
+from ..datasets import SYNTHETIC_WEIGHTS_UPPER_BOUND, make_synthetic_owl
 from .gamma_table import GammaTable, get_gamma_table
-from .mechanisms import noise_rate, sample_output_noise_batch
-from .owl import owl_weights
-from .preprocessing import FeatureScaler
+from ..engine.mechanisms import noise_rate, sample_output_noise_batch
+from ..estimators.owl import owl_weights
+from ..engine.preprocessing import FeatureScaler
 
 __all__ = [
     "SimulationResult",
@@ -170,7 +170,7 @@ def run_simulation(
         Rows of each test set.
     gamma_table : None, "authors", "pydpowl", path or GammaTable
         Gamma per (n, epsilon); None is the authors' tuned table, cells it
-        lacks by the nearest-cell rule of :class:`~pydpowl.gamma_table.GammaTable`.
+        lacks by the nearest-cell rule of :class:`~pydpowl.studies.gamma_table.GammaTable`.
     huber_h : float, default=0.5
     weights_upper_bound : float, default=30
         Public bound W (the authors' value for this design); weights above are clipped.

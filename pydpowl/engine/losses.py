@@ -17,7 +17,7 @@ from typing import Callable, Union
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import check_positive
+from .._validation import check_positive
 
 __all__ = ["MarginLoss", "HuberHingeLoss", "LogisticLoss", "CustomLoss", "get_loss", "check_loss"]
 

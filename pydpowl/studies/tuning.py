@@ -40,7 +40,7 @@ The candidates of both ways are fitted on ``n_part`` rows with the selection
 budget, not on the final (n, epsilon), so the selected gamma is transferred:
 ``transfer="bound"`` (default) scales it by ``sqrt((n_fit / n_part) * (eps_sel / eps_fit))``,
 the scaling of the gamma that minimises the utility bound of
-:mod:`pydpowl.bounds` (``gamma* ~ sqrt(n / epsilon)``); ``transfer="none"``
+:mod:`pydpowl.studies.bounds` (``gamma* ~ sqrt(n / epsilon)``); ``transfer="none"``
 uses it unchanged.
 """
 
@@ -54,14 +54,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ._base import resolve_rng
-from ._batched import solve_huber_batch
-from ._progress import Progress
-from ._validation import check_epsilon, check_int, check_positive
-from .datasets import OWLData
+from .._base import resolve_rng
+from ..engine.batched import solve_huber_batch
+from .._progress import Progress
+from .._validation import check_epsilon, check_int, check_positive
+from ..datasets import OWLData
 from .gamma_table import GammaTable
-from .mechanisms import noise_rate, sample_output_noise_batch
-from .owl import DPOWL
+from ..engine.mechanisms import noise_rate, sample_output_noise_batch
+from ..estimators.owl import DPOWL
 
 __all__ = [
     "DEFAULT_GAMMA_GRID",
@@ -516,7 +516,7 @@ def tune_split_budget(data: OWLData, *, epsilon_select: float, epsilon_fit: floa
 
     The total charge is ``epsilon_select + epsilon_fit`` (sequential
     composition), listed in ``TuningResult.spending``. With a
-    :class:`pydpowl.accountant.BudgetAccountant` the sum is checked before the
+    :class:`pydpowl.privacy.accountant.BudgetAccountant` the sum is checked before the
     data are touched and both charges are recorded after success.
     """
     e1 = check_positive("epsilon_select", epsilon_select)

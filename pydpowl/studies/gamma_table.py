@@ -35,7 +35,7 @@ from typing import Dict, Iterable, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from ._validation import check_epsilon, check_int, check_positive
+from .._validation import check_epsilon, check_int, check_positive
 
 __all__ = ["GammaTable", "authors_gamma_table", "pydpowl_gamma_table", "get_gamma_table"]
 

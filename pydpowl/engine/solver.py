@@ -36,8 +36,8 @@ from typing import Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from ._erm_problem import NumpyProblem
-from .exceptions import ConvergenceError
+from .problem import NumpyProblem
+from ..exceptions import ConvergenceError
 from .losses import HuberHingeLoss, MarginLoss
 
 __all__ = ["SolverResult", "solve_weighted_erm", "objective_value", "objective_gradient"]

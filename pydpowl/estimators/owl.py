@@ -2,7 +2,7 @@
 
 Builds OWL weights ``w_i = B_i / P(A_i | x_i)`` (clipped at the public bound W,
 counted), scales the features exactly as DPpack's ``svmDP`` (linear kernel),
-and delegates the private fit to :class:`~pydpowl.werm.DPWeightedERM`.
+and delegates the private fit to :class:`~pydpowl.estimators.werm.DPWeightedERM`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._base import EstimatorBase, check_is_fitted, check_prediction_input, resolve_rng
-from ._validation import (
+from .._base import EstimatorBase, check_is_fitted, check_prediction_input, resolve_rng
+from .._validation import (
     check_array,
     check_bool,
     check_both_arms,
@@ -22,7 +22,7 @@ from ._validation import (
     check_vector,
     feature_names_of,
 )
-from .preprocessing import FeatureScaler, bounds_from_data
+from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from .propensity import resolve_propensity
 from .summary import FitSummary
 from .werm import DPWeightedERM, state_without_randomness

@@ -1,0 +1,1 @@
+"""What users fit: scikit-learn-style estimators built on :mod:`pydpowl.engine`."""

@@ -1,0 +1,1 @@
+"""Privacy bookkeeping around releases: the budget accountant."""
