@@ -21,9 +21,8 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-from .._base import resolve_rng
 from .._progress import Progress
-from .._validation import check_epsilon, check_int, check_positive
+from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
 from ..estimators.owl import DPOWL
 from .releases import decision_values, noisy_releases

@@ -41,10 +41,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._base import resolve_rng
 from ..engine.batched import solve_huber_batch
 from .._progress import Progress
-from .._validation import check_epsilon, check_int, check_positive
+from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import SYNTHETIC_WEIGHTS_UPPER_BOUND, make_synthetic_owl
 from .gamma_table import GammaTable, get_gamma_table
 from ..engine.mechanisms import noise_rate, sample_output_noise_batch

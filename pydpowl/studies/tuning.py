@@ -54,10 +54,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._base import resolve_rng
 from ..engine.batched import solve_huber_batch
 from .._progress import Progress
-from .._validation import check_epsilon, check_int, check_positive
+from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
 from .gamma_table import GammaTable
 from ..engine.mechanisms import noise_rate, sample_output_noise_batch
