@@ -27,7 +27,7 @@ from ..datasets import OWLData
 from ..estimators.owl import DPOWL
 from .releases import decision_values, noisy_releases
 from ..estimators.summary import eps_text
-from ..value import allocation_test, association_test, empirical_value
+from ..value import allocation_test, association_test, empirical_value, ipw_values
 
 __all__ = ["CaseStudyResult", "run_case_study", "gamma_sensitivity", "DEFAULT_EPSILONS", "DEFAULT_SENSITIVITY_GAMMAS"]
 
@@ -177,7 +177,6 @@ def gamma_sensitivity(data: OWLData, *, gammas: Sequence[float] = DEFAULT_SENSIT
     rng = resolve_rng(random_state)
     X = data.X.to_numpy(dtype=float)
     A, B, p = data.treatment, data.benefit, data.propensity
-    inv = 1.0 / p
     rows = []
     with Progress(len(grid), "gamma sensitivity", enabled=progress) as bar:
         for gamma in grid:
@@ -189,10 +188,7 @@ def gamma_sensitivity(data: OWLData, *, gammas: Sequence[float] = DEFAULT_SENSIT
                 coefs = noisy_releases(model.scaled_coef_, epsilon=eps, gamma=gamma,
                                        weights_upper_bound=data.weights_upper_bound, n_releases=k, rng=rng)
                 rules = decision_values(X, coefs, model.scaler_) > 0
-                match = rules == (A > 0)[:, None]
-                den = inv @ match
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    values = np.where(den > 0, (B * inv) @ match / np.where(den > 0, den, 1.0), np.nan)
+                values = ipw_values(rules, A, B, p)
                 rows.append(dict(gamma=gamma, epsilon=eps, value_mean=float(np.nanmean(values)),
                                  value_sd=float(np.nanstd(values, ddof=1)) if k > 1 else 0.0,
                                  concordance_mean=float((rules == rule0[:, None]).mean()),

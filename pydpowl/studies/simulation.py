@@ -49,6 +49,7 @@ from .gamma_table import GammaTable, get_gamma_table
 from ..engine.mechanisms import noise_rate, sample_output_noise_batch
 from ..estimators.owl import owl_weights
 from ..engine.preprocessing import FeatureScaler
+from ..value import ipw_values
 
 __all__ = [
     "SimulationResult",
@@ -249,10 +250,5 @@ def _score(Xt, At, Bt, optimal, coefs, chunk: int = 25):
         dec = np.matmul(Xt[s:e], np.transpose(coefs[s:e, :, 1:], (0, 2, 1))) + coefs[s:e, None, :, 0]
         rule = dec > 0
         acc[s:e] = (rule == (optimal[s:e, :, None] > 0)).mean(axis=1)
-        match = rule == (At[s:e, :, None] > 0)
-        # self-normalised IPW with the constant propensity 1/2 (it cancels)
-        num = np.einsum("rtk,rt->rk", match, Bt[s:e])
-        den = match.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            val[s:e] = np.where(den > 0, num / np.maximum(den, 1), np.nan)
+        val[s:e] = ipw_values(rule, At[s:e], Bt[s:e])  # constant propensity 1/2: it cancels
     return acc, val

@@ -61,6 +61,7 @@ from ..datasets import OWLData
 from .gamma_table import GammaTable
 from ..engine.mechanisms import noise_rate, sample_output_noise_batch
 from ..estimators.owl import DPOWL
+from ..value import ipw_values
 
 __all__ = [
     "DEFAULT_GAMMA_GRID",
@@ -238,11 +239,7 @@ def _scores(rules: NDArray[np.bool_], A, B, prop, optimal, metric: str) -> NDArr
     """Score of each rule (columns of ``rules``, True = +1) on the validation rows."""
     if metric == "accuracy":
         return (rules == (optimal > 0)[:, None]).mean(axis=0)
-    match = rules == (A > 0)[:, None]
-    inv = 1.0 / prop
-    den = inv @ match
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (B * inv) @ match / np.where(den > 0, den, 1.0), np.nan)
+    return ipw_values(rules, A, B, prop)
 
 
 def tune_gamma_table(
