@@ -18,7 +18,7 @@ Per (n, epsilon): the mean over repetitions and a 95 % t-interval
 non-private reference (gamma from the table's ``inf`` row).
 
 Everything is vectorised over repetitions: the datasets of one n are drawn as
-one block, the problems solved by a batched certified Newton solver, the noise
+one block, the problems solved one by one by the certified solver, the noise
 drawn in one batch per (n, epsilon), and the test sets scored with batched
 matrix products.
 
@@ -42,7 +42,8 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._base import resolve_rng
-from ..engine.batched import solve_huber_batch
+from ..engine.losses import HuberHingeLoss
+from ..engine.solver import solve_each
 from .._progress import Progress
 from .._validation import check_epsilon, check_int, check_positive
 from ..datasets import SYNTHETIC_WEIGHTS_UPPER_BOUND, make_synthetic_owl
@@ -178,7 +179,7 @@ def run_simulation(
     progress : bool, default=False
         Draw a progress bar on stderr.
     backend : {"auto", "numba", "numpy"}, default="auto"
-        Batched solver backend.
+        Solver backend (see :func:`pydpowl.engine.solver.solve_weighted_erm`).
 
     Returns
     -------
@@ -196,6 +197,7 @@ def run_simulation(
     table: GammaTable = get_gamma_table(gamma_table)
     rng = resolve_rng(random_state)
     scaler = FeatureScaler.from_bounds((np.zeros(_P), np.ones(_P)), _P)
+    loss = HuberHingeLoss(huber_h)
     scale = scaler.column_scale * scaler.dimension_scale
 
     gammas = {n: [table.lookup(n, e) for e in eps_list] for n in ns}
@@ -210,7 +212,7 @@ def run_simulation(
                  ) / scaler.dimension_scale
             solutions, theta0 = {}, None
             for gamma in sorted(set(gammas[n]), reverse=True):  # warm starts from the next larger gamma
-                theta0 = solve_huber_batch(Z, A, w, gamma=gamma, huber_h=huber_h, theta0=theta0, backend=backend)
+                theta0 = solve_each(Z, A, w, gamma=gamma, loss=loss, theta0=theta0, backend=backend)
                 solutions[gamma] = theta0
                 bar.update()
             coefs = np.empty((reps, len(eps_list), _P + 1))
