@@ -56,7 +56,7 @@ else
 fi
 
 # Compile the numba kernels once (cached next to the sources) so first runs are not slowed by it.
-.venv/bin/python -c "import pydpowl.engine.batched as b; b.warm_up()" >/dev/null 2>&1 || echo "[setup] note: numba warm-up skipped"
+.venv/bin/python -c "import sys; from pydpowl.engine.kernels import warm_up; sys.exit(0 if warm_up() else 1)" >/dev/null 2>&1 || echo "[setup] note: numba kernels not compiled (numba missing?); the numpy path is used"
 
 if [ -d rpkg/pydpowl ]; then
   SUDO="$SUDO" bash rpkg/install.sh "$ROOT/.venv/bin/python"

@@ -1,25 +1,118 @@
-"""Margin losses for weighted ERM: l(m) with m = y * x'theta.
+"""Margin losses for weighted ERM: l(m) with m = y * x'theta, each defined once.
 
 Every loss used by DP-wERM must be convex, differentiable with a bounded first
 derivative |l'(m)| <= 1 (the Lipschitz constant enters the sensitivity
-Delta = (C + 2W) / gamma) and have a second derivative for the Newton solver.
+Delta = (C + 2W) / gamma) and have a second derivative (the curvature) for the
+Newton solver.
 
 Built in: the Huber-smoothed hinge (DPpack's ``generate.loss.huber``) and the
 logistic loss. Anything else can be plugged in with :class:`CustomLoss`, which
 checks the derivative bound numerically before use.
+
+One definition per loss
+-----------------------
+Each built-in loss is written once, as three elementwise functions of the
+margin (value, first derivative, curvature) such as :func:`huber_hinge_deriv`.
+They use only arithmetic, comparisons and numpy ufuncs (``np.minimum``,
+``np.exp``, ...), never ``np.where`` or boolean indexing, so the same source
+runs on numpy arrays (the numpy path of :mod:`pydpowl.engine.problem`) and,
+compiled by ``numba.njit``, on single floats inside the row sweeps of
+:mod:`pydpowl.engine.kernels`. A loss class only binds its parameters to those
+functions and declares its constants: ``lipschitz`` (sup |l'|, used by the
+privacy calibration) and ``curvature_bound`` (sup l''). ``kernel_spec()``
+names the compiled form (None for losses the kernels do not know, which then
+use the numpy path).
+
+Beyond margin losses
+--------------------
+A margin loss is the special case of a loss of the linear predictor
+``eta = z'theta`` and the label, ``l(y * eta)``. A loss that is not a function
+of the margin (e.g. squared error ``(y - eta)^2 / 2`` for linear regression)
+fits the same solver: the solver only sees the protocol of
+:mod:`pydpowl.engine.problem` (sums of value, gradient and Hessian over rows),
+so such a loss needs a problem whose row sweep forms ``eta_i``, calls the
+loss's elementwise functions of ``(eta_i, y_i)`` and accumulates
+``w_i l_eta z_i`` and ``w_i l_eta_eta z_i z_i'`` in place of the margin terms.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, Union
+from typing import Callable, Optional, Tuple, Union
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_positive
 
-__all__ = ["MarginLoss", "HuberHingeLoss", "LogisticLoss", "CustomLoss", "get_loss", "check_loss"]
+__all__ = [
+    "MarginLoss", "HuberHingeLoss", "LogisticLoss", "HuberQuadraticSurrogate", "CustomLoss", "get_loss",
+    "check_loss", "huber_hinge_value", "huber_hinge_deriv", "huber_hinge_curvature", "logistic_value",
+    "logistic_deriv", "logistic_curvature", "huber_surrogate_value", "huber_surrogate_deriv",
+    "huber_surrogate_curvature", "HUBER_HINGE", "LOGISTIC", "HUBER_SURROGATE",
+]
+
+#: codes of the built-in losses in the compiled kernels (see ``MarginLoss.kernel_spec``)
+HUBER_HINGE, LOGISTIC, HUBER_SURROGATE = 0, 1, 2
+
+
+# ----------------------------------------------------------------------------- elementwise definitions
+# Each takes a margin m (a float64 array, or a float inside a compiled kernel) and the
+# loss parameter; booleans times floats select zones without branches or np.where.
+
+
+def huber_hinge_value(m, h):
+    """Huber hinge: ``1 - m`` for ``r > 1``, ``h r^2`` for ``0 <= r <= 1``, 0 below, ``r = (1 + h - m)/(2h)``."""
+    r = (1.0 + h - m) / (2.0 * h)
+    q = np.minimum(np.maximum(r, 0.0), 1.0)  # = r on the quadratic zone; keeps h q^2 finite elsewhere
+    return (r > 1.0) * (1.0 - m) + (r <= 1.0) * (h * q * q)
+
+
+def huber_hinge_deriv(m, h):
+    """``l'(m) = -clip((1 + h - m) / (2h), 0, 1)``, in [-1, 0]."""
+    return -np.minimum(np.maximum((1.0 + h - m) / (2.0 * h), 0.0), 1.0)
+
+
+def huber_hinge_curvature(m, h):
+    """``l''(m) = 1/(2h)`` on the quadratic zone ``0 <= (1 + h - m)/(2h) <= 1``, else 0."""
+    r = (1.0 + h - m) / (2.0 * h)
+    return ((r >= 0.0) & (r <= 1.0)) * (1.0 / (2.0 * h))
+
+
+def huber_surrogate_value(m, h):
+    """The Huber hinge's quadratic piece continued everywhere: ``(1 + h - m)^2 / (4h)``."""
+    return (1.0 + h - m) * (1.0 + h - m) / (4.0 * h)
+
+
+def huber_surrogate_deriv(m, h):
+    """``-(1 + h - m) / (2h)``."""
+    return -(1.0 + h - m) / (2.0 * h)
+
+
+def huber_surrogate_curvature(m, h):
+    """The constant ``1/(2h)`` (shaped like ``m``)."""
+    return 0.0 * m + 1.0 / (2.0 * h)
+
+
+def logistic_value(m):
+    """``log(1 + exp(-m))``, stable for large ``|m|``."""
+    return np.logaddexp(0.0, -m)
+
+
+def logistic_deriv(m):
+    """``-1 / (1 + exp(m))``, in (-1, 0); only ``exp(-|m|)`` is formed, so nothing overflows."""
+    e = np.exp(-np.abs(m))
+    return -((m <= 0.0) * (1.0 / (1.0 + e)) + (m > 0.0) * (e / (1.0 + e)))
+
+
+def logistic_curvature(m):
+    """``s (1 - s)`` with ``s = 1 / (1 + exp(-m))``, in (0, 1/4]."""
+    e = np.exp(-np.abs(m))
+    s = (m >= 0.0) * (1.0 / (1.0 + e)) + (m < 0.0) * (e / (1.0 + e))
+    return s * (1.0 - s)
+
+
+# ----------------------------------------------------------------------------- loss classes
 
 
 class MarginLoss(ABC):
@@ -29,6 +122,10 @@ class MarginLoss(ABC):
     name: str = "margin"
     #: True when the second derivative is piecewise constant (finite Newton)
     piecewise_quadratic: bool = False
+    #: declared sup |l'(m)| (the privacy calibration needs <= 1)
+    lipschitz: float = 1.0
+    #: declared sup l''(m) (None: unbounded or unknown)
+    curvature_bound: Optional[float] = None
 
     @abstractmethod
     def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -40,13 +137,44 @@ class MarginLoss(ABC):
 
     @abstractmethod
     def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Second derivative at each margin (non-negative)."""
+        """Second derivative (curvature) at each margin (non-negative)."""
+
+    def kernel_spec(self) -> Optional[Tuple[int, float]]:
+        """``(code, parameter)`` of the compiled form in :mod:`pydpowl.engine.kernels`, or None."""
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
-class HuberHingeLoss(MarginLoss):
+class _BuiltinLoss(MarginLoss):
+    """A loss given by elementwise functions of this module and one parameter (or none)."""
+
+    #: (value, first derivative, curvature) elementwise functions of ``(m, parameter)`` or ``(m,)``
+    _elementwise: Tuple[Callable, Callable, Callable]
+    #: code of the compiled form in pydpowl.engine.kernels
+    _code: int
+    #: the loss parameter, None for a loss without one
+    _parameter: Optional[float] = None
+
+    def _apply(self, which: int, m) -> NDArray[np.float64]:
+        args = () if self._parameter is None else (self._parameter,)
+        return self._elementwise[which](np.asarray(m, dtype=np.float64), *args)
+
+    def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self._apply(0, m)
+
+    def deriv(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self._apply(1, m)
+
+    def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self._apply(2, m)
+
+    def kernel_spec(self) -> Tuple[int, float]:
+        return self._code, 0.0 if self._parameter is None else self._parameter
+
+
+class HuberHingeLoss(_BuiltinLoss):
     """Huber-smoothed hinge loss with smoothing parameter ``h``.
 
     ``l(m) = 0`` for ``m > 1 + h``; ``(1 + h - m)^2 / (4h)`` for ``|1 - m| <= h``;
@@ -61,58 +189,50 @@ class HuberHingeLoss(MarginLoss):
 
     name = "huber"
     piecewise_quadratic = True
+    _elementwise = (huber_hinge_value, huber_hinge_deriv, huber_hinge_curvature)
+    _code = HUBER_HINGE
 
     def __init__(self, h: float = 0.5) -> None:
-        self.h = check_positive("huber_h", h)
+        self.h = self._parameter = check_positive("huber_h", h)
+        self.curvature_bound = 1.0 / (2.0 * self.h)
 
-    def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        m = np.asarray(m, dtype=np.float64)
-        h = self.h
-        out = np.where(m < 1.0 - h, 1.0 - m, 0.0)
-        quad = np.abs(1.0 - m) <= h
-        out[quad] = (1.0 + h - m[quad]) ** 2 / (4.0 * h)
-        return out
-
-    def deriv(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        m = np.asarray(m, dtype=np.float64)
-        h = self.h
-        out = np.where(m < 1.0 - h, -1.0, 0.0)
-        quad = np.abs(1.0 - m) <= h
-        out[quad] = -(1.0 + h - m[quad]) / (2.0 * h)
-        return out
-
-    def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        m = np.asarray(m, dtype=np.float64)
-        return np.where(np.abs(1.0 - m) <= self.h, 1.0 / (2.0 * self.h), 0.0)
+    def quadratic_surrogate(self) -> "HuberQuadraticSurrogate":
+        """The loss with every margin in the quadratic zone (the solver's starting point minimises it)."""
+        return HuberQuadraticSurrogate(self.h)
 
     def __repr__(self) -> str:
         return f"HuberHingeLoss(h={self.h!r})"
 
 
-class LogisticLoss(MarginLoss):
+class HuberQuadraticSurrogate(_BuiltinLoss):
+    """``(1 + h - m)^2 / (4h)``: the Huber hinge's quadratic piece on the whole line.
+
+    Not a loss for private fits (its derivative is unbounded, and
+    :func:`get_loss` refuses it): the solver minimises it in one Newton step (a
+    weighted ridge regression) to start the Huber-hinge problem near its solution.
+    """
+
+    name = "huber-surrogate"
+    piecewise_quadratic = True
+    lipschitz = np.inf
+    _elementwise = (huber_surrogate_value, huber_surrogate_deriv, huber_surrogate_curvature)
+    _code = HUBER_SURROGATE
+
+    def __init__(self, h: float = 0.5) -> None:
+        self.h = self._parameter = check_positive("huber_h", h)
+        self.curvature_bound = 1.0 / (2.0 * self.h)
+
+    def __repr__(self) -> str:
+        return f"HuberQuadraticSurrogate(h={self.h!r})"
+
+
+class LogisticLoss(_BuiltinLoss):
     """Logistic loss ``l(m) = log(1 + exp(-m))`` (``|l'| < 1``, ``l'' <= 1/4``)."""
 
     name = "logistic"
-
-    def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.logaddexp(0.0, -np.asarray(m, dtype=np.float64))
-
-    def deriv(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        # -1 / (1 + e^m), computed stably as -sigmoid(-m)
-        return -_sigmoid(-np.asarray(m, dtype=np.float64))
-
-    def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        s = _sigmoid(np.asarray(m, dtype=np.float64))
-        return s * (1.0 - s)
-
-
-def _sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    out = np.empty_like(x)
-    pos = x >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    ex = np.exp(x[~pos])
-    out[~pos] = ex / (1.0 + ex)
-    return out
+    curvature_bound = 0.25
+    _elementwise = (logistic_value, logistic_deriv, logistic_curvature)
+    _code = LOGISTIC
 
 
 class CustomLoss(MarginLoss):

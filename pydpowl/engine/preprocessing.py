@@ -22,12 +22,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_array, check_bounds
 from ..exceptions import PrivacyLeakWarning
+from .kernels import use_kernels
 
 __all__ = ["FeatureScaler", "bounds_from_data"]
-
-#: rows from which the fused scaling kernel is used
-_FUSED_MIN_ROWS = 5000
-
 
 @dataclass(frozen=True)
 class FeatureScaler:
@@ -86,19 +83,24 @@ class FeatureScaler:
             raise ValueError(f"X must have {self.n_features} columns (one per bound), got {X.shape[1]}.")
         return self.transform_checked(X)
 
-    def transform_checked(self, X: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
+    def transform_checked(self, X: NDArray[np.float64], backend: str = "auto") -> Tuple[NDArray[np.float64], int]:
         """:meth:`transform` for a finite float64 array already known to have ``p`` columns.
 
-        Large inputs go through a fused one-pass kernel (numba) that gives
-        bit-identical results.
+        Where the solver uses the numba kernels (``backend``, the rule of
+        :func:`pydpowl.engine.kernels.use_kernels`), the scaling is one pass of
+        :func:`~pydpowl.engine.kernels.feature_scaling.clip_and_scale_rows`,
+        bit-identical to the numpy expression below.
         """
-        if X.shape[0] >= _FUSED_MIN_ROWS:
-            from ._kernels import fused_scale_features
+        if use_kernels(X.shape[0], backend):
+            from .kernels.feature_scaling import clip_and_scale_rows
 
-            out = fused_scale_features(X, self.lower, self.upper, self.column_scale,
-                                       self.dimension_scale, self.fit_intercept)
-            if out is not None:
-                return out
+            off = int(self.fit_intercept)
+            Z = np.empty((X.shape[0], X.shape[1] + off))
+            f64 = np.ascontiguousarray
+            count = clip_and_scale_rows(f64(X, dtype=np.float64), f64(self.lower, dtype=np.float64),
+                                        f64(self.upper, dtype=np.float64), f64(self.column_scale, dtype=np.float64),
+                                        self.dimension_scale, off, Z)
+            return Z, int(count)
         Xc, n_clipped = self.clip(X)
         if self.fit_intercept:
             Xc = np.column_stack([np.ones(Xc.shape[0]), Xc])

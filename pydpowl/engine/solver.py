@@ -1,49 +1,80 @@
-"""Exact solver for weighted, l2-regularised ERM: Newton, full steps first, exact line search as fallback.
+"""The one certified solver for weighted, l2-regularised ERM: Newton, full steps first, exact line search as fallback.
 
 Output perturbation is private only for the exact minimiser, so the solver
-certifies its answer: it returns only when the gradient norm of
+certifies its answer: it returns only when the gradient norm of ``F = G / n``,
 
-    F(theta) = (1/n) sum_i w_i l(y_i z_i'theta) + (gamma/(2n)) ||theta||^2
+    G(theta) = sum_i w_i l(y_i z_i'theta) + (ridge / 2) ||theta||^2 + b'theta,
 
 is at most ``tol`` (default 1e-10), and raises :class:`ConvergenceError`
-otherwise; nothing uncertified is ever released.
+otherwise; nothing uncertified is ever released. :func:`solve_weighted_erm`
+has ``ridge = gamma`` and ``b = 0`` unless told otherwise (DPpack's
+convention: ``F = (1/n) sum_i w_i l + gamma/(2n) ||theta||^2``).
 
-Each iteration first tries the full Newton step (Hessian over the loss's
-curved zone plus ``gamma I``): one sweep over the data at the trial point gives
-the objective, the gradient and the Hessian there, and the step is accepted
-on sufficient decrease (Armijo) or when it already certifies. Only when it is
-rejected does the solver fall back on an exact line search along the Newton
-direction. The Huber objective is piecewise quadratic and strongly convex, so
-once the zones are identified one step lands on the minimiser up to rounding;
-the logistic objective is smooth and Newton converges quadratically.
+:func:`newton` is the only Newton iteration and the only line search in the
+package. It sees the data term through the protocol of
+:mod:`pydpowl.engine.problem` (``evaluate(theta) -> (L, gradient, Hessian)``
+and ``line(theta, p)``) and adds the ridge and the linear term itself, so it
+never holds anything of length ``n``. Each iteration tries the full Newton
+step (one evaluation there gives the objective, gradient and Hessian) and
+accepts it on sufficient decrease (Armijo) or when it already certifies;
+otherwise it searches exactly along the Newton direction by safeguarded
+Newton on ``t -> G(theta + t p)``. The Huber objective is piecewise quadratic
+and strongly convex, so once the zones are identified one step lands on the
+minimiser up to rounding; the logistic objective is smooth and Newton
+converges quadratically. Problems with at most 50,000 entries are polished by
+extra Newton steps past the tolerance, down to rounding level.
 
-Starting points: for the Huber loss, the minimiser of the surrogate with every
-row in the quadratic zone (a weighted ridge regression, one pass); from 100,000
-rows, the solution on an evenly strided subsample of 20,000 rows. Small
-problems (at most 50,000 entries) are polished by extra Newton steps past the
-tolerance, down to rounding level. For the built-in losses a fused kernel
-(numba, when installed) does each sweep in one pass; for the Huber loss it
-computes only margins, objective and gradient and keeps the Hessian up to date
-by rank-k updates over the rows whose zone changed. The numpy path gives the
-same answer up to rounding.
+:func:`solve_weighted_erm` is the front end for arrays in memory. It picks
+the starting point (for the Huber hinge, the minimiser of its quadratic
+surrogate, a weighted ridge regression; from 100,000 rows, the solution on an
+evenly strided subsample of 20,000 rows) and the backend of the
+:class:`~pydpowl.engine.problem.MarginProblem`.
+
+Backend choice (``backend="auto"``)
+-----------------------------------
+Measured on this project's shared 2-core machine with
+``benchmarks/bench_solver.py --cold`` (DP-OWL fits of the paper's design,
+epsilon = 1; fresh processes, medians of 5; timings noisy under other load):
+
+=========  =====================  =====================  ===========  ===========  ===========
+n          import + first fit,    import + first fit,    warm fit,    warm fit,    DPpack fit
+           numpy                  numba (cached)         numpy        numba        (warm)
+=========  =====================  =====================  ===========  ===========  ===========
+1,459      1.3 ms                 176 ms                 0.6 ms       0.4 ms       3.6 ms
+20,000     5.3 ms                 203 ms                 4.0 ms       2.0 ms       23 ms
+100,000    17 ms                  178 ms                 14 ms        7.5 ms       142 ms
+200,000    27 ms                  190 ms                 22 ms        14 ms        301 ms
+1e6        126 ms                 263 ms                 109 ms       72 ms        1320 ms
+=========  =====================  =====================  ===========  ===========  ===========
+
+Importing numba and loading the cached kernels costs about 0.17-0.2 s once
+per process; the kernels then save 2 ms per fit at 20,000 rows, 6 ms at
+100,000 and about 40 ms at 1e6. For a script that fits once, numpy is
+faster over the whole grid (the crossover of the first fit lies above 1e6
+rows); for repeated fits the kernels pay after about 100 fits at 20,000 rows
+but after a few at 1e6, and only they come near 20 times DPpack's speed at
+large n. ``"auto"`` uses the kernels from ``AUTO_MIN_ROWS`` = 100,000 rows
+(built-in losses, numba installed), where their warm saving reaches a few
+percent of their loading cost per fit, and numpy below, where
+``import numba`` never happens. The two paths reach the same minimiser up
+to rounding.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .problem import NumpyProblem
 from ..exceptions import ConvergenceError
-from .losses import HuberHingeLoss, MarginLoss
+from .kernels import numba_available, use_kernels
+from .losses import MarginLoss
+from .problem import MarginProblem, Problem
 
-__all__ = ["SolverResult", "solve_weighted_erm", "objective_value", "objective_gradient"]
+__all__ = ["SolverResult", "newton", "solve_weighted_erm", "solve_each", "objective_value", "objective_gradient"]
 
-#: rows above which the fused kernel is used when ``backend="auto"``
-_FUSED_MIN_ROWS = 5000
 #: rows above which the solver first solves a strided subsample for a warm start
 _WARM_START_MIN_ROWS = 100_000
 _WARM_START_ROWS = 20_000
@@ -66,11 +97,11 @@ class SolverResult:
     nit : int
         Newton iterations taken.
     grad_norm : float
-        ``||grad F(x)||_2`` recomputed from fresh margins at ``x``.
+        ``||grad F(x)||_2`` at ``x``, from the evaluation there.
     objective : float
         ``F(x)``.
     backend : str
-        "numpy" or "numba".
+        The problem's backend ("numpy" or "numba").
     """
 
     x: NDArray[np.float64]
@@ -81,43 +112,97 @@ class SolverResult:
     backend: str
 
 
-def _make_problem(Z, y, w, gamma, loss, backend):
-    if backend not in ("auto", "numpy", "numba"):
-        raise ValueError(f"backend must be one of {{'auto', 'numpy', 'numba'}}, got backend={backend!r}.")
-    if backend == "numpy" or (backend == "auto" and Z.shape[0] < _FUSED_MIN_ROWS):
-        return NumpyProblem(Z, y, w, gamma, loss)
-    from . import _kernels
+def newton(
+    problem: Problem,
+    theta0: NDArray[np.float64],
+    *,
+    ridge: float,
+    linear: Optional[NDArray[np.float64]] = None,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+    polish: bool = False,
+) -> SolverResult:
+    """Minimise ``G = L + (ridge/2)||theta||^2 + linear'theta`` to ``||grad G|| / n <= tol``.
 
-    problem = _kernels.fused_problem(Z, y, w, gamma, loss)
-    if problem is None:
-        if backend == "numba":
-            raise ValueError(
-                "backend='numba' needs numba (Debian: python3-numba) and a built-in loss "
-                f"('huber' or 'logistic'); got loss {loss.name!r}"
-                + ("" if _kernels.NUMBA_AVAILABLE else " and numba is not installed")
-                + "."
-            )
-        return NumpyProblem(Z, y, w, gamma, loss)
-    return problem
+    Parameters
+    ----------
+    problem : Problem
+        The data term ``L`` (see :mod:`pydpowl.engine.problem`).
+    theta0 : ndarray of shape (d,)
+        Starting point.
+    ridge : float
+        Coefficient of ``||theta||^2 / 2``, > 0 (strong convexity).
+    linear : ndarray of shape (d,), optional
+        The linear term ``b`` (0 by default).
+    tol : float, default=1e-10
+        Required ``||grad F||_2`` with ``F = G / n``.
+    max_iter : int, default=100
+        Newton iterations before giving up.
+    polish : bool, default=False
+        After certifying, take up to 3 more Newton steps while the gradient norm halves.
 
+    Returns
+    -------
+    SolverResult
 
-def _exact_line_search(problem, theta, p, m, s, d0: float) -> float:
-    """Minimise ``t -> G(theta + t p)`` (convex, ``G'(0) = d0 < 0``) by safeguarded Newton.
-
-    Once a bracket ``[lo, hi]`` is known, problems offering ``restricted_line``
-    (the fused Huber kernel) switch to an evaluator that revisits only the rows
-    whose Huber zone changes inside the bracket.
+    Raises
+    ------
+    ConvergenceError
+        If ``||grad F||`` is still above ``tol`` after ``max_iter`` iterations.
     """
+    n = problem.n
+
+    def evaluate(theta):
+        L, g, H = problem.evaluate(theta)
+        G = L + 0.5 * ridge * (theta @ theta)
+        g = g + ridge * theta
+        if linear is not None:
+            G += linear @ theta
+            g += linear
+        H[np.diag_indices_from(H)] += ridge
+        return float(G), g, H, float(np.linalg.norm(g)) / n
+
+    theta = np.array(theta0, dtype=np.float64)
+    G, g, H, grad_norm = evaluate(theta)
+    for it in range(max_iter + 1):
+        if grad_norm <= tol:
+            if polish:
+                theta, G, grad_norm, extra = _polish(evaluate, theta, G, g, H, grad_norm)
+                it += extra
+            return SolverResult(x=theta, success=True, nit=it, grad_norm=grad_norm, objective=G / n,
+                                backend=problem.backend)
+        if it == max_iter:
+            break
+        p = -_solve_spd(H, g)
+        d0 = float(g @ p)
+        if not d0 < 0:  # rounding has exhausted the descent; nothing more to gain
+            break
+        # Full Newton step first; accept it on sufficient decrease (Armijo) or when it already certifies.
+        trial = theta + p
+        G_t, g_t, H_t, norm_t = evaluate(trial)
+        if G_t <= G + _ARMIJO * d0 or norm_t <= tol:
+            theta, G, g, H, grad_norm = trial, G_t, g_t, H_t, norm_t
+            continue
+        t = _exact_line_search(problem.line(theta, p), theta, p, d0, ridge, linear)
+        theta = theta + t * p
+        G, g, H, grad_norm = evaluate(theta)
+    raise ConvergenceError(
+        f"solver stopped after max_iter={max_iter} iterations with gradient norm "
+        f"{grad_norm:.3e} > tol={tol:.0e}; nothing was released."
+    )
+
+
+def _exact_line_search(line, theta, p, d0: float, ridge: float, linear) -> float:
+    """Minimise ``t -> G(theta + t p)`` (convex, ``G'(0) = d0 < 0``) by safeguarded Newton."""
+    tp, pp = float(theta @ p), float(p @ p)
+    bp = 0.0 if linear is None else float(linear @ p)
     lo, hi = 0.0, np.inf
     t = 1.0
     tol = 1e-13 * abs(d0)
-
-    def evaluate(t_: float):
-        return problem.line_derivatives(m, s, t_, theta, p)
-
-    restricted = False
     for _ in range(100):
-        d1, d2 = evaluate(t)
+        l1, l2 = line(t)
+        d1 = l1 + ridge * (tp + t * pp) + bp
+        d2 = l2 + ridge * pp
         if abs(d1) <= tol:
             return t
         if d1 < 0:
@@ -126,17 +211,58 @@ def _exact_line_search(problem, theta, p, m, s, d0: float) -> float:
             hi = t
         if hi < np.inf and hi - lo <= 1e-15 * max(1.0, hi):
             return 0.5 * (lo + hi)
-        if hi < np.inf and not restricted:
-            restricted = True
-            make = getattr(problem, "restricted_line", None)
-            fast = make(m, s, lo, hi, theta, p) if make is not None else None
-            if fast is not None:
-                evaluate = fast  # noqa: F811 - exact on the bracket
         t_new = t - d1 / d2 if d2 > 0 else np.inf
         if not (lo < t_new < hi):
             t_new = 2.0 * t if hi == np.inf else 0.5 * (lo + hi)
         t = t_new
     return t
+
+
+def _polish(evaluate, theta, G, g, H, grad_norm, max_steps: int = 3):
+    """Extra Newton steps on a certified problem while the gradient norm keeps halving
+    (microseconds on a small problem; it takes the answer from the tolerance to rounding level)."""
+    steps = 0
+    while steps < max_steps and grad_norm > 0.0:
+        trial = theta - _solve_spd(H, g)
+        G_t, g_t, H_t, norm_t = evaluate(trial)
+        if not norm_t < 0.5 * grad_norm:
+            break
+        theta, G, g, H, grad_norm = trial, G_t, g_t, H_t, norm_t
+        steps += 1
+    return theta, G, grad_norm, steps
+
+
+def _solve_spd(H: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
+    try:  # ridge > 0 makes H symmetric positive definite: one LU solve is enough
+        return np.linalg.solve(H, g)
+    except np.linalg.LinAlgError:  # rounding trouble only
+        return np.linalg.lstsq(H, g, rcond=None)[0]
+
+
+def _check_terms(extra_ridge: float, linear, d: int):
+    extra_ridge = float(extra_ridge)
+    if not (0.0 <= extra_ridge < np.inf):
+        raise ValueError(f"extra_ridge must be in [0, inf), got extra_ridge={extra_ridge!r}.")
+    if linear is not None:
+        linear = np.array(linear, dtype=np.float64)
+        if linear.shape != (d,) or not np.all(np.isfinite(linear)):
+            raise ValueError(f"linear must be a finite vector of length d={d}, got shape {linear.shape}"
+                             f"{'' if np.all(np.isfinite(linear)) else ' with non-finite entries'}.")
+    return extra_ridge, linear
+
+
+def _resolve_backend(n: int, loss: MarginLoss, backend: str) -> str:
+    if not use_kernels(n, backend):
+        return "numpy"
+    if loss.kernel_spec() is not None and numba_available():
+        return "numba"
+    if backend == "numba":
+        raise ValueError(
+            "backend='numba' needs numba (Debian: python3-numba) and a built-in loss "
+            f"('huber' or 'logistic'); got loss {loss.name!r}"
+            + ("" if numba_available() else " and numba is not installed") + "."
+        )
+    return "numpy"
 
 
 def solve_weighted_erm(
@@ -150,8 +276,14 @@ def solve_weighted_erm(
     max_iter: int = 100,
     backend: str = "auto",
     theta0: Optional[NDArray[np.float64]] = None,
+    extra_ridge: float = 0.0,
+    linear: Optional[NDArray[np.float64]] = None,
 ) -> SolverResult:
     """Minimise DPpack's weighted ERM objective to a certified precision.
+
+    The objective is ``F = G / n`` with
+
+        G(theta) = sum_i w_i l(y_i z_i'theta) + ((gamma + extra_ridge) / 2) ||theta||^2 + linear'theta.
 
     Parameters
     ----------
@@ -162,7 +294,7 @@ def solve_weighted_erm(
     w : ndarray of shape (n,)
         Weights in [0, W].
     gamma : float
-        Regularisation constant; the objective is ``gamma/n``-strongly convex.
+        Regularisation constant; ``F`` is ``gamma/n``-strongly convex.
     loss : MarginLoss
         Margin loss with ``|l'| <= 1``.
     tol : float, default=1e-10
@@ -170,9 +302,18 @@ def solve_weighted_erm(
     max_iter : int, default=100
         Newton iterations before giving up.
     backend : {"auto", "numpy", "numba"}, default="auto"
-        "auto" uses the fused numba kernel for built-in losses from 5,000 rows.
+        "auto" uses the numba kernels for built-in losses from
+        ``pydpowl.engine.kernels.AUTO_MIN_ROWS`` rows (see the module docstring).
     theta0 : ndarray of shape (d,), optional
-        Starting point (zeros by default).
+        Starting point (by default as described in the module docstring).
+    extra_ridge : float, default=0.0
+        Added to ``gamma`` in the ridge term, in ``[0, inf)``. Objective
+        perturbation (Chaudhuri, Monteleoni and Sarwate; DPpack's
+        ``WeightedERMDP.CMS``) minimises ``(1/n) sum l + gamma/(2n) ||theta||^2
+        + b'theta/n + (Delta/2) ||theta||^2``: pass ``extra_ridge = n * Delta``
+        and ``linear = b``.
+    linear : ndarray of shape (d,), optional
+        The linear term of ``G`` (see ``extra_ridge``); zero by default.
 
     Returns
     -------
@@ -184,109 +325,101 @@ def solve_weighted_erm(
         If the gradient norm is still above ``tol`` after ``max_iter`` iterations.
     """
     Z = np.ascontiguousarray(Z, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    w = np.ascontiguousarray(w, dtype=np.float64)
     n, d = Z.shape
-    problem = _make_problem(Z, np.asarray(y, np.float64), np.asarray(w, np.float64), gamma, loss, backend)
+    extra_ridge, linear = _check_terms(extra_ridge, linear, d)
+    ridge = gamma + extra_ridge
+    resolved = _resolve_backend(n, loss, backend)
+    if theta0 is None:
+        theta0 = _starting_point(Z, y, w, loss=loss, gamma=gamma, extra_ridge=extra_ridge, linear=linear,
+                                 backend=resolved)
+    problem = MarginProblem(Z, y, w, loss, backend=resolved)
     try:
-        if theta0 is None and n >= _WARM_START_MIN_ROWS:
-            theta0 = _warm_start(Z, y, w, gamma=gamma, loss=loss, backend=backend)
-        elif theta0 is None and isinstance(loss, HuberHingeLoss):
-            start = getattr(problem, "quadratic_start", None)
-            theta0 = start() if start is not None else None
-            if theta0 is None:
-                theta0 = _huber_quadratic_start(Z, np.asarray(y, np.float64), np.asarray(w, np.float64), gamma, loss.h)
-        theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
-        m = problem.margins(theta)
-        G = problem.objective(theta, m)
-        g, H = problem.grad_hess(theta, m)
-        grad_norm = float(np.linalg.norm(g)) / n
-        for it in range(max_iter + 1):
-            if grad_norm <= tol:
-                if n * d <= _POLISH_MAX_ENTRIES:
-                    theta, G, grad_norm, extra = _polish(problem, theta, g, H, G, grad_norm, n)
-                    it += extra
-                return SolverResult(
-                    x=theta, success=True, nit=it, grad_norm=grad_norm, objective=G / n, backend=problem.backend,
-                )
-            if it == max_iter:
-                break
-            p = -_solve_spd(H, g)
-            d0 = float(g @ p)
-            if not d0 < 0:  # rounding has exhausted the descent; nothing more to gain
-                break
-            # Full Newton step first: one sweep gives G, the gradient and the Hessian there.
-            # Accept it on sufficient decrease (Armijo) or when it already certifies.
-            trial = theta + p
-            m_trial = problem.margins(trial)
-            G_trial = problem.objective(trial, m_trial)
-            g_trial, H_trial = problem.grad_hess(trial, m_trial)
-            norm_trial = float(np.linalg.norm(g_trial)) / n
-            if G_trial <= G + _ARMIJO * d0 or norm_trial <= tol:
-                theta, m, G, g, H, grad_norm = trial, m_trial, G_trial, g_trial, H_trial, norm_trial
-                continue
-            # Otherwise an exact line search along p from theta (margins m are still valid).
-            s = problem.direction_margins(p)
-            t = _exact_line_search(problem, theta, p, m, s, d0)
-            theta = theta + t * p
-            m = problem.margins(theta)
-            G = problem.objective(theta, m)
-            g, H = problem.grad_hess(theta, m)
-            grad_norm = float(np.linalg.norm(g)) / n
-        raise ConvergenceError(
-            f"solver stopped after max_iter={max_iter} iterations with gradient norm "
-            f"{grad_norm:.3e} > tol={tol:.0e}; nothing was released."
-        )
+        return newton(problem, theta0, ridge=ridge, linear=linear, tol=tol, max_iter=max_iter,
+                      polish=n * d <= _POLISH_MAX_ENTRIES)
     finally:
-        release = getattr(problem, "release", None)
-        if release is not None:
-            release()  # its work arrays go to the next solve; the result holds none of them
+        problem.release()  # its work arrays go to the next solve; the result holds none of them
 
 
-def _polish(problem, theta, g, H, G, grad_norm, n, max_steps: int = 3):
-    """Extra Newton steps on a certified small problem while the gradient norm keeps falling
-    (microseconds at this size; it takes the answer from the tolerance to rounding level)."""
-    steps = 0
-    while steps < max_steps and grad_norm > 0.0:
-        trial = theta - _solve_spd(H, g)
-        m = problem.margins(trial)
-        g_t, H_t = problem.grad_hess(trial, m)
-        norm_t = float(np.linalg.norm(g_t)) / n
-        if not norm_t < 0.5 * grad_norm:
-            break
-        theta, g, H, G, grad_norm = trial, g_t, H_t, problem.objective(trial, m), norm_t
-        steps += 1
-    return theta, G, grad_norm, steps
-
-
-def _huber_quadratic_start(Z, y, w, gamma: float, h: float) -> NDArray[np.float64]:
-    """Minimiser of the surrogate with every row in the Huber quadratic zone (a weighted
-    ridge regression of the margins on 1 + h): one linear solve, and usually a few rows
-    away from the right zones, so Newton needs far fewer (and full) steps than from 0."""
-    c = w / (2.0 * h)
-    A = (Z * c[:, None]).T @ Z
-    A[np.diag_indices_from(A)] += gamma
-    return _solve_spd(A, Z.T @ (c * (1.0 + h) * y))
-
-
-def _warm_start(Z, y, w, *, gamma, loss, backend) -> NDArray[np.float64]:
-    """Minimiser on an evenly strided subsample, with gamma scaled to the same gamma/n.
-
-    Only a starting point: the full problem is still solved and certified.
-    """
-    n = Z.shape[0]
-    step = max(n // _WARM_START_ROWS, 1)
-    Zs, ys, ws = Z[::step], np.asarray(y)[::step], np.asarray(w)[::step]
-    gamma_sub = gamma * Zs.shape[0] / n
+def _starting_point(Z, y, w, *, loss, gamma, extra_ridge, linear, backend) -> NDArray[np.float64]:
+    """From 100,000 rows: the solution on an evenly strided subsample of 20,000 rows, with the
+    regulariser and linear term scaled by the subsample's share (the same ``F``). Otherwise, for a
+    loss with a quadratic surrogate (the Huber hinge): the surrogate's minimiser, one Newton step
+    from 0 (usually a few rows away from the right zones, so Newton needs few, full steps).
+    Only a starting point: the full problem is still solved and certified."""
+    n, d = Z.shape
+    if n >= _WARM_START_MIN_ROWS:
+        step = max(n // _WARM_START_ROWS, 1)
+        share = Z[::step].shape[0] / n
+        try:
+            return solve_weighted_erm(Z[::step], y[::step], w[::step], gamma=gamma * share, loss=loss, tol=1e-8,
+                                      backend=backend, extra_ridge=extra_ridge * share,
+                                      linear=None if linear is None else linear * share).x
+        except ConvergenceError:
+            return np.zeros(d)
+    surrogate = getattr(loss, "quadratic_surrogate", None)
+    if surrogate is None:
+        return np.zeros(d)
+    problem = MarginProblem(Z, y, w, surrogate(), backend=backend)
     try:
-        return solve_weighted_erm(Zs, ys, ws, gamma=gamma_sub, loss=loss, tol=1e-8, backend=backend).x
-    except ConvergenceError:
-        return np.zeros(Z.shape[1])
+        _, g, H = problem.evaluate(np.zeros(d))
+    finally:
+        problem.release()
+    if linear is not None:
+        g = g + linear
+    H[np.diag_indices_from(H)] += gamma + extra_ridge
+    return -_solve_spd(H, g)
 
 
-def _solve_spd(H: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
-    try:  # gamma > 0 makes H symmetric positive definite: one LU solve is enough
-        return np.linalg.solve(H, g)
-    except np.linalg.LinAlgError:  # rounding trouble only
-        return np.linalg.lstsq(H, g, rcond=None)[0]
+def solve_each(
+    Z: NDArray[np.float64],
+    y: NDArray[np.float64],
+    w: NDArray[np.float64],
+    *,
+    gamma: Union[float, NDArray[np.float64]],
+    loss: MarginLoss,
+    tol: float = 1e-10,
+    theta0: Optional[NDArray[np.float64]] = None,
+    backend: str = "auto",
+) -> NDArray[np.float64]:
+    """Certified minimisers of ``R`` independent problems of one shape (studies: one per repetition).
+
+    A loop of :func:`solve_weighted_erm`; measured faster than, or close to,
+    the batched solvers it replaced at the studies' sizes (see
+    ``benchmarks/bench_solver.py --batch``).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (R, n, d)
+    y, w : ndarray of shape (R, n)
+    gamma : float or ndarray of shape (R,)
+    loss : MarginLoss
+    tol : float, default=1e-10
+    theta0 : ndarray of shape (R, d), optional
+        Starting points (warm starts).
+    backend : {"auto", "numpy", "numba"}, default="auto"
+
+    Returns
+    -------
+    ndarray of shape (R, d)
+        The minimisers (private when the data are: never release them without noise).
+    """
+    R, _, d = np.shape(Z)
+    gammas = np.broadcast_to(np.asarray(gamma, dtype=np.float64), (R,))
+    out = np.empty((R, d))
+    for r in range(R):
+        out[r] = solve_weighted_erm(Z[r], y[r], w[r], gamma=float(gammas[r]), loss=loss, tol=tol, backend=backend,
+                                    theta0=None if theta0 is None else theta0[r]).x
+    return out
+
+
+def _data_term(theta, Z, y, w, loss):
+    problem = MarginProblem(Z, y, w, loss)
+    try:
+        return problem.evaluate(theta)
+    finally:
+        problem.release()
 
 
 def objective_value(
@@ -294,9 +427,9 @@ def objective_value(
     w: NDArray[np.float64], *, gamma: float, loss: MarginLoss,
 ) -> float:
     """``F(theta)`` in DPpack's convention (mean weighted loss plus ``gamma/(2n)||theta||^2``)."""
-    problem = NumpyProblem(np.asarray(Z, np.float64), np.asarray(y, np.float64), np.asarray(w, np.float64), gamma, loss)
     theta = np.asarray(theta, np.float64)
-    return problem.objective(theta, problem.margins(theta)) / Z.shape[0]
+    L, _, _ = _data_term(theta, Z, y, w, loss)
+    return (L + 0.5 * gamma * float(theta @ theta)) / np.shape(Z)[0]
 
 
 def objective_gradient(
@@ -304,6 +437,6 @@ def objective_gradient(
     w: NDArray[np.float64], *, gamma: float, loss: MarginLoss,
 ) -> NDArray[np.float64]:
     """``grad F(theta)``."""
-    problem = NumpyProblem(np.asarray(Z, np.float64), np.asarray(y, np.float64), np.asarray(w, np.float64), gamma, loss)
     theta = np.asarray(theta, np.float64)
-    return problem.gradient(theta, problem.margins(theta)) / Z.shape[0]
+    _, g, _ = _data_term(theta, Z, y, w, loss)
+    return (g + gamma * theta) / np.shape(Z)[0]

@@ -99,7 +99,7 @@ class SimulationConfig:
     weights_upper_bound : float, default=30
         Public bound W (the authors' value for this design).
     backend : {"auto", "numba", "numpy"}, default="auto"
-        Batched solver backend.
+        Solver backend (see :func:`pydpowl.engine.solver.solve_weighted_erm`).
     """
 
     ns: Tuple[int, ...] = FIG1_NS

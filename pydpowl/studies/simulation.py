@@ -18,7 +18,7 @@ Per (n, epsilon): the mean over repetitions and a 95 % t-interval
 non-private reference (gamma from the table's ``inf`` row).
 
 Everything is vectorised over repetitions: the datasets of one n are drawn as
-one block, the problems solved by a batched certified Newton solver, the noise
+one block, the problems solved one by one by the certified solver, the noise
 drawn in one batch per (n, epsilon), and the test sets scored with batched
 matrix products.
 
@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ..engine.batched import solve_huber_batch
+from ..engine.losses import HuberHingeLoss
+from ..engine.solver import solve_each
 from .._progress import Progress
 from .._validation import resolve_rng
 from ..datasets import make_synthetic_owl
@@ -178,6 +179,7 @@ def run_simulation(
     table: GammaTable = get_gamma_table(cfg.gamma_table)
     rng = resolve_rng(random_state)
     scaler = FeatureScaler.from_bounds((np.zeros(_P), np.ones(_P)), _P)
+    loss = HuberHingeLoss(huber_h)
     scale = scaler.column_scale * scaler.dimension_scale
 
     gammas = {n: [table.lookup(n, e) for e in eps_list] for n in ns}
@@ -192,7 +194,7 @@ def run_simulation(
                  ) / scaler.dimension_scale
             solutions, theta0 = {}, None
             for gamma in sorted(set(gammas[n]), reverse=True):  # warm starts from the next larger gamma
-                theta0 = solve_huber_batch(Z, A, w, gamma=gamma, huber_h=huber_h, theta0=theta0, backend=backend)
+                theta0 = solve_each(Z, A, w, gamma=gamma, loss=loss, theta0=theta0, backend=backend)
                 solutions[gamma] = theta0
                 bar.update()
             coefs = np.empty((reps, len(eps_list), _P + 1))

@@ -54,7 +54,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ..engine.batched import solve_huber_batch
+from ..engine.losses import HuberHingeLoss
+from ..engine.solver import solve_each
 from .._progress import Progress
 from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
@@ -304,8 +305,8 @@ def tune_gamma_table(
             theta0 = None
             for gamma in order:
                 idx = shared if common_samples else draw()
-                theta = solve_huber_batch(Z[idx], y[idx], w[idx], gamma=gamma, huber_h=huber_h,
-                                          theta0=theta0 if common_samples else None)
+                theta = solve_each(Z[idx], y[idx], w[idx], gamma=gamma, loss=HuberHingeLoss(huber_h),
+                                   theta0=theta0 if common_samples else None)
                 theta0 = theta
                 for eps in eps_list:
                     rate = noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=W, C=C)
@@ -364,7 +365,7 @@ def _private_selection(data: OWLData, rows: NDArray[np.int64], grid: List[float]
     W = float(data.weights_upper_bound)
     parts = rows[: K * n_part].reshape(K, n_part)
     val = rows[K * n_part:]
-    theta = solve_huber_batch(Z[parts], y[parts], w[parts], gamma=np.asarray(grid), huber_h=huber_h)
+    theta = solve_each(Z[parts], y[parts], w[parts], gamma=np.asarray(grid), loss=HuberHingeLoss(huber_h))
     d = Z.shape[1]
     noisy = np.empty_like(theta)
     for k, gamma in enumerate(grid):

@@ -1,0 +1,83 @@
+"""Compiled kernels (numba) of the engine, as ordinary source files.
+
+* :mod:`.margin_losses`: the built-in losses of :mod:`pydpowl.engine.losses`,
+  compiled from their one definition, and :func:`~.margin_losses.loss_terms`,
+  which picks one by its code;
+* :mod:`.row_sweeps`: one pass over the rows for the objective, gradient and
+  curvature changes, the Hessian update, and the line-search derivatives;
+* :mod:`.feature_scaling`: DPpack's clip-and-scale of the features in one pass.
+
+Every kernel is ``numba.njit(cache=True, nogil=True)``: set-up
+(``scripts/setup.sh``, which calls :func:`warm_up`) compiles them once and
+numba keeps the machine code in ``__pycache__`` beside these files, so a
+user's process loads them instead of compiling. Loading still costs about
+0.2 s (importing numba and LLVM), which is why the solver uses them only from
+``AUTO_MIN_ROWS`` rows on (measurements in :mod:`pydpowl.engine.solver`).
+``NUMBA_DEBUG_CACHE=1`` shows the cache at work ("data loaded from", and no
+"data saved to" after set-up).
+
+Caveat of numba's cache: it is keyed on the source file of each kernel, not
+on the files it calls. After editing :mod:`pydpowl.engine.losses`, delete the
+``*.nbi``/``*.nbc`` files under ``pydpowl/engine`` (or run :func:`warm_up`
+after deleting them); a fresh clone has none.
+
+Nothing here is imported by ``import pydpowl``; ``numba`` itself is imported
+only when a kernel is first used.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+__all__ = ["AUTO_MIN_ROWS", "numba_available", "use_kernels", "warm_up"]
+
+#: from this many rows ``backend="auto"`` uses the kernels (measured; see pydpowl.engine.solver)
+AUTO_MIN_ROWS = 100_000
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported (checked without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def use_kernels(n_rows: int, backend: str) -> bool:
+    """The backend rule shared by the solver and the feature scaling.
+
+    ``"numpy"``: never; ``"numba"``: always (the caller raises if numba is
+    missing); ``"auto"``: from ``AUTO_MIN_ROWS`` rows on, when numba is installed.
+    """
+    if backend not in ("auto", "numpy", "numba"):
+        raise ValueError(f"backend must be one of {{'auto', 'numpy', 'numba'}}, got backend={backend!r}.")
+    if backend == "numba":
+        return True
+    return backend == "auto" and n_rows >= AUTO_MIN_ROWS and numba_available()
+
+
+def warm_up() -> bool:
+    """Compile every kernel for the argument types the engine uses, filling numba's on-disk cache.
+
+    Returns False when numba is not installed. Set-up runs it once; later
+    processes load the cached machine code.
+    """
+    if not numba_available():
+        return False
+    import numpy as np
+
+    from ..losses import HuberHingeLoss, LogisticLoss
+    from ..problem import MarginProblem
+    from .feature_scaling import clip_and_scale_rows
+
+    rng = np.random.default_rng(0)
+    Z = rng.uniform(-0.4, 0.4, size=(8, 3))
+    y = np.array([1.0, -1.0] * 4)
+    w = np.ones(8)
+    theta = np.array([3.0, -2.0, 1.0])  # margins in every Huber zone, which change between the two points
+    for loss in (HuberHingeLoss(0.5), HuberHingeLoss(0.5).quadratic_surrogate(), LogisticLoss()):
+        problem = MarginProblem(Z, y, w, loss, backend="numba")
+        problem.evaluate(theta)  # the sweep that rebuilds the Hessian
+        problem.evaluate(-theta)  # the sweep that lists the rows whose curvature changed, and the update
+        problem.line(theta, -theta)(0.5)
+        problem.release()
+    X = rng.uniform(size=(4, 2))
+    clip_and_scale_rows(X, np.zeros(2), np.ones(2), np.ones(3), 2.0, 1, np.empty((4, 3)))
+    return True
