@@ -502,7 +502,8 @@ BAD_PARAMS = [
     (dict(features=None), TypeError, r"^features must be a 2-D array"),
     (dict(features=np.ones(N)), ValueError, r"^features must be 2-D"),
     (dict(constants="B"), ValueError, r"^constants must be one of \('A', 'conservative'\)"),
-    (dict(sensitivity="local"), ValueError, r"^sensitivity must be one of \('smooth', 'global', 'global-classical', 'global-analytic'\)"),
+    (dict(sensitivity="local"), ValueError,
+     r"^sensitivity must be one of \('smooth', 'global', 'global-classical', 'global-analytic'\)"),
     (dict(matrix_norm="nuclear"), ValueError, r"^matrix_norm must be one of"),
     (dict(signed_rewards="yes"), TypeError, r"^signed_rewards must be True or False"),
     (dict(keep_diagnostics=1), TypeError, r"^keep_diagnostics must be True or False"),
@@ -614,7 +615,8 @@ def _warnings_of(call, category):
 
 
 @pytest.mark.parametrize("cls", [DPLSW, DPLSL])
-@pytest.mark.parametrize("eps, message", [(np.inf, "no noise is added"), (1e12, "outside the smooth-sensitivity lemma")])
+@pytest.mark.parametrize("eps, message",
+                         [(np.inf, "no noise is added"), (1e12, "outside the smooth-sensitivity lemma")])
 def test_privacy_warning_points_at_the_line_that_calls_fit(cls, eps, message, chain_episodes):
     kw = {} if cls is DPLSW else {"regularization": 2.0}
     est = _dp(cls, epsilon=eps, random_state=0, **kw)

@@ -206,18 +206,19 @@ class LazyChain(MarkovRewardProcess):
         ``N``, at least 2.
     stay_probability : float
         ``q`` in ``[0, 1)``.
-    goal_reward : float
-        Reward on entering ``N-1``, positive.
+    reward : float
+        Reward on entering ``N-1``, positive (kept as ``goal_reward``; the
+        attribute ``reward`` is the ``(N, N)`` reward matrix).
     max_steps : int
         Episode cap (transitions).
     """
 
     def __init__(
-        self, n_states: int, stay_probability: float, goal_reward: float, max_steps: int
+        self, n_states: int, stay_probability: float, reward: float, max_steps: int
     ) -> None:
         n = check_int("n_states", n_states, minimum=2)
         q = check_probability("stay_probability", stay_probability, low_open=False, high_open=True)
-        rew = check_positive("reward", goal_reward)
+        rew = check_positive("reward", reward)
         p = np.zeros((n, n))
         idx = np.arange(n - 1)
         p[idx, idx] = q
