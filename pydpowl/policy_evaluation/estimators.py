@@ -48,7 +48,6 @@ from .smooth_sensitivity import (
 __all__ = ["DPLSW", "DPLSL", "LSW", "LSL", "default_regularization"]
 
 SENSITIVITIES = ("smooth", "global", "global-classical", "global-analytic")
-_GLOBAL = ("global", "global-classical", "global-analytic")
 #: Coefficient and exponent of the default regularisation rule.
 DEFAULT_LAMBDA_C, DEFAULT_LAMBDA_P = 0.5, 0.4
 _RETURN_TOL = 1e-9
