@@ -2,6 +2,7 @@
 
 import pickle
 import struct
+import sys
 import warnings
 
 import numpy as np
@@ -201,6 +202,64 @@ def test_global_sigma_formulas(chain_episodes):
     assert est.diagnostics_.sigma == pytest.approx(expected, rel=1e-13)
 
 
+# ----------------------------------------------------------------- Gaussian baselines on the global sensitivity
+def _global_sensitivity(cls, f_max, m, lam=None):
+    """Hand-derived global l2 sensitivities for tabular features and uniform weights (spec §6, §7.2)."""
+    rho = np.full(N, 1 / N)
+    if cls is DPLSW:  # ||(W^1/2 Phi)^+|| = sqrt(N); each average moves by F_max: F_max sqrt(N) sqrt(sum w)
+        return f_max * np.sqrt(N)
+    c = rho.max() / np.sqrt(2 * lam)  # ||Phi|| = 1
+    return 2 * f_max / (lam - rho.max()) * (c * np.sqrt(m) + np.linalg.norm(rho))
+
+
+@pytest.mark.parametrize("cls", [DPLSW, DPLSL])
+def test_classical_gaussian_baseline(cls, chain_episodes):
+    kw = {} if cls is DPLSW else {"regularization": 4.0}
+    eps, delta = 0.4, 0.05
+    est = _dp(cls, epsilon=eps, delta=delta, sensitivity="global-classical", keep_diagnostics=True,
+              **kw).fit(chain_episodes)
+    gs = _global_sensitivity(cls, 1 / (1 - GAMMA), len(chain_episodes), kw.get("regularization"))
+    assert est.diagnostics_.sigma == pytest.approx(gs * np.sqrt(2 * np.log(1.25 / delta)) / eps, rel=1e-12)
+    assert est.alpha_ == pytest.approx(np.sqrt(2 * np.log(1.25 / delta)) / eps, rel=1e-14)
+    assert est.beta_ == 0.0 and est.certified_delta_ <= delta
+    with pytest.raises(ValueError, match=r"epsilon must be in \(0, 1\) with sensitivity='global-classical'"
+                                         r".*got epsilon=1.0"):
+        _dp(cls, epsilon=1.0, sensitivity="global-classical", **kw).fit(chain_episodes)
+
+
+@pytest.mark.parametrize("cls", [DPLSW, DPLSL])
+@pytest.mark.parametrize("eps", [0.3, 1.0, 10.0])
+def test_analytic_gaussian_baseline(cls, eps, chain_episodes):
+    from scipy.stats import norm
+
+    kw = {} if cls is DPLSW else {"regularization": 4.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # exact for every epsilon: no warning
+        est = _dp(cls, epsilon=eps, delta=0.1, sensitivity="global-analytic", keep_diagnostics=True,
+                  **kw).fit(chain_episodes)
+    gs = _global_sensitivity(cls, 1 / (1 - GAMMA), len(chain_episodes), kw.get("regularization"))
+    mu = gs / est.diagnostics_.sigma
+    exact = norm.cdf(mu / 2 - eps / mu) - np.exp(eps) * norm.cdf(-mu / 2 - eps / mu)  # Balle & Wang, Thm 8
+    assert exact == pytest.approx(0.1, rel=1e-6) and exact <= 0.1 * (1 + 1e-9)
+    if eps < 1:
+        classical = _dp(cls, epsilon=eps, delta=0.1, sensitivity="global-classical", keep_diagnostics=True,
+                        **kw).fit(chain_episodes)
+        assert est.diagnostics_.sigma < classical.diagnostics_.sigma
+
+
+@pytest.mark.parametrize("cls", [DPLSW, DPLSL])
+def test_epsilon_above_one_is_certified_when_the_exact_accounting_allows(cls, chain_episodes):
+    kw = {} if cls is DPLSW else {"regularization": 2.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = _dp(cls, epsilon=10.0, delta=0.1, **kw).fit(chain_episodes)
+    assert 0 < est.certified_delta_ <= 0.1
+    assert est.summary().certified_delta == est.certified_delta_
+    # d = 1 and epsilon = 40: the lemma's constants are no longer certified, so it warns
+    with pytest.warns(PrivacyLeakWarning, match=r"exact certificate only gives delta=.* > delta=0.1"):
+        _dp(cls, epsilon=40.0, delta=0.1, features=np.ones((N, 1)), **kw).fit(chain_episodes)
+
+
 # ----------------------------------------------------------------- noise law and scale
 def test_noise_variance_falls_as_m_grows():
     mrp = lazy_chain(N)
@@ -336,7 +395,7 @@ def test_private_quantities_are_not_kept_by_default(cls, chain_episodes):
     text = repr(est)
     assert repr(twin.diagnostics_.sigma) not in text and "diagnostics" not in text
     public = {"coef_", "values_", "n_states_", "n_features_", "n_episodes_", "alpha_", "beta_",
-              "sensitivity_constant_", "regularization_"}
+              "sensitivity_constant_", "regularization_", "certified_delta_"}
     fitted = {k for k in vars(est) if k.endswith("_")}
     assert fitted <= public, f"unexpected fitted attributes {fitted - public}"
     assert "private" in repr(twin.diagnostics_) and "nan" not in repr(twin.diagnostics_)
@@ -443,7 +502,8 @@ BAD_PARAMS = [
     (dict(features=None), TypeError, r"^features must be a 2-D array"),
     (dict(features=np.ones(N)), ValueError, r"^features must be 2-D"),
     (dict(constants="B"), ValueError, r"^constants must be one of \('A', 'conservative'\)"),
-    (dict(sensitivity="local"), ValueError, r"^sensitivity must be one of \('smooth', 'global'\)"),
+    (dict(sensitivity="local"), ValueError,
+     r"^sensitivity must be one of \('smooth', 'global', 'global-classical', 'global-analytic'\)"),
     (dict(matrix_norm="nuclear"), ValueError, r"^matrix_norm must be one of"),
     (dict(signed_rewards="yes"), TypeError, r"^signed_rewards must be True or False"),
     (dict(keep_diagnostics=1), TypeError, r"^keep_diagnostics must be True or False"),
@@ -544,3 +604,39 @@ def test_p4_many_random_neighbours_on_larger_chains(cls):
             worst = max(worst, _worst_ratio(cls, pairs, features=feats, reward_bound=1.0,
                                             discount=GAMMA, **extra))
     assert worst <= 1.0, f"{cls.__name__} N=12: max |dtheta| / bound = {worst:.3f} > 1"
+
+
+# ----------------------------------------------------------------- warnings point at the caller
+def _warnings_of(call, category):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        call()
+    return [r for r in rec if issubclass(r.category, category)]
+
+
+@pytest.mark.parametrize("cls", [DPLSW, DPLSL])
+@pytest.mark.parametrize("eps, message",
+                         [(np.inf, "no noise is added"), (1e12, "outside the smooth-sensitivity lemma")])
+def test_privacy_warning_points_at_the_line_that_calls_fit(cls, eps, message, chain_episodes):
+    kw = {} if cls is DPLSW else {"regularization": 2.0}
+    est = _dp(cls, epsilon=eps, random_state=0, **kw)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        est.fit(chain_episodes); line = sys._getframe().f_lineno  # noqa: E702
+    found = [r for r in rec if issubclass(r.category, PrivacyLeakWarning)]
+    assert len(found) == 1 and message in str(found[0].message)
+    assert (found[0].filename, found[0].lineno) == (__file__, line), (found[0].filename, found[0].lineno)
+
+
+@pytest.mark.parametrize("cls", [DPLSL, LSL])
+def test_rho_warning_points_at_the_line_that_calls_fit(cls, chain_episodes):
+    kw = dict(features=np.eye(N), discount=GAMMA, rho=np.full(N, 0.5), regularization=10.0)
+    if cls is DPLSL:
+        kw.update(epsilon=0.5, reward_bound=1.0)
+    est = cls(**kw)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        est.fit(chain_episodes); line = sys._getframe().f_lineno  # noqa: E702
+    found = [r for r in rec if "rho sums to" in str(r.message)]
+    assert len(found) == 1
+    assert (found[0].filename, found[0].lineno) == (__file__, line), (found[0].filename, found[0].lineno)

@@ -135,3 +135,89 @@ def test_bad_process_definitions(kwargs, exc, pattern):
 def test_bad_arguments(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# ----------------------------------------------------------------- exact fast sampler of the chain
+def _episodes_from_durations(s0, durations, n, cap, reward):
+    """Spell out lazy-chain episodes: D_j transitions in state j (D_j - 1 stays, one move)."""
+    out, pos = [], 0
+    for start in s0:
+        states = []
+        for j in range(start, n - 1):
+            states += [j] * int(durations[pos])
+            pos += 1
+        states.append(n - 1)  # recorded with reward 0 if reached
+        rewards = [0.0] * len(states)
+        if len(states) > 1:
+            rewards[-2] = reward  # the move into N-1
+        n_trans = len(states) - 1
+        if n_trans > cap:  # cut after cap transitions: states[0..cap-1] observed, no reward
+            states, rewards = states[:cap], [0.0] * cap
+        out.append((np.array(states), np.array(rewards)))
+    assert pos == len(durations)
+    return out
+
+
+@pytest.mark.parametrize("n, q, cap, gamma, reward", [(6, 0.5, 200, 0.9, 1.0), (5, 0.8, 9, 0.95, 2.5),
+                                                      (3, 0.0, 1, 0.0, 1.0), (7, 0.6, 12, 1 - 1e-9, 0.3)])
+def test_chain_statistics_match_the_spelled_out_episodes(n, q, cap, gamma, reward):
+    from pydpowl.policy_evaluation.mdp import _chain_block_statistics
+
+    rng = np.random.default_rng(11)
+    s0 = rng.integers(0, n, size=300)
+    durations = rng.geometric(1 - q, size=int(np.sum(n - 1 - s0)))
+    counts, sums, ranges = _chain_block_statistics(s0, durations, n, cap, gamma, reward)
+    ref = episode_statistics(_episodes_from_durations(s0, durations, n, cap, reward),
+                             n_states=n, discount=gamma)
+    assert np.array_equal(counts, ref.counts)
+    seen = ref.counts > 0
+    assert_allclose(sums[seen] / counts[seen], ref.averages[seen], rtol=1e-12, atol=1e-15)
+    for row, name in enumerate(("reward_min", "reward_max", "return_min", "return_max")):
+        assert_allclose(ranges[row], getattr(ref, name), rtol=1e-12, atol=1e-15, err_msg=name)
+    if cap < 20:
+        assert (ranges[3] == 0).any() and (ranges[3] > 0).any(), "both cut and absorbed episodes"
+
+
+@pytest.mark.parametrize("n, q, cap, gamma", [(6, 0.5, 200, 0.9), (5, 0.8, 10, 0.95)])
+def test_fast_chain_sampler_has_the_law_of_the_step_by_step_sampler(n, q, cap, gamma):
+    mrp, m = lazy_chain(n, stay_probability=q, max_steps=cap), 20_000
+    fast = mrp.sample_statistics(m, discount=gamma, rng=np.random.default_rng(1))
+    slow = episode_statistics(mrp.sample(m, rng=np.random.default_rng(2)), n_states=n, discount=gamma)
+    # visit frequencies: two binomial proportions per state
+    p_f, p_s = fast.counts / m, slow.counts / m
+    se = np.sqrt((p_f * (1 - p_f) + p_s * (1 - p_s)) / m) + 1e-12
+    assert np.all(np.abs(p_f - p_s) <= 5 * se), f"visit frequencies {p_f} vs {p_s}"
+    # first-visit averages: returns lie in [0, 1], so their sd is at most 1/2
+    se = 0.5 * np.sqrt(1 / np.maximum(fast.counts, 1) + 1 / np.maximum(slow.counts, 1))
+    assert np.all(np.abs(fast.averages - slow.averages) <= 5 * se), (fast.averages, slow.averages)
+    for name in ("reward_max", "return_max"):
+        # rounded: gamma^k by power and by recursion differ in the last bits
+        a, b = np.round(getattr(fast, name), 9), np.round(getattr(slow, name), 9)
+        assert stats.ks_2samp(a, b).pvalue > 1e-3, name
+    assert fast.n_episodes == m and fast.discount == gamma and fast.return_min.max() == 0.0
+
+
+def test_fast_chain_sampler_is_consistent_and_reproducible(monkeypatch):
+    import pydpowl.policy_evaluation.mdp as mdp_mod
+
+    mrp, g = lazy_chain(8), 0.9
+    st = mrp.sample_statistics(40_000, discount=g, rng=np.random.default_rng(3))
+    err = np.max(np.abs(st.averages - mrp.value(g)))
+    assert err < 0.01, f"N=8, m=40000: max |F_X - V| = {err:.4f}"
+    assert_allclose(st.counts / 40_000, (np.arange(8) + 1) / 8, atol=0.01)  # s visited from s0 <= s
+    monkeypatch.setattr(mdp_mod, "_STATS_BLOCK", 40)  # 5 episodes per block
+    a = mrp.sample_statistics(23, discount=g, rng=np.random.default_rng(4))
+    b = mrp.sample_statistics(23, discount=g, rng=np.random.default_rng(4))
+    assert np.array_equal(a.counts, b.counts) and np.array_equal(a.averages, b.averages)
+    assert a.reward_max.shape == (23,) and a.counts[-1] == 23
+
+
+def test_generic_sample_statistics_is_episode_statistics_of_sample():
+    mrp = random_walk(5)
+    a = mrp.sample_statistics(50, discount=0.9, rng=np.random.default_rng(6))
+    b = episode_statistics(mrp.sample(50, rng=np.random.default_rng(6)), n_states=5, discount=0.9)
+    assert np.array_equal(a.counts, b.counts) and np.array_equal(a.averages, b.averages)
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        lazy_chain(4).sample_statistics(3, discount=0.9, rng=1)
+    with pytest.raises(ValueError, match=r"discount must be in \[0, 1\)"):
+        lazy_chain(4).sample_statistics(3, discount=1.0, rng=np.random.default_rng(0))

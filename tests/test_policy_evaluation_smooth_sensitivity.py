@@ -5,6 +5,8 @@ P10 worked example), which were computed by hand there.
 """
 
 import itertools
+import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -317,3 +319,71 @@ def test_smoothed_scale_never_exceeds_global_scale():
 def test_noise_scale_zero_constant():
     assert ss.noise_scale(0.0, 5.0) == 0.0
     assert ss.noise_scale(2.0, 9.0) == pytest.approx(6.0)
+
+
+# ----------------------------------------------------------------- psi: blockwise search vs dense
+def _reference_psi(profile_at, k_max, beta):
+    """Independent brute force: every k in 0..k_max, plain Python floats."""
+    best, best_k, best_val = -math.inf, 0, 0.0
+    for k in range(k_max + 1):
+        phi = profile_at(k)
+        score = math.log(phi) - k * beta
+        if score > best:
+            best, best_k, best_val = score, k, phi * math.exp(-k * beta)
+    return best_val, best_k
+
+
+def _ref_phi_w(counts, w, k):
+    return sum(ws / max(int(n) - k, 1) ** 2 for n, ws in zip(counts, w))
+
+
+def _ref_phi_lambda(counts, rho, m, c, k):
+    mass = sum(r * min(int(n) + k, m) for n, r in zip(counts, rho))
+    return (c * math.sqrt(mass) + math.sqrt(sum(r * r for r in rho))) ** 2
+
+
+@pytest.mark.parametrize("block", [5, 64, None])
+@pytest.mark.parametrize("seed", range(4))
+def test_psi_equals_the_dense_brute_force(seed, block, monkeypatch):
+    if block is not None:  # small blocks: many blocks skipped or cut short by the search
+        monkeypatch.setattr(ss, "_BLOCK_ELEMENTS", block)
+    rng = np.random.default_rng(seed)
+    for _ in range(12):
+        n = int(rng.integers(1, 7))
+        m = int(rng.integers(1, 400))
+        counts = rng.integers(0, m + 1, size=n)
+        if rng.random() < 0.3:
+            counts[: max(1, n // 2)] = rng.integers(0, 3)  # rarely visited states
+        w = rng.random(n) + 0.01
+        beta = float(rng.choice([0.0, 1e-4, 3e-3, 0.05, 0.7]))
+        c = float(rng.choice([0.01, 0.3, 4.0]))
+        psi, k = ss.psi_w(counts, w, beta, return_argmax=True)
+        ref, ref_k = _reference_psi(lambda kk: _ref_phi_w(counts, w, kk), int(counts.max()), beta)
+        assert psi == pytest.approx(ref, rel=1e-12) and k == ref_k, (counts, beta)
+        psi, k = ss.psi_lambda(counts, w, m, c, beta, return_argmax=True)
+        ref, ref_k = _reference_psi(lambda kk: _ref_phi_lambda(counts, w, m, c, kk), m, beta)
+        assert psi == pytest.approx(ref, rel=1e-12) and k == ref_k, (counts, m, beta, c)
+
+
+def _chain_like_counts(m, n):
+    # the lazy chain's signature: state s is visited by about m (s + 1) / n episodes
+    return np.minimum(np.round(m * (np.arange(n) + 1) / n), m).astype(np.int64)
+
+
+@pytest.mark.parametrize("m", [100_000, 1_000_000])
+def test_psi_memory_stays_small_for_large_m(m):
+    n = 200
+    counts = _chain_like_counts(m, n)
+    counts[:3] = (0, 1, 7)  # a few rarely visited states: the search must run far in k
+    w = np.full(n, 1.0 / n)
+    _, beta = ss.privacy_constants(0.1, 0.1, n)
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        ss.psi_w(counts, w, beta)
+        ss.psi_lambda(counts, w, m, 0.05, beta)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # a dense (m + 1) x N float64 profile alone would take 8 (m + 1) N bytes (160 MB at m = 1e5)
+    assert peak < 16 * 2**20, f"psi at m={m}, N={n} peaked at {peak / 2**20:.1f} MiB"

@@ -7,7 +7,7 @@ ICML 2016. See ``docs/policy_evaluation.md`` for the user guide.
 from .episodes import Episode, EpisodeStatistics, episode_statistics, first_visit_returns
 from .estimators import DPLSL, DPLSW, LSL, LSW, default_regularization
 from .features import aggregated_features, make_features, tabular_features
-from .mdp import MarkovRewardProcess, lazy_chain, random_walk
+from .mdp import LazyChain, MarkovRewardProcess, lazy_chain, random_walk
 from ._base import PolicyEvalDiagnostics, PolicyEvalSummary
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "aggregated_features",
     "make_features",
     "MarkovRewardProcess",
+    "LazyChain",
     "lazy_chain",
     "random_walk",
     "PolicyEvalSummary",

@@ -29,6 +29,9 @@ class PolicyEvalSummary:
     """Public settings of a fitted policy evaluator (no data-dependent values).
 
     ``str()`` gives a short text for people, ``dataclasses.asdict()`` a row.
+    ``alpha`` is the noise multiplier (``sigma = alpha`` times the sensitivity
+    bound) and ``certified_delta`` the ``delta`` proven by exact accounting at
+    this ``epsilon`` (see :mod:`~.calibration`; ``None`` for non-private fits).
     """
 
     estimator: str
@@ -45,6 +48,7 @@ class PolicyEvalSummary:
     beta: float
     sensitivity_constant: float
     regularization: Optional[float]
+    certified_delta: Optional[float] = None
 
     def __str__(self) -> str:
         lines = [f"{self.estimator}: {'private' if self.private else 'NOT private'} fit"]
@@ -58,6 +62,11 @@ class PolicyEvalSummary:
                 f"  alpha = {self.alpha:.6g}, beta = {self.beta:.6g}, "
                 f"C = {self.sensitivity_constant:.6g}"
             )
+            if self.certified_delta is not None:
+                lines.append(
+                    f"  exact accounting: (epsilon, {self.certified_delta:.3g})-DP "
+                    f"(required delta = {self.delta:g})"
+                )
         lines.append(
             f"  N = {self.n_states} states, d = {self.n_features} features, "
             f"m = {self.n_episodes} episodes"
@@ -190,7 +199,7 @@ class _PolicyEvaluatorBase(_ParamsMixin):
                 f"{name} sums to {arr.sum():.6g}, not 1. It is used as given; the "
                 "privacy calibration only uses its max, Euclidean norm and sum.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=3,  # this helper, fit, the caller of fit
             )
         return arr
 

@@ -10,7 +10,7 @@ and Gaussian output perturbation calibrated with smooth sensitivity.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +20,12 @@ from ..exceptions import PrivacyLeakWarning
 from ._base import PolicyEvalDiagnostics, PolicyEvalSummary, _PolicyEvaluatorBase
 from .episodes import EpisodeStatistics, check_discount
 from .least_squares import check_full_rank, lsl_solution, lsw_solution
+from .calibration import (
+    analytic_gaussian_scale,
+    classical_gaussian_scale,
+    gaussian_delta,
+    smooth_gaussian_delta,
+)
 from .noise import sample_gaussian
 from .smooth_sensitivity import (
     CONSTANTS,
@@ -41,7 +47,7 @@ from .smooth_sensitivity import (
 
 __all__ = ["DPLSW", "DPLSL", "LSW", "LSL", "default_regularization"]
 
-SENSITIVITIES = ("smooth", "global")
+SENSITIVITIES = ("smooth", "global", "global-classical", "global-analytic")
 #: Coefficient and exponent of the default regularisation rule.
 DEFAULT_LAMBDA_C, DEFAULT_LAMBDA_P = 0.5, 0.4
 _RETURN_TOL = 1e-9
@@ -64,26 +70,69 @@ def default_regularization(
     return float(threshold + c * float(n_episodes) ** p)
 
 
+class _Calibration(NamedTuple):
+    """Noise multiplier, smoothness, certified delta and a warning (or None)."""
+
+    alpha: float
+    beta: float
+    certified_delta: float
+    warning: Optional[str]
+
+
 class _PrivateMixin:
     """Privacy parameters, public bounds and data-range checks of DPLSW/DPLSL."""
 
     def _check_privacy(self) -> Tuple[float, float]:
         eps = check_epsilon(self.epsilon)
         delta = check_probability("delta", self.delta, low_open=True, high_open=True)
-        if eps == np.inf:
-            warnings.warn(
-                "epsilon=inf: no noise is added and coef_ is the non-private estimate.",
-                PrivacyLeakWarning,
-                stacklevel=3,
-            )
-        elif eps > 1:
-            warnings.warn(
-                f"epsilon={eps!r} > 1 lies outside the smooth-sensitivity lemma (stated for "
-                "epsilon in (0, 1]); the (epsilon, delta) guarantee is not established.",
-                PrivacyLeakWarning,
-                stacklevel=3,
-            )
         return eps, delta
+
+    @staticmethod
+    def _calibrate(
+        eps: float, delta: float, n_features: int, constants: str, sensitivity: str
+    ) -> _Calibration:
+        """``alpha`` such that ``sigma = alpha * (sensitivity bound)``, and what is proven.
+
+        ``"smooth"`` and ``"global"`` use the lemma's pair (``constants``);
+        ``"global-classical"`` and ``"global-analytic"`` the classical and the
+        analytic Gaussian multipliers for a global sensitivity (``beta = 0``:
+        the scale does not depend on the data).
+        """
+        if eps == np.inf:
+            return _Calibration(
+                0.0, np.inf, 0.0,
+                "epsilon=inf: no noise is added and coef_ is the non-private estimate.",
+            )
+        if sensitivity in ("smooth", "global"):
+            alpha, beta = privacy_constants(eps, delta, n_features, constants=constants)
+            smoothness = beta if sensitivity == "smooth" else 0.0
+            certified = smooth_gaussian_delta(eps, alpha, smoothness, n_features)
+            warning = None
+            if eps > 1 and not certified <= delta:
+                warning = (
+                    f"epsilon={eps!r} > 1 lies outside the smooth-sensitivity lemma (stated for "
+                    f"epsilon in (0, 1]) and the exact certificate only gives delta="
+                    f"{certified:.3g} > delta={delta!r}; the (epsilon, delta) guarantee is "
+                    "not established."
+                )
+            return _Calibration(alpha, beta, certified, warning)
+        if sensitivity == "global-classical":
+            if not eps < 1:
+                raise ValueError(
+                    "epsilon must be in (0, 1) with sensitivity='global-classical' (the classical "
+                    f"Gaussian mechanism is proven only there), got epsilon={eps!r}; use "
+                    "sensitivity='global-analytic'."
+                )
+            alpha = classical_gaussian_scale(1.0, eps, delta)
+        else:
+            alpha = analytic_gaussian_scale(1.0, eps, delta)
+        return _Calibration(alpha, 0.0, gaussian_delta(eps, 1.0 / alpha), None)
+
+    @staticmethod
+    def _warn_privacy(message: Optional[str]) -> None:
+        """Emit a PrivacyLeakWarning at the line that called ``fit`` (call from ``fit``)."""
+        if message is not None:
+            warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
 
     def _resolve_bound(self, discount: float) -> Tuple[float, str]:
         """Return ``(F_max, which)`` with ``which`` in {"reward", "return"}."""
@@ -184,6 +233,7 @@ class _PrivateMixin:
             beta=self.beta_,
             sensitivity_constant=self.sensitivity_constant_,
             regularization=getattr(self, "regularization_", None),
+            certified_delta=self.certified_delta_,
         )
 
 
@@ -198,6 +248,16 @@ _PRIVACY_NOTES = """
     are public and chosen without looking at the data, and that every reward
     lies in ``[0, reward_bound]`` (or every return in ``[0, return_bound]``).
     Out-of-range data raise an error instead of being clipped.
+
+    For ``epsilon > 1`` the smooth-sensitivity lemma is not stated; the
+    guarantee then rests on the exact accounting of
+    :func:`~.calibration.smooth_gaussian_delta` (a Gaussian shift of at most
+    ``1/alpha`` standard deviations chained with a change of scale of at most
+    ``e^{beta/2}``), recorded in ``certified_delta_``. If that ``delta``
+    exceeds the one asked for, ``fit`` warns and the guarantee is not
+    established. The baselines ``"global-classical"`` (``epsilon < 1`` only)
+    and ``"global-analytic"`` are Gaussian mechanisms on the global
+    sensitivity and are ``(epsilon, delta)``-DP by construction.
 
     **Not released.** The noise scale ``sigma_X``, the smooth bound ``psi_X``,
     the visit counts and the non-private solution depend on the data; they are
@@ -224,8 +284,11 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
     ----------
     epsilon : float, default=1.0
         Privacy parameter in ``(0, inf]``. Values above 1 lie outside the
-        lemma and warn (:class:`~pydpowl.exceptions.PrivacyLeakWarning`);
-        ``inf`` adds no noise (validation only).
+        lemma; they are accepted without warning when the exact accounting of
+        :func:`~.calibration.smooth_gaussian_delta` certifies
+        ``(epsilon, delta)`` and warn
+        (:class:`~pydpowl.exceptions.PrivacyLeakWarning`) otherwise. ``inf``
+        adds no noise (validation only) and warns.
     delta : float, default=0.1
         Privacy parameter in ``(0, 1)``.
     features : array-like of shape (n_states, n_features)
@@ -246,9 +309,15 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
     constants : {"A", "conservative"}, default="A"
         Which ``(alpha, beta)`` pair of the Gaussian smooth-sensitivity lemma
         to use (see :func:`~.smooth_sensitivity.privacy_constants`).
-    sensitivity : {"smooth", "global"}, default="smooth"
-        ``"global"`` is the baseline that replaces ``psi^w_X`` by its maximum
-        ``sum_s w_s`` (same ``alpha``).
+    sensitivity : {"smooth", "global", "global-classical", "global-analytic"}, default="smooth"
+        ``"smooth"`` is the paper's algorithm. The others use the global
+        sensitivity ``Delta = (C_w / alpha) sqrt(sum_s w_s)`` (``psi^w``
+        replaced by its maximum): ``"global"`` with the lemma's ``alpha``
+        (isolates the effect of smoothing), ``"global-classical"`` with the
+        classical Gaussian mechanism ``sigma = Delta sqrt(2 ln(1.25/delta)) /
+        epsilon`` (only for ``epsilon < 1``), ``"global-analytic"`` with the
+        analytic Gaussian mechanism of Balle & Wang (2018), exact for every
+        ``epsilon``.
     matrix_norm : {"spectral", "frobenius"}, default="spectral"
         Norm of ``(W^{1/2} Phi)^+`` in ``C_w``; Frobenius reproduces the
         authors' runs and adds more noise.
@@ -269,9 +338,14 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
     n_states_, n_features_, n_episodes_ : int
         ``N``, ``d`` and ``m``.
     alpha_, beta_ : float
-        Lemma constants used (public).
+        Noise multiplier (``sigma = alpha`` times the sensitivity bound) and
+        smoothness used (public): the lemma's pair for ``"smooth"`` and
+        ``"global"``, the Gaussian multiplier and 0 for the other baselines.
     sensitivity_constant_ : float
         ``C_w`` (public).
+    certified_delta_ : float
+        A ``delta`` for which the release is ``(epsilon, delta)``-DP by exact
+        accounting (public; at most ``delta`` unless a warning was issued).
     diagnostics_ : PolicyEvalDiagnostics
         Only with ``keep_diagnostics=True``. PRIVATE.
     """
@@ -326,7 +400,9 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
         n_states, d = phi.shape
         w = self._check_state_weights("weights", self.weights, n_states, warn_sum=False)
         check_full_rank(phi, w)
-        alpha, beta = privacy_constants(opts["eps"], opts["delta"], d, constants=opts["constants"])
+        cal = self._calibrate(opts["eps"], opts["delta"], d, opts["constants"], opts["sensitivity"])
+        self._warn_privacy(cal.warning)
+        alpha, beta = cal.alpha, cal.beta
         scale = 2.0 * opts["f_max"] if opts["signed"] else opts["f_max"]
         c_w = constant_w(alpha, scale, phi, w, matrix_norm=opts["norm"])
         rng = self._check_random_state(self.random_state)
@@ -342,6 +418,7 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
 
         self.n_states_, self.n_features_, self.n_episodes_ = n_states, d, stats.n_episodes
         self.alpha_, self.beta_, self.sensitivity_constant_ = alpha, beta, c_w
+        self.certified_delta_ = cal.certified_delta
         diag = None
         if opts["keep"]:
             diag = PolicyEvalDiagnostics(
@@ -370,7 +447,8 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
     Parameters
     ----------
     epsilon : float, default=1.0
-        Privacy parameter in ``(0, inf]`` (above 1 warns; ``inf``: no noise).
+        Privacy parameter in ``(0, inf]``; above 1 as in :class:`DPLSW`
+        (certified by exact accounting or a warning); ``inf``: no noise.
     delta : float, default=0.1
         Privacy parameter in ``(0, 1)``.
     features : array-like of shape (n_states, n_features)
@@ -387,8 +465,9 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
         ``gamma`` in ``[0, 1)``.
     constants : {"A", "conservative"}, default="A"
         Lemma constants.
-    sensitivity : {"smooth", "global"}, default="smooth"
-        ``"global"``: every ``n_s`` replaced by ``m`` (``psi = phi^lambda(m)``).
+    sensitivity : {"smooth", "global", "global-classical", "global-analytic"}, default="smooth"
+        As in :class:`DPLSW`; the global sensitivity replaces every ``n_s`` by
+        ``m``: ``Delta = (C_lambda / alpha) sqrt(phi^lambda(m))``.
     matrix_norm : {"spectral", "frobenius"}, default="spectral"
         Norm of ``Phi`` in ``c_lambda``, ``C_lambda`` and the threshold.
     signed_rewards : bool, default=False
@@ -409,9 +488,11 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
     regularization_ : float
         ``lambda`` used (public: a function of public inputs and ``m``).
     alpha_, beta_ : float
-        Lemma constants used.
+        Noise multiplier and smoothness used, as in :class:`DPLSW`.
     sensitivity_constant_ : float
         ``C_lambda``.
+    certified_delta_ : float
+        As in :class:`DPLSW`.
     diagnostics_ : PolicyEvalDiagnostics
         Only with ``keep_diagnostics=True``. PRIVATE.
     """
@@ -477,7 +558,9 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
                     f"||Phi||^2 ||rho||_inf with the {opts['norm']} norm; got "
                     f"regularization={lam!r}."
                 )
-        alpha, beta = privacy_constants(opts["eps"], opts["delta"], d, constants=opts["constants"])
+        cal = self._calibrate(opts["eps"], opts["delta"], d, opts["constants"], opts["sensitivity"])
+        self._warn_privacy(cal.warning)
+        alpha, beta = cal.alpha, cal.beta
         rng = self._check_random_state(self.random_state)
 
         stats = self._statistics(episodes, n_states, opts["discount"])
@@ -498,6 +581,7 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
         self.n_states_, self.n_features_, self.n_episodes_ = n_states, d, m
         self.regularization_ = lam
         self.alpha_, self.beta_, self.sensitivity_constant_ = alpha, beta, c_big
+        self.certified_delta_ = cal.certified_delta
         diag = None
         if opts["keep"]:
             diag = PolicyEvalDiagnostics(

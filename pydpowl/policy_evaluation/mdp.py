@@ -9,17 +9,19 @@ samples episodes with an explicit generator and gives the true value function
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_array, check_int, check_positive, check_probability, check_vector
-from .episodes import Episode, check_discount
+from .episodes import Episode, EpisodeStatistics, check_discount, episode_statistics
 
-__all__ = ["MarkovRewardProcess", "lazy_chain", "random_walk"]
+__all__ = ["MarkovRewardProcess", "LazyChain", "lazy_chain", "random_walk"]
 
 _CHUNK = 4096
+#: Visits (episode, state) handled at once by :meth:`LazyChain.sample_statistics`.
+_STATS_BLOCK = 1 << 20
 
 
 class MarkovRewardProcess:
@@ -121,6 +123,32 @@ class MarkovRewardProcess:
             out.extend(self._sample_chunk(min(_CHUNK, m - lo), rng))
         return out
 
+    def sample_statistics(
+        self, n_episodes: int, *, discount: float, rng: np.random.Generator
+    ) -> EpisodeStatistics:
+        """Draw ``n_episodes`` episodes and return only their first-visit summaries.
+
+        Same law as ``episode_statistics(self.sample(n_episodes, rng=rng), ...)``,
+        which is what this generic version does; :class:`LazyChain` overrides it
+        with an exact sampler that never builds the episodes.
+
+        Parameters
+        ----------
+        n_episodes : int
+            Number of episodes, at least 1.
+        discount : float
+            ``gamma`` in ``[0, 1)``.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        EpisodeStatistics
+        """
+        gamma = check_discount(discount)
+        episodes = self.sample(n_episodes, rng=rng)
+        return episode_statistics(episodes, n_states=self.n_states, discount=gamma)
+
     def _sample_chunk(self, m: int, rng: np.random.Generator) -> List[Episode]:
         n, cap = self.n_states, self.max_steps
         cum_start = np.cumsum(self.start)
@@ -153,6 +181,170 @@ class MarkovRewardProcess:
         return episodes
 
 
+class LazyChain(MarkovRewardProcess):
+    """The lazy chain as a :class:`MarkovRewardProcess`, with a fast exact sampler.
+
+    Built by :func:`lazy_chain`. From ``s < N-1`` the walk stays with
+    probability ``q`` and moves to ``s+1`` otherwise; the move into the
+    absorbing state ``N-1`` pays ``goal_reward``. An episode that starts in
+    ``s0`` therefore spends ``D_j ~ Geometric(1 - q)`` transitions (on
+    ``{1, 2, ...}``) in each state ``j = s0, ..., N-2``, independently; the
+    first visit to ``s`` happens after ``t_s = sum_{s0 <= j < s} D_j``
+    transitions, and absorption after ``T = t_{N-1}``. If ``T <= max_steps``
+    every state ``s0..N-1`` is visited, with first-visit return
+    ``goal_reward * gamma^(T - 1 - t_s)`` for ``s < N-1`` and 0 in ``N-1``;
+    otherwise the episode is cut after ``max_steps`` transitions, visits the
+    states with ``t_s < max_steps`` and every return is 0.
+    :meth:`sample_statistics` draws the ``D_j`` and evaluates these formulas,
+    so it has exactly the law of :meth:`sample` followed by
+    :func:`~.episodes.episode_statistics`, in ``O(m N)`` vectorised time and
+    with memory independent of ``m`` beyond the per-episode ranges.
+
+    Parameters
+    ----------
+    n_states : int
+        ``N``, at least 2.
+    stay_probability : float
+        ``q`` in ``[0, 1)``.
+    reward : float
+        Reward on entering ``N-1``, positive (kept as ``goal_reward``; the
+        attribute ``reward`` is the ``(N, N)`` reward matrix).
+    max_steps : int
+        Episode cap (transitions).
+    """
+
+    def __init__(
+        self, n_states: int, stay_probability: float, reward: float, max_steps: int
+    ) -> None:
+        n = check_int("n_states", n_states, minimum=2)
+        q = check_probability("stay_probability", stay_probability, low_open=False, high_open=True)
+        rew = check_positive("reward", reward)
+        p = np.zeros((n, n))
+        idx = np.arange(n - 1)
+        p[idx, idx] = q
+        p[idx, idx + 1] = 1.0 - q
+        p[n - 1, n - 1] = 1.0
+        r = np.zeros((n, n))
+        r[n - 2, n - 1] = rew
+        absorbing = np.zeros(n, dtype=bool)
+        absorbing[n - 1] = True
+        super().__init__(p, r, np.full(n, 1.0 / n), absorbing, max_steps=max_steps)
+        self.stay_probability = q
+        self.goal_reward = rew
+
+    def sample_statistics(
+        self, n_episodes: int, *, discount: float, rng: np.random.Generator
+    ) -> EpisodeStatistics:
+        """Exact fast sampler of the first-visit summaries of ``n_episodes`` episodes.
+
+        Parameters
+        ----------
+        n_episodes : int
+            Number of episodes, at least 1.
+        discount : float
+            ``gamma`` in ``[0, 1)``.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        EpisodeStatistics
+            Same law as ``episode_statistics(self.sample(n_episodes, rng=rng), ...)``
+            (the random numbers are used differently, so a seed gives other draws).
+        """
+        m = check_int("n_episodes", n_episodes, minimum=1)
+        gamma = check_discount(discount)
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}.")
+        n = self.n_states
+        counts = np.zeros(n, dtype=np.int64)
+        sums = np.zeros(n, dtype=np.float64)
+        ranges = np.empty((4, m), dtype=np.float64)
+        cum_start = np.cumsum(self.start)
+        block = max(1, _STATS_BLOCK // n)
+        for lo in range(0, m, block):
+            b = min(block, m - lo)
+            s0 = np.minimum(np.searchsorted(cum_start, rng.random(b), side="right"), n - 1)
+            durations = rng.geometric(1.0 - self.stay_probability, size=int(np.sum(n - 1 - s0)))
+            c, t, rg = _chain_block_statistics(
+                s0, durations, n, self.max_steps, gamma, self.goal_reward
+            )
+            counts += c
+            sums += t
+            ranges[:, lo : lo + b] = rg
+        averages = np.zeros(n, dtype=np.float64)
+        seen = counts > 0
+        averages[seen] = sums[seen] / counts[seen]
+        return EpisodeStatistics(
+            n_episodes=m,
+            n_states=n,
+            discount=gamma,
+            counts=counts,
+            averages=averages,
+            reward_min=ranges[0],
+            reward_max=ranges[1],
+            return_min=ranges[2],
+            return_max=ranges[3],
+        )
+
+
+def _chain_block_statistics(
+    s0: NDArray[np.int64],
+    durations: NDArray[np.int64],
+    n_states: int,
+    max_steps: int,
+    discount: float,
+    goal_reward: float,
+) -> Tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+    """Counts, sums of first-visit returns and per-episode ranges of lazy-chain episodes.
+
+    Parameters
+    ----------
+    s0 : ndarray of int, shape (b,)
+        Start states.
+    durations : ndarray of int
+        For each episode in turn, the transitions ``D_j >= 1`` spent in states
+        ``j = s0, ..., N-2`` (``N-1-s0`` entries per episode), concatenated.
+    n_states, max_steps, discount, goal_reward
+        As in :class:`LazyChain`.
+
+    Returns
+    -------
+    counts : ndarray of int64, shape (N,)
+    sums : ndarray of float64, shape (N,)
+        Sum of the first-visit returns of the visitors of each state.
+    ranges : ndarray of float64, shape (4, b)
+        Per episode: smallest and largest reward, smallest and largest return.
+    """
+    n, cap, b = n_states, max_steps, s0.shape[0]
+    length = (n - 1) - s0  # states s0..N-2, each left after D_j transitions
+    ends = np.cumsum(length)
+    starts = ends - length
+    csum = np.cumsum(durations)
+    before = np.zeros(b, dtype=np.int64)  # transitions before the episode's first entry
+    has_prev = starts > 0
+    before[has_prev] = csum[starts[has_prev] - 1]
+    total = np.zeros(b, dtype=np.int64)  # T: transitions until absorption
+    moving = length > 0
+    total[moving] = csum[ends[moving] - 1] - before[moving]
+    absorbed = total <= cap
+    episode = np.repeat(np.arange(b), length)
+    state = s0[episode] + (np.arange(durations.shape[0]) - starts[episode])
+    first_visit = csum - durations - before[episode]  # t_s
+    visited = first_visit < cap
+    powers = goal_reward * discount ** np.arange(cap, dtype=np.float64)
+    exponent = np.minimum(total[episode] - 1 - first_visit, cap - 1)  # in 0..cap-1 when absorbed
+    returns = np.where(absorbed[episode], powers[np.maximum(exponent, 0)], 0.0)
+    counts = np.bincount(state[visited], minlength=n).astype(np.int64)
+    counts[n - 1] += int(np.sum(absorbed))
+    sums = np.bincount(state, weights=returns, minlength=n)
+    ranges = np.zeros((4, b), dtype=np.float64)  # rewards and returns are all >= 0, some = 0
+    paid = absorbed & moving
+    ranges[1, paid] = goal_reward
+    ranges[3, paid] = returns[ends[paid] - 1]  # state N-2 has the largest return
+    return counts, sums, ranges
+
+
 def lazy_chain(
     n_states: int = 40,
     *,
@@ -177,20 +369,14 @@ def lazy_chain(
         Reward on entering the last state, positive.
     max_steps : int, default=200
         Episode cap (transitions).
+
+    Returns
+    -------
+    LazyChain
+        A :class:`MarkovRewardProcess` with an exact fast
+        :meth:`~LazyChain.sample_statistics`.
     """
-    n = check_int("n_states", n_states, minimum=2)
-    q = check_probability("stay_probability", stay_probability, low_open=False, high_open=True)
-    rew = check_positive("reward", reward)
-    p = np.zeros((n, n))
-    idx = np.arange(n - 1)
-    p[idx, idx] = q
-    p[idx, idx + 1] = 1.0 - q
-    p[n - 1, n - 1] = 1.0
-    r = np.zeros((n, n))
-    r[n - 2, n - 1] = rew
-    absorbing = np.zeros(n, dtype=bool)
-    absorbing[n - 1] = True
-    return MarkovRewardProcess(p, r, np.full(n, 1.0 / n), absorbing, max_steps=max_steps)
+    return LazyChain(n_states, stay_probability, reward, max_steps)
 
 
 def random_walk(

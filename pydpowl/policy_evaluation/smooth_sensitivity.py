@@ -18,7 +18,7 @@ that ``exp(-k beta)`` never underflows to a wrong answer.
 
 from __future__ import annotations
 
-from typing import Tuple, Union
+from typing import Callable, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -134,13 +134,59 @@ def weighted_pinv_norm(
     return float(np.sqrt(np.sum(1.0 / sv**2)))
 
 
-def _argmax_log(profile: NDArray[np.float64], beta: float) -> int:
-    """First ``k`` maximising ``log(profile[k]) - k beta`` (``beta`` may be inf)."""
-    if beta == np.inf:
-        return 0
+#: Number of (k, state) pairs evaluated at once when searching over k: the
+#: search holds O(N + _BLOCK_ELEMENTS) floats, never an (m + 1) x N matrix.
+_BLOCK_ELEMENTS = 1 << 17
+#: Slack (in log space) when skipping blocks, far above floating-point rounding.
+_PRUNE_SLACK = 1e-9
+
+
+def _search_smoothed_max(
+    profile: Callable[[NDArray[np.int64]], NDArray[np.float64]],
+    k_max: int,
+    n_states: int,
+    beta: float,
+) -> Tuple[int, float]:
+    """First ``k`` in ``0..k_max`` maximising ``log profile(k) - k beta``.
+
+    ``profile`` maps an array of distances to the values ``phi(k)``; it must be
+    non-decreasing in ``k`` (both ``phi^w`` and ``phi^lambda`` are, also in
+    floating point, since every step of their evaluation is monotone). The
+    distances are scanned in blocks of about ``_BLOCK_ELEMENTS / n_states``
+    values, so memory is ``O(N + block)`` whatever ``k_max`` is. Because
+    ``exp(-k beta) phi(k) <= exp(-a beta) phi(b)`` on a block ``a..b``, a block
+    whose bound is below the best value found so far is skipped, and the scan
+    stops once ``exp(-a beta) phi(k_max)`` is. Skipping uses a slack of
+    ``_PRUNE_SLACK`` in log space, so the result is the exhaustive maximum
+    (same ``k``, same value).
+
+    Returns
+    -------
+    k : int
+        Smallest maximising distance.
+    phi_k : float
+        ``profile(k)``.
+    """
+    first = float(profile(np.zeros(1, dtype=np.int64))[0])
+    if beta == np.inf or k_max == 0:
+        return 0, first
     with np.errstate(divide="ignore"):
-        vals = np.log(profile) - beta * np.arange(profile.shape[0])
-    return int(np.argmax(vals))
+        best_k, best_phi, best = 0, first, float(np.log(first))
+        log_top = float(np.log(profile(np.array([k_max], dtype=np.int64))[0]))
+        block = max(1, _BLOCK_ELEMENTS // max(1, n_states))
+        for a in range(1, k_max + 1, block):
+            if log_top - a * beta < best - _PRUNE_SLACK:
+                break  # no later k can reach the best value
+            b = min(a + block - 1, k_max)
+            if float(np.log(profile(np.array([b], dtype=np.int64))[0])) - a * beta < best - _PRUNE_SLACK:
+                continue
+            ks = np.arange(a, b + 1, dtype=np.int64)
+            values = profile(ks)
+            scores = np.log(values) - beta * ks.astype(np.float64)
+            j = int(np.argmax(scores))
+            if scores[j] > best:
+                best_k, best_phi, best = a + j, float(values[j]), float(scores[j])
+    return best_k, best_phi
 
 
 def _scaled(value: float, k: int, beta: float) -> float:
@@ -178,7 +224,9 @@ def psi_w(
     """Smooth bound ``psi^w_X = max_{0 <= k <= K_X} exp(-k beta) phi^w_X(k)``.
 
     ``K_X = max_s n_s``; for ``k >= K_X`` the profile is constant, so a longer
-    range would not change the maximum. Cost ``O(K_X N)``.
+    range would not change the maximum. Time ``O(K_X N)`` at worst (blocks
+    that cannot hold the maximum are skipped), memory ``O(N)`` plus a block of
+    fixed size: no ``(K_X + 1) x N`` matrix is formed.
 
     Parameters
     ----------
@@ -196,11 +244,11 @@ def psi_w(
         Only when ``return_argmax`` is true.
     """
     beta = _check_beta(beta)
-    n = np.asarray(counts)
+    n = np.asarray(counts, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
     big_k = int(n.max(initial=0))
-    profile = phi_w(counts, weights, np.arange(big_k + 1))
-    k = _argmax_log(profile, beta)
-    psi = _scaled(profile[k], k, beta)
+    k, phi_k = _search_smoothed_max(lambda ks: phi_w(n, w, ks), big_k, n.shape[0], beta)
+    psi = _scaled(phi_k, k, beta)
     return (psi, k) if return_argmax else psi
 
 
@@ -275,13 +323,17 @@ def psi_lambda(
 ) -> Union[float, Tuple[float, int]]:
     """Smooth bound ``psi^lambda_X = max_{0 <= k <= m} exp(-k beta) phi^lambda_X(k)``.
 
-    Cost ``O(m N)``. Returns ``(psi, k)`` when ``return_argmax`` is true.
+    Time ``O(m N)`` at worst (blocks that cannot hold the maximum are
+    skipped; since ``log phi^lambda`` is concave the scan usually stops early),
+    memory ``O(N)`` plus a block of fixed size. Returns ``(psi, k)`` when
+    ``return_argmax`` is true.
     """
     beta = _check_beta(beta)
     m = int(n_episodes)
-    profile = phi_lambda(counts, rho, m, c_lam, np.arange(m + 1))
-    k = _argmax_log(profile, beta)
-    psi = _scaled(profile[k], k, beta)
+    n = np.asarray(counts, dtype=np.float64)
+    r = np.asarray(rho, dtype=np.float64)
+    k, phi_k = _search_smoothed_max(lambda ks: phi_lambda(n, r, m, c_lam, ks), m, n.shape[0], beta)
+    psi = _scaled(phi_k, k, beta)
     return (psi, k) if return_argmax else psi
 
 
