@@ -26,6 +26,7 @@ __all__ = [
     "check_bounds",
     "feature_names_of",
     "resolve_rng",
+    "check_choice",
 ]
 
 
@@ -235,6 +236,23 @@ def feature_names_of(X: Any) -> Optional[list]:
     return [str(c) for c in cols]
 
 
+def check_choice(name: str, value: Any, allowed: Sequence[str]) -> str:
+    """``value`` if it is one of the strings ``allowed``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a string.
+    ValueError
+        If it is not one of ``allowed`` (the message lists them).
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {list(allowed)}, got {type(value).__name__}.")
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}, got {name}={value!r}.")
+    return value
+
+
 def resolve_rng(random_state: Any) -> Any:
     """Turn ``random_state`` into a generator, once, at the start of ``fit``.
 
@@ -246,6 +264,8 @@ def resolve_rng(random_state: Any) -> Any:
     if random_state is None or isinstance(random_state, (int, np.integer, np.random.Generator, np.random.SeedSequence)):
         if isinstance(random_state, (bool, np.bool_)):
             raise TypeError("random_state must be None, an int, a numpy Generator or an RRandom, got bool.")
+        if isinstance(random_state, (int, np.integer)) and random_state < 0:
+            raise ValueError(f"random_state must be a non-negative int, got random_state={int(random_state)}.")
         return np.random.default_rng(random_state)
     if callable(getattr(random_state, "rgamma", None)) and callable(getattr(random_state, "rnorm", None)):
         return random_state

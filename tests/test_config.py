@@ -7,7 +7,6 @@ from pydpowl.studies.config import (
     GammaSearchConfig,
     SensitivityConfig,
     SimulationConfig,
-    check_choice,
     check_gamma_grid,
     resolve_config,
 )
@@ -58,7 +57,6 @@ def test_resolve_config_builds_overrides_and_refuses_unknown_names():
 
 
 def test_choice_and_grid_helpers():
-    assert check_choice("rule", "max", ("max", "one-se")) == "max"
     assert check_gamma_grid("gammas", [1, 2.5]) == (1.0, 2.5)
     with pytest.raises(ValueError, match=r"gammas must be in \(0, inf\)"):
         check_gamma_grid("gammas", [1, -2])

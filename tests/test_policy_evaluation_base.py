@@ -8,18 +8,26 @@ import pytest
 from pydpowl.policy_evaluation import DPLSW, LSL, PolicyEvalDiagnostics, PolicyEvalSummary
 
 
-def test_get_params_lists_keyword_only_arguments_in_order():
-    assert list(LSL().get_params()) == ["features", "rho", "regularization", "discount"]
+def test_policy_evaluators_use_the_one_estimator_base():
+    from sklearn.base import clone
+
+    from pydpowl._base import DPEstimator
+
+    assert isinstance(LSL(), DPEstimator) and isinstance(DPLSW(), DPEstimator)
+    assert sorted(LSL().get_params()) == ["discount", "features", "regularization", "rho"]
+    est = DPLSW(epsilon=0.3, random_state=3)
+    assert clone(est).get_params() == est.get_params()
 
 
 def test_repr_shows_only_non_default_parameters():
     assert repr(LSL()) == "LSL()"
-    assert repr(LSL(discount=0.5, rho=np.ones(50))) == "LSL(rho=array(shape=(50,)), discount=0.5)"
-    assert "Generator(...)" in repr(DPLSW(random_state=np.random.default_rng(0)))
+    text = repr(LSL(discount=0.5, rho=np.ones(50)))
+    assert text.startswith("LSL(") and "discount=0.5" in text and "rho=array(" in text and "features" not in text
+    assert "random_state=Generator(PCG64)" in repr(DPLSW(random_state=np.random.default_rng(0)))
 
 
 def test_set_params_rejects_unknown_names():
-    with pytest.raises(ValueError, match=r"'epsilon' is not a parameter of LSL; valid: \['features'"):
+    with pytest.raises(ValueError, match=r"Invalid parameter 'epsilon' for estimator LSL\(\)"):
         LSL().set_params(epsilon=1.0)
 
 

@@ -1,24 +1,22 @@
-"""Shared machinery of the policy-evaluation estimators.
+"""Shared machinery of the policy-evaluation estimators (on pydpowl's one estimator base).
 
-Parameter handling in the scikit-learn style (``get_params``/``set_params``
-written by hand, a parameter-only ``repr``), the checks every estimator makes
+Parameter handling comes from scikit-learn's ``BaseEstimator`` through
+:class:`pydpowl._base.DPEstimator`; here: the checks every estimator makes
 on its public inputs, and the two result containers: the public
 :class:`PolicyEvalSummary` and the private :class:`PolicyEvalDiagnostics`.
 """
 
 from __future__ import annotations
 
-import inspect
-import numbers
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_array, check_vector
-from ..exceptions import NotFittedError
+from .._base import DPEstimator, check_is_fitted
 from .episodes import EpisodeStatistics, episode_statistics
 
 __all__ = ["PolicyEvalSummary", "PolicyEvalDiagnostics"]
@@ -111,64 +109,8 @@ class PolicyEvalDiagnostics:
         return "PolicyEvalDiagnostics(<private: sigma, psi, counts, nonprivate_coef>)"
 
 
-def _short(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"array(shape={value.shape})"
-    if isinstance(value, np.random.Generator):
-        return "Generator(...)"
-    if isinstance(value, (list, tuple)) and len(value) > 6:
-        return f"{type(value).__name__}(len={len(value)})"
-    return repr(value)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return False
-    try:
-        return bool(a == b)
-    except Exception:  # pragma: no cover - exotic objects
-        return False
-
-
-class _ParamsMixin:
-    """``get_params``/``set_params``/``repr`` from the keyword-only ``__init__``."""
-
-    @classmethod
-    def _param_names(cls) -> list:
-        sig = inspect.signature(cls.__init__)
-        return [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
-
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """Constructor parameters as a dict (``deep`` is accepted for compatibility)."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params: Any) -> "_ParamsMixin":
-        """Set constructor parameters by name; unknown names raise ``ValueError``."""
-        valid = self._param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(
-                    f"{key!r} is not a parameter of {type(self).__name__}; valid: {valid}."
-                )
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
-        }
-        parts = [
-            f"{k}={_short(v)}"
-            for k, v in self.get_params().items()
-            if not _same(v, defaults.get(k, inspect.Parameter.empty))
-        ]
-        return f"{type(self).__name__}({', '.join(parts)})"
-
-
-class _PolicyEvaluatorBase(_ParamsMixin):
-    """Checks shared by every estimator; subclasses implement ``fit``."""
+class _PolicyEvaluatorBase(DPEstimator):
+    """Checks shared by every policy evaluator (on pydpowl's one estimator base); subclasses implement ``fit``."""
 
     @staticmethod
     def _check_features(features: Any) -> NDArray[np.float64]:
@@ -204,26 +146,6 @@ class _PolicyEvaluatorBase(_ParamsMixin):
         return arr
 
     @staticmethod
-    def _check_choice(name: str, value: Any, allowed: tuple) -> str:
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be one of {allowed}, got {type(value).__name__}.")
-        if value not in allowed:
-            raise ValueError(f"{name} must be one of {allowed}, got {name}={value!r}.")
-        return value
-
-    @staticmethod
-    def _check_random_state(value: Any) -> np.random.Generator:
-        allowed = (numbers.Integral, np.random.Generator, np.random.SeedSequence)
-        if isinstance(value, bool) or not (value is None or isinstance(value, allowed)):
-            raise TypeError(
-                "random_state must be None, an int or a numpy.random.Generator, got "
-                f"{type(value).__name__}."
-            )
-        if isinstance(value, numbers.Integral) and value < 0:
-            raise ValueError(f"random_state must be a non-negative int, got random_state={value}.")
-        return np.random.default_rng(value)
-
-    @staticmethod
     def _statistics(episodes: Any, n_states: int, discount: float) -> EpisodeStatistics:
         if isinstance(episodes, EpisodeStatistics):
             if episodes.n_states != n_states:
@@ -239,12 +161,6 @@ class _PolicyEvaluatorBase(_ParamsMixin):
             return episodes
         return episode_statistics(episodes, n_states=n_states, discount=discount)
 
-    def _check_is_fitted(self) -> None:
-        if not hasattr(self, "coef_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet; call fit(episodes) first."
-            )
-
     def predict(self, states: ArrayLike) -> NDArray[np.float64]:
         """Value estimates ``phi_s' coef_`` for the given state indices.
 
@@ -258,7 +174,7 @@ class _PolicyEvaluatorBase(_ParamsMixin):
         ndarray
             Same shape as ``states``.
         """
-        self._check_is_fitted()
+        check_is_fitted(self)
         s = np.asarray(states)
         if s.dtype.kind not in "iu":
             raise TypeError(f"states must be integers, got dtype {s.dtype}.")

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple, Optional, Tuple
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_bool, check_epsilon, check_positive, check_probability
+from .._base import check_is_fitted
+from .._validation import check_bool, check_choice, check_epsilon, check_positive, check_probability, resolve_rng
 from ..exceptions import PrivacyLeakWarning
 from ._base import PolicyEvalDiagnostics, PolicyEvalSummary, _PolicyEvaluatorBase
 from .episodes import EpisodeStatistics, check_discount
@@ -193,9 +194,9 @@ class _PrivateMixin:
             discount=discount,
             f_max=f_max,
             which=which,
-            constants=self._check_choice("constants", self.constants, CONSTANTS),
-            sensitivity=self._check_choice("sensitivity", self.sensitivity, SENSITIVITIES),
-            norm=self._check_choice("matrix_norm", self.matrix_norm, MATRIX_NORMS),
+            constants=check_choice("constants", self.constants, CONSTANTS),
+            sensitivity=check_choice("sensitivity", self.sensitivity, SENSITIVITIES),
+            norm=check_choice("matrix_norm", self.matrix_norm, MATRIX_NORMS),
             signed=check_bool("signed_rewards", self.signed_rewards),
             keep=check_bool("keep_diagnostics", self.keep_diagnostics),
         )
@@ -217,7 +218,7 @@ class _PrivateMixin:
 
     def summary(self) -> PolicyEvalSummary:
         """Public settings of the fit (nothing data-dependent beyond ``m``)."""
-        self._check_is_fitted()
+        check_is_fitted(self)
         return PolicyEvalSummary(
             estimator=type(self).__name__,
             private=True,
@@ -405,7 +406,7 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
         alpha, beta = cal.alpha, cal.beta
         scale = 2.0 * opts["f_max"] if opts["signed"] else opts["f_max"]
         c_w = constant_w(alpha, scale, phi, w, matrix_norm=opts["norm"])
-        rng = self._check_random_state(self.random_state)
+        rng = resolve_rng(self.random_state)
 
         stats = self._statistics(episodes, n_states, opts["discount"])
         averages = self._check_data_bounds(stats, opts["f_max"], opts["which"], opts["signed"])
@@ -561,7 +562,7 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
         cal = self._calibrate(opts["eps"], opts["delta"], d, opts["constants"], opts["sensitivity"])
         self._warn_privacy(cal.warning)
         alpha, beta = cal.alpha, cal.beta
-        rng = self._check_random_state(self.random_state)
+        rng = resolve_rng(self.random_state)
 
         stats = self._statistics(episodes, n_states, opts["discount"])
         m = stats.n_episodes
@@ -599,7 +600,7 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
 class _NonPrivateMixin:
     def summary(self) -> PolicyEvalSummary:
         """Settings of the (non-private) fit."""
-        self._check_is_fitted()
+        check_is_fitted(self)
         return PolicyEvalSummary(
             estimator=type(self).__name__,
             private=False,

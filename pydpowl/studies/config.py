@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Optional, Tuple, TypeVar
 
-from .._validation import check_bool, check_epsilon, check_int, check_positive
+from .._validation import check_bool, check_choice, check_epsilon, check_int, check_positive
 from ..datasets.synthetic import SYNTHETIC_WEIGHTS_UPPER_BOUND
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "CaseStudyConfig",
     "SensitivityConfig",
     "resolve_config",
-    "check_choice",
     "check_gamma_grid",
     "METRICS",
     "RULES",
@@ -62,13 +61,6 @@ def _nonempty(name: str, values: Tuple[Any, ...]) -> Tuple[Any, ...]:
     if not values:
         raise ValueError(f"{name} must hold at least one value.")
     return values
-
-
-def check_choice(name: str, value: Any, allowed: Tuple[str, ...]) -> str:
-    """``value`` if it is one of the strings ``allowed``; else ValueError naming them."""
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {name}={value!r}.")
-    return value
 
 
 def check_gamma_grid(name: str, values: Any) -> Tuple[float, ...]:

@@ -63,8 +63,8 @@ from .gamma_table import GammaTable
 from ..engine.mechanisms import noise_rate, sample_output_noise_batch
 from ..estimators.owl import DPOWL
 from ..value import ipw_values
-from .config import (DEFAULT_GAMMA_GRID, METRICS, RULES, GammaSearchConfig, check_choice, check_gamma_grid,
-                     resolve_config)
+from .._validation import check_choice
+from .config import DEFAULT_GAMMA_GRID, METRICS, RULES, GammaSearchConfig, check_gamma_grid, resolve_config
 
 __all__ = [
     "DEFAULT_GAMMA_GRID",
