@@ -100,3 +100,13 @@ def test_selection_sizes_and_refusal():
     with pytest.raises(ValueError, match="too small for 2 candidates"):
         select_gamma_privately(Z, y, w, np.arange(5), [10.0, 50.0], epsilon=1.0, weights_upper_bound=30.0,
                                rng=np.random.default_rng(0))
+
+
+def test_transfer_gamma_scales_by_the_bound_or_keeps_it():
+    from pydpowl.privacy.selection import transfer_gamma
+
+    got = transfer_gamma(40.0, transfer="bound", n_part=100, epsilon_select=0.5, n_fit=900, epsilon_fit=2.0)
+    assert got == pytest.approx(40.0 * (9 * 0.25) ** 0.5)
+    assert transfer_gamma(40.0, transfer="none", n_part=100, epsilon_select=0.5, n_fit=900, epsilon_fit=2.0) == 40.0
+    with pytest.raises(ValueError, match="transfer must be one of"):
+        transfer_gamma(40.0, transfer="magic", n_part=1, epsilon_select=1, n_fit=1, epsilon_fit=1)

@@ -46,6 +46,7 @@ selection rows (parallel composition over the disjoint parts).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -55,10 +56,13 @@ from .._validation import check_positive
 from ..engine.batched import solve_huber_batch
 from ..engine.mechanisms import noise_rate, sample_output_noise_batch
 
-__all__ = ["exponential_mechanism", "score_sensitivity", "rule_scores", "select_gamma_privately", "SCORES"]
+__all__ = ["exponential_mechanism", "score_sensitivity", "rule_scores", "select_gamma_privately", "transfer_gamma",
+           "SCORES", "TRANSFERS"]
 
 #: scores :func:`select_gamma_privately` knows
 SCORES = ("value", "accuracy")
+#: ways :func:`transfer_gamma` knows
+TRANSFERS = ("bound", "none")
 
 
 def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivity: float, rng: Any) -> int:
@@ -175,3 +179,18 @@ def select_gamma_privately(Z: NDArray[np.float64], y: NDArray[np.float64], w: ND
     scores = rule_scores(rules, y[val], w[val], score=score, optimal=None if optimal is None else optimal[val])
     k = exponential_mechanism(scores, epsilon=eps, sensitivity=sens, rng=rng)
     return float(grid[k]), n_part
+
+
+def transfer_gamma(gamma: float, *, transfer: str, n_part: int, epsilon_select: float, n_fit: int,
+                   epsilon_fit: float) -> float:
+    """Carry a gamma selected for ``(n_part, epsilon_select)`` over to the final fit ``(n_fit, epsilon_fit)``.
+
+    ``"bound"`` scales it by ``sqrt((n_fit / n_part) * (epsilon_select / epsilon_fit))``, the scaling of
+    the gamma that minimises the utility bound (``gamma* ~ sqrt(n / epsilon)``,
+    :mod:`pydpowl.studies.bounds`); ``"none"`` keeps it. Public inputs only.
+    """
+    if transfer not in TRANSFERS:
+        raise ValueError(f"transfer must be one of {list(TRANSFERS)}, got transfer={transfer!r}.")
+    if transfer == "none":
+        return float(gamma)
+    return float(gamma) * math.sqrt((n_fit / n_part) * (epsilon_select / epsilon_fit))

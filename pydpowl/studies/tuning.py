@@ -56,7 +56,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ..engine.batched import solve_huber_batch
-from ..privacy.selection import select_gamma_privately
+from ..privacy.selection import TRANSFERS, select_gamma_privately, transfer_gamma
 from .._progress import Progress
 from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
@@ -79,8 +79,6 @@ __all__ = [
     "split_sizes",
 ]
 
-
-_TRANSFERS = ("bound", "none")
 
 
 @dataclass(frozen=True)
@@ -366,21 +364,15 @@ def _private_selection(data: OWLData, rows: NDArray[np.int64], grid: List[float]
                                   huber_h=huber_h, score=metric, optimal=data.optimal, rng=rng)
 
 
-def _transfer(gamma: float, transfer: str, n_part: int, eps_sel: float, n_fit: int, eps_fit: float) -> float:
-    if transfer == "none":
-        return gamma
-    return gamma * math.sqrt((n_fit / n_part) * (eps_sel / eps_fit))
-
-
 def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_rows, fit_rows, gammas, metric,
            transfer, huber_h, rng) -> TuningResult:
     grid = list(check_gamma_grid("gammas", gammas))
     check_choice("metric", metric, METRICS)
-    if transfer not in _TRANSFERS:
-        raise ValueError(f"transfer must be one of {list(_TRANSFERS)}, got transfer={transfer!r}.")
+    check_choice("transfer", transfer, TRANSFERS)
     chosen, n_part = _private_selection(data, sel_rows, grid, eps_sel, metric, huber_h, rng)
     n_fit = int(fit_rows.size)
-    gamma = _transfer(chosen, transfer, n_part, eps_sel, n_fit, eps_fit)
+    gamma = transfer_gamma(chosen, transfer=transfer, n_part=n_part, epsilon_select=eps_sel, n_fit=n_fit,
+                           epsilon_fit=eps_fit)
     X = data.X.iloc[fit_rows].reset_index(drop=True)
     model = DPOWL(epsilon=eps_fit, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
                   feature_bounds=data.feature_bounds, huber_h=huber_h, random_state=rng).fit(
