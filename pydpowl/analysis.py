@@ -359,7 +359,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                  gamma: Optional[float] = None, gammas: Sequence[float] = DEFAULT_GAMMAS, huber_h: float = 0.5,
                  level: float = 0.95, split: Optional[BudgetSplit] = None, feature_names: Optional[Sequence[str]] = None,
                  treatment_labels: Tuple[str, str] = ("+1", "-1"), accountant: Optional[BudgetAccountant] = None,
-                 random_state: Any = None) -> AnalysisResult:
+                 evaluation_rows: Optional[Sequence[int]] = None, random_state: Any = None) -> AnalysisResult:
     """Run the whole private analysis (see the module docstring).
 
     Parameters
@@ -403,6 +403,11 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     accountant : BudgetAccountant, optional
         The dataset's accountant: the composed total is checked before the data
         are touched and spent once after success.
+    evaluation_rows : sequence of int, optional
+        The rows of the evaluation part, when the split is fixed in advance
+        (it must not depend on the data, e.g. a site or a draw made beforehand;
+        the privacy audit uses it to test the mechanism for a given split). By
+        default a random ``floor(evaluation_fraction * n)`` rows.
     random_state : None, int or numpy.random.Generator
         Source of the split and of every noise draw; None (fresh operating-system
         entropy) for real releases, seeds for reproduction only.
@@ -456,13 +461,20 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     B = check_vector("benefit", benefit, length=n)
     rng = resolve_rng(random_state)
 
-    n_eval = int(math.floor(split.evaluation_fraction * n))
+    if evaluation_rows is None:
+        n_eval = int(math.floor(split.evaluation_fraction * n))
+        perm = rng.permutation(n)  # data-independent
+        ev = np.sort(perm[:n_eval])
+    else:
+        ev = np.unique(np.asarray(evaluation_rows))
+        if ev.dtype.kind not in "iu" or ev.size != len(evaluation_rows) or (ev.size and (ev[0] < 0 or ev[-1] >= n)):
+            raise ValueError(f"evaluation_rows must be distinct row indices in [0, {n - 1}].")
+        n_eval = int(ev.size)
     n_learn = n - n_eval
     if n_eval < 2 or n_learn < 4:
         raise ValueError(f"n={n} rows with evaluation_fraction={split.evaluation_fraction:g} leave {n_learn} "
                          f"learning and {n_eval} evaluation rows; need at least 4 and 2.")
-    perm = rng.permutation(n)  # data-independent
-    learn, ev = np.sort(perm[n_eval:]), np.sort(perm[:n_eval])
+    learn = np.setdiff1d(np.arange(n), ev)
     check_both_arms("treatment (learning part)", A[learn])
     shifted = np.clip(B, lo, hi) - lo  # in [0, U - L]
     diagnostics = {"n_clipped_benefits": int(np.count_nonzero((B < lo) | (B > hi)))}

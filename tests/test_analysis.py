@@ -193,3 +193,13 @@ def test_same_seed_same_analysis_and_results_differ_without_seed(cyp):
     assert a.model_content == b.model_content and a.value.value == b.value.value
     c, d = _run(cyp, random_state=None), _run(cyp, random_state=None)
     assert c.value.value.estimate != d.value.value.estimate
+
+
+def test_a_fixed_split_is_used_as_given(cyp):
+    ev = np.arange(0, 1000, 4)
+    res = _run(cyp, evaluation_rows=ev)
+    assert res.n_evaluation == 250 and res.n_learning == 750
+    with pytest.raises(ValueError, match="evaluation_rows must be distinct row indices"):
+        _run(cyp, evaluation_rows=[0, 0, 1])
+    with pytest.raises(ValueError, match="evaluation_rows must be distinct row indices"):
+        _run(cyp, evaluation_rows=[5, 1000])
