@@ -128,3 +128,13 @@ def test_public_cyp_guides_file_if_present(tmp_path, capsys):
     with pytest.raises(ValueError, match="codes the columns itself"):
         main(["--debug", "analyze", "--data", str(CYP_FILE), "--data-format", "cyp-guides", "--treatment", "x",
               "--benefit-bounds", "0:9", "--propensity", "0.6667", "--total-epsilon", "1", "--out", str(out)])
+
+
+def test_default_candidates_are_the_library_defaults(csv, tmp_path, capsys):
+    from pydpowl.analysis import DEFAULT_GAMMAS
+    from pydpowl.model_io import load_model
+
+    out = tmp_path / "res"
+    assert main(["analyze", "--data", str(csv), *OPTS, "--propensity", "0.5", "--total-epsilon", "1", "--seed", "3",
+                 "--out", str(out)]) == 0
+    assert "/".join(f"{g:g}" for g in DEFAULT_GAMMAS) in load_model(out / "model.json").tuning

@@ -72,8 +72,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--budget-split", metavar="SPEC", default="",
                    help="shares, e.g. propensity=0.2,selection=0.2,variance=0.3,evaluation_fraction=0.5")
     p.add_argument("--gamma", type=float, metavar="G", help="fix gamma in advance (skips the private selection)")
-    p.add_argument("--gammas", metavar="LIST", default="10,30,75,150,300",
-                   help="candidates of the private selection (default: 10,30,75,150,300)")
+    p.add_argument("--gammas", metavar="LIST", default=None,
+                   help="candidates of the private selection (default: pydpowl.analysis.DEFAULT_GAMMAS)")
     p.add_argument("--level", type=float, default=0.95, metavar="L", help="confidence level (default: 0.95)")
     p.add_argument("--huber-h", type=float, default=0.5, metavar="H", help="Huber smoothing h (default: 0.5)")
     p.add_argument("--labels", metavar="PLUS,MINUS", help="names of the arms coded +1 and -1")
@@ -160,7 +160,7 @@ def _replace(data, **changes):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis import BudgetSplit, run_analysis
+    from ..analysis import DEFAULT_GAMMAS, BudgetSplit, run_analysis
     from ..analysis_output import write_analysis
 
     start = time.perf_counter()
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     _positive("--huber-h", args.huber_h)
     if args.gamma is not None:
         _positive("--gamma", args.gamma)
-    gammas = _gammas(args.gammas)
+    gammas = DEFAULT_GAMMAS if args.gammas is None else _gammas(args.gammas)
     try:
         split = BudgetSplit.parse(args.budget_split)
     except (TypeError, ValueError) as exc:
