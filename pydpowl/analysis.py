@@ -486,6 +486,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
             prop_model = DPLogisticPropensity(epsilon=eps["propensity"], feature_bounds=feature_bounds,
                                               gamma=propensity_gamma, logit_bound=logit_bound,
                                               random_state=rng).fit(X[learn], A[learn])
+        prop_model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
         p_received, n_clip_logits = prop_model.probability_of(X, A)
         floors = (prop_model.propensity_floor, prop_model.propensity_floor)
         diagnostics["n_clipped_logits"] = n_clip_logits
@@ -513,6 +514,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         model = fit_rule(X[learn], A[learn], shifted[learn], p_received[learn], epsilon=eps["rule"], gamma=gamma,
                          weights_upper_bound=W, feature_bounds=feature_bounds, weight_sensitivity=0.0,
                          huber_h=huber_h, random_state=rng)
+    model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
     diagnostics.update(n_clipped_weights=model.n_clipped_weights_, n_clipped_features=model.n_clipped_features_)
     from .model_io import model_to_dict
 

@@ -203,3 +203,34 @@ def test_a_fixed_split_is_used_as_given(cyp):
         _run(cyp, evaluation_rows=[0, 0, 1])
     with pytest.raises(ValueError, match="evaluation_rows must be distinct row indices"):
         _run(cyp, evaluation_rows=[5, 1000])
+
+
+def _leaves(obj, seen=None):
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    yield obj
+    if isinstance(obj, dict):
+        for v in obj.values():
+            yield from _leaves(v, seen)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _leaves(v, seen)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        for v in vars(obj).values():
+            yield from _leaves(v, seen)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(propensity=None, propensity_model="logistic")])
+def test_result_holds_no_generator_and_no_training_rows(cyp, kw):
+    # a live generator can be rewound to regenerate the noise (docs/privacy_audit.md): the result must not keep one
+    import pickle
+
+    res = _run(cyp, random_state=np.random.default_rng(5), **kw)
+    for leaf in _leaves(res):
+        assert not isinstance(leaf, np.random.Generator), "the result keeps a random generator"
+        if isinstance(leaf, np.ndarray):
+            assert cyp.n not in leaf.shape and res.n_evaluation not in leaf.shape and res.n_learning not in leaf.shape
+    blob = pickle.dumps(res)
+    assert pickle.loads(blob).value.value == res.value.value
