@@ -109,7 +109,8 @@ class BudgetSplit:
     (at least 0.6 of E): it is the main release and its utility grows with its
     budget; the exponential mechanism over a handful of candidates and a
     low-dimensional logistic model need less. On the evaluation part, 0.7 / 0.3
-    gave the narrowest intervals in the design study of docs/analysis.md.
+    is a compromise between the value shares that gave the narrowest intervals
+    in the design study of docs/analysis.md.
     """
 
     propensity: float = 0.2

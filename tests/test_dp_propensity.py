@@ -102,3 +102,14 @@ def test_one_arm_is_refused(data):
     X, _ = data
     with pytest.raises(ValueError, match="treatment must contain both arms"):
         DPLogisticPropensity(epsilon=1.0, feature_bounds=BOUNDS).fit(X, np.ones(len(X)))
+
+
+def test_fitted_attributes_are_the_documented_release_and_diagnostics(data):
+    X, A = data
+    model = DPLogisticPropensity(epsilon=1.0, feature_bounds=BOUNDS, random_state=np.random.default_rng(3)).fit(X, A)
+    fitted = set(vars(model)) - set(model.get_params())
+    assert fitted == {"scaled_coef_", "intercept_", "coef_", "gamma_", "sensitivity_", "scaler_", "n_features_in_",
+                      "n_clipped_features_"}, "a new fitted attribute must be reviewed for privacy"
+    for name in fitted:
+        value = getattr(model, name)
+        assert not (isinstance(value, np.ndarray) and len(X) in value.shape), f"{name} is training-sized"
