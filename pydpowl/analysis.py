@@ -377,7 +377,9 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         Public bounds (L, U) of the benefit; the rule uses ``clip(B, L, U) - L``.
     weights_upper_bound : float
         Public W on ``(B - L) / P(A | x)``; larger weights are clipped (by design).
-        ``(U - L) / (smallest propensity)`` avoids clipping.
+        The analysis uses ``min(W, (U - L) / f)`` with f the smaller public
+        propensity floor (no weight can exceed it), which lowers the rule's and
+        the selection's sensitivity when W is loose.
     total_epsilon : float
         E, the total budget, in (0, inf).
     propensity : float, optional
@@ -494,6 +496,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     else:
         p_received = arm_propensity(propensity, A)
         floors = (propensity, 1.0 - propensity)
+    # every weight (B - L) / p is at most (U - L) / (smallest propensity floor), a public bound: W can only shrink
+    W = min(W, (hi - lo) / min(floors))
 
     # 3. gamma
     selection = None

@@ -234,3 +234,12 @@ def test_result_holds_no_generator_and_no_training_rows(cyp, kw):
             assert cyp.n not in leaf.shape and res.n_evaluation not in leaf.shape and res.n_learning not in leaf.shape
     blob = pickle.dumps(res)
     assert pickle.loads(blob).value.value == res.value.value
+
+
+def test_a_loose_weight_bound_is_tightened_to_the_public_maximum_weight(cyp):
+    # (U - L) / min(P, 1 - P) = log(8760) / (1/3): any larger W only adds noise
+    res = _run(cyp, weights_upper_bound=1000.0, gamma=75.0)
+    assert res.model_content["weights_upper_bound"] == pytest.approx(LOG_YEAR * 3)
+    assert res.model.sensitivity_ == pytest.approx(2 * LOG_YEAR * 3 / 75.0)
+    tight = _run(cyp, weights_upper_bound=10.0, gamma=75.0)
+    assert tight.model_content["weights_upper_bound"] == 10.0
