@@ -3,7 +3,8 @@ PY := .venv/bin/python
 # The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
 export PYDPOWL_REQUIRE_R := 1
 
-.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold lint clean
+.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold lint clean \
+	coverage propensity-study
 
 setup:
 	@bash scripts/setup.sh
@@ -34,6 +35,14 @@ validate: setup
 
 validate-full: setup
 	$(PY) -m validation --out results/validation
+
+## Coverage of the private analysis's intervals: 18 cells x 500 replications (about 1 min)
+coverage: setup
+	$(PY) -m pydpowl.studies.coverage --out results/coverage
+
+## Estimated propensities: composition (DP propensity model, C = 0) vs Proposition 8 (about 6 min)
+propensity-study: setup
+	$(PY) -m pydpowl.studies.propensity_comparison --out results/propensity
 
 audit: setup
 	$(PY) -m validation.audit --quick --out results/audit-quick

@@ -10,7 +10,9 @@ The package is organised by role:
   certified solver, noise mechanisms, public-bound preprocessing);
 * ``pydpowl.estimators``: what users fit (``DPWeightedERM``, ``DPOWL``,
   propensity models);
-* ``pydpowl.privacy``: budget accounting;
+* ``pydpowl.privacy``: budget accounting, private selection (the exponential
+  mechanism) and the private value of a rule;
+* ``pydpowl.analysis``: the end-to-end private analysis under one budget;
 * ``pydpowl.datasets``, ``pydpowl.rrandom``: data and R-compatible streams;
 * ``pydpowl.studies``: the paper's studies (simulation, case study, tuning,
   gamma tables, utility bounds, plots);
@@ -32,6 +34,7 @@ _NAMES: Dict[str, str] = {
     "DPWeightedERM": ".estimators.werm",
     "DPOWL": ".estimators.owl",
     "LogisticPropensity": ".estimators.propensity",
+    "DPLogisticPropensity": ".estimators.dp_propensity",
     "proposition8_H": ".estimators.propensity",
     "trivial_weight_sensitivity": ".estimators.propensity",
     "shift_benefits": ".estimators.benefits",
@@ -70,6 +73,8 @@ _NAMES: Dict[str, str] = {
     "tune_split_budget": ".studies.tuning",
     "tune_split_data": ".studies.tuning",
     "BudgetAccountant": ".privacy.accountant",
+    "run_analysis": ".analysis",
+    "analyze_arrays": ".analysis",
     "PrivacyLeakWarning": ".exceptions",
     "BudgetExceededError": ".exceptions",
     "ConvergenceError": ".exceptions",
@@ -81,6 +86,7 @@ _MODULES: Dict[str, str] = {
     "bounds": ".studies.bounds",
     "datasets": ".datasets",
     "model_io": ".model_io",
+    "analysis": ".analysis",
     "simulation": ".studies.simulation",
     "tuning": ".studies.tuning",
     "policy_evaluation": ".policy_evaluation",

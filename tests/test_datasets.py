@@ -94,3 +94,45 @@ def test_real_file_if_present():
     d = load_cyp_guides(path)
     assert d.n == 1459 and int((d.treatment > 0).sum()) == 982
     assert int(d.X.mdd.sum()) == 1185 and int(d.X.male.sum()) == 715 and int(d.X.nonwhite.sum()) == 621
+
+
+def _ipw(rule_plus, data, p_plus):
+    prop = np.where(data.treatment > 0, p_plus, 1 - p_plus)
+    v = (rule_plus == (data.treatment > 0)) * data.benefit / prop
+    return v.mean(), v.std() / math.sqrt(data.n)
+
+
+def test_cyp_truth_agrees_with_a_large_sample():
+    from pydpowl.datasets import cyp_guides_style_truth
+
+    truth = cyp_guides_style_truth()
+    assert truth.X.shape == (576, 4) and truth.weight.sum() == pytest.approx(1.0)
+    n = 200000
+    d = make_cyp_guides_style(n, random_state=11)
+    p_plus = round(n * 982 / 1459) / n  # complete randomisation with the trial's allocation
+    X = d.X.to_numpy()
+    for rule, exact in [(X[:, 3] > 0, truth.value(truth.X[:, 3] > 0)), (X[:, 0] < 40, truth.value(truth.X[:, 0] < 40)),
+                        (np.ones(n, bool), truth.arm_value(1)), (np.zeros(n, bool), truth.arm_value(-1)),
+                        (d.optimal > 0, truth.optimal_value)]:
+        est, se = _ipw(rule, d, p_plus)
+        assert abs(est - exact) <= 4 * se, (est, se, exact)
+    # the covariate law: feature means
+    assert truth.weight @ truth.X[:, 3] == pytest.approx(X[:, 3].mean(), abs=0.01)
+    assert truth.weight @ truth.X[:, 0] == pytest.approx(X[:, 0].mean(), abs=0.2)
+
+
+def test_synthetic_truth_agrees_with_a_large_sample_and_clips_in_closed_form():
+    from pydpowl.datasets import synthetic_truth
+
+    truth = synthetic_truth(benefit_bounds=(-8.0, 8.0))
+    d = make_synthetic_owl(400000, random_state=12, shift=None)
+    clipped = type(d)(X=d.X, treatment=d.treatment, benefit=np.clip(d.benefit, -8, 8), propensity=d.propensity,
+                      feature_bounds=d.feature_bounds, weights_upper_bound=30.0)
+    X = d.X.to_numpy()
+    for coef, b0 in [((1, 1, -1.8, -2.2), 1.0), ((1, -1, 0, 0), 0.0), ((0.2, 0.5, -1, 0.3), -0.1)]:
+        est, se = _ipw(X @ np.array(coef) + b0 > 0, clipped, 0.5)
+        assert abs(est - truth.linear_rule_value(b0, np.array(coef))) <= 4 * se
+    assert truth.optimal_value == pytest.approx(truth.linear_rule_value(1.0, np.array([1, 1, -1.8, -2.2])))
+    # without clipping, the value of giving everyone one arm is E[0.01 + 0.02 x4] +- 3 E[f] = 0.02 (E f = 0)
+    plain = synthetic_truth()
+    assert plain.arm_value(1) == pytest.approx(0.02, abs=1e-3) and plain.arm_value(-1) == pytest.approx(0.02, abs=1e-3)

@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES: List[str] = [
     "tune",
     "fit",
     "predict",
+    "analyze",
     "policy_eval",
 ]
 

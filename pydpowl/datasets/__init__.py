@@ -1,19 +1,23 @@
 """Datasets: the paper's synthetic design and CYP-GUIDES (synthetic stand-in and loader)."""
 
-from ._container import OWLData
+from ._container import DesignTruth, OWLData
 from .cyp_guides import (
     CYP_FEATURE_BOUNDS,
     CYP_FEATURES,
     CYP_GAMMA,
     CYP_PROPENSITY_GUIDED,
     CYP_WEIGHTS_UPPER_BOUND,
+    cyp_guides_style_truth,
     load_cyp_guides,
     make_cyp_guides_style,
 )
-from .synthetic import SYNTHETIC_WEIGHTS_UPPER_BOUND, make_synthetic_owl, synthetic_decision
+from .synthetic import SYNTHETIC_WEIGHTS_UPPER_BOUND, make_synthetic_owl, synthetic_decision, synthetic_truth
 
 __all__ = [
     "OWLData",
+    "DesignTruth",
+    "synthetic_truth",
+    "cyp_guides_style_truth",
     "make_synthetic_owl",
     "synthetic_decision",
     "SYNTHETIC_WEIGHTS_UPPER_BOUND",

@@ -50,3 +50,48 @@ class OWLData:
     def n(self) -> int:
         """Number of subjects."""
         return int(self.X.shape[0])
+
+
+@dataclass(frozen=True)
+class DesignTruth:
+    """A simulation design's truth: the covariate law and the mean benefit of each arm.
+
+    The covariate law is a weighted set of support points (exact for a discrete
+    law, a fixed quasi-Monte Carlo sample for a continuous one), so the value of
+    any rule, ``V(d) = E[B(d(X))]``, is a weighted sum.
+
+    Attributes
+    ----------
+    X : ndarray of shape (m, p)
+        Support points.
+    weight : ndarray of shape (m,)
+        Their probabilities (summing to 1).
+    mean_plus, mean_minus : ndarray of shape (m,)
+        ``E[B | x, A = +1]`` and ``E[B | x, A = -1]`` (of the benefit clipped to the
+        public bounds, when the truth was built with them).
+    description : str
+    """
+
+    X: NDArray[np.float64]
+    weight: NDArray[np.float64]
+    mean_plus: NDArray[np.float64]
+    mean_minus: NDArray[np.float64]
+    description: str = ""
+
+    def value(self, recommends_plus: NDArray[np.bool_]) -> float:
+        """``V(d)`` of a rule given by its recommendations at the support points (True = +1)."""
+        plus = np.asarray(recommends_plus, dtype=bool)
+        return float(self.weight @ np.where(plus, self.mean_plus, self.mean_minus))
+
+    def linear_rule_value(self, intercept: float, coef: NDArray[np.float64]) -> float:
+        """``V(d)`` of the rule ``+1 where intercept + x'coef > 0``."""
+        return self.value(self.X @ np.asarray(coef, dtype=np.float64) + float(intercept) > 0)
+
+    def arm_value(self, arm: int) -> float:
+        """Value of giving everyone ``arm`` (+1 or -1)."""
+        return float(self.weight @ (self.mean_plus if arm > 0 else self.mean_minus))
+
+    @property
+    def optimal_value(self) -> float:
+        """Value of the optimal rule ``argmax_a E[B | x, a]``."""
+        return float(self.weight @ np.maximum(self.mean_plus, self.mean_minus))

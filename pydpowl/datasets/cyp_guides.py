@@ -23,11 +23,12 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_int, resolve_rng
-from ._container import OWLData
+from ._container import DesignTruth, OWLData
 from ..value import arm_propensity
 
 __all__ = [
     "make_cyp_guides_style",
+    "cyp_guides_style_truth",
     "load_cyp_guides",
     "CYP_FEATURES",
     "CYP_FEATURE_BOUNDS",
@@ -55,6 +56,30 @@ _EFFECT_PRESETS = {
     "trial-like": (0.03, 0.01, -0.15, 0.015, 0.07),
 }
 _LOS_CLIP = (6.0, 4000.0)
+# Feature model: logit P(male) = a + b a10; logit P(non-white) = a + b a10 + c male;
+# logit P(mdd) = a + b a10 + c male + e non-white (a10 = (age - 40) / 10)
+_MALE = (-0.026, 0.108)
+_NONWHITE = (-0.237, -0.138, -0.172)
+_MDD = (1.683, 0.145, -0.258, -0.124)
+# log LOS = mu(x) + 1{guided} tau(x) + _NOISE_SCALE * t_8 (t_8 scaled to unit variance)
+_MU = (4.90, 0.075, 0.15, -0.175, 0.06)
+_NOISE_SCALE = 0.65 * math.sqrt(6.0 / 8.0)
+_NOISE_DF = 8
+
+
+def _feature_logits(a10, male, nonwhite):
+    """Linear predictors of P(male), P(non-white) and P(mdd) given the earlier features."""
+    return (_MALE[0] + _MALE[1] * a10,
+            _NONWHITE[0] + _NONWHITE[1] * a10 + _NONWHITE[2] * male,
+            _MDD[0] + _MDD[1] * a10 + _MDD[2] * male + _MDD[3] * nonwhite)
+
+
+def _log_los_mean(a10, male, nonwhite, mdd, guided, preset):
+    """``mu(x) + 1{guided} tau(x)`` of log LOS."""
+    c0, c_age, c_male, c_nw, c_mdd = _EFFECT_PRESETS[preset]
+    tau = c0 + c_age * a10 + c_male * male + c_nw * nonwhite + c_mdd * mdd
+    mu = _MU[0] + _MU[1] * a10 + _MU[2] * male + _MU[3] * nonwhite + _MU[4] * mdd
+    return mu + guided * tau, tau
 
 
 def _expit(x):
@@ -92,19 +117,17 @@ def make_cyp_guides_style(n: int = 1459, *, preset: str = "guided", random_state
     hi = np.array([b[1] for b in _AGE_BANDS])[band]
     age = np.floor(lo + rng.uniform(size=n) * (hi - lo + 1)).astype(float)
     a10 = (age - 40.0) / 10.0
-    male = (rng.uniform(size=n) < _expit(-0.026 + 0.108 * a10)).astype(float)
-    nonwhite = (rng.uniform(size=n) < _expit(-0.237 - 0.138 * a10 - 0.172 * male)).astype(float)
-    mdd = (rng.uniform(size=n) < _expit(1.683 + 0.145 * a10 - 0.258 * male - 0.124 * nonwhite)).astype(float)
+    male = (rng.uniform(size=n) < _expit(_feature_logits(a10, 0.0, 0.0)[0])).astype(float)
+    nonwhite = (rng.uniform(size=n) < _expit(_feature_logits(a10, male, 0.0)[1])).astype(float)
+    mdd = (rng.uniform(size=n) < _expit(_feature_logits(a10, male, nonwhite)[2])).astype(float)
 
     n_guided = int(round(n * 982 / 1459))
     A = np.full(n, -1.0)
     A[rng.permutation(n)[:n_guided]] = 1.0
 
-    c0, c_age, c_male, c_nw, c_mdd = _EFFECT_PRESETS[preset]
-    tau = c0 + c_age * a10 + c_male * male + c_nw * nonwhite + c_mdd * mdd
-    mu = 4.90 + 0.075 * a10 + 0.15 * male - 0.175 * nonwhite + 0.06 * mdd
-    noise = 0.65 * math.sqrt(6.0 / 8.0) * rng.standard_t(8, size=n)
-    los = np.rint(np.exp(mu + (A > 0) * tau + noise))
+    mean, tau = _log_los_mean(a10, male, nonwhite, mdd, (A > 0).astype(float), preset)
+    noise = _NOISE_SCALE * rng.standard_t(_NOISE_DF, size=n)
+    los = np.rint(np.exp(mean + noise))
     n_clipped = int(np.count_nonzero((los < _LOS_CLIP[0]) | (los > _LOS_CLIP[1])))
     los = np.clip(los, *_LOS_CLIP)
     benefit = LOG_YEAR_HOURS - np.log(los)
@@ -118,6 +141,57 @@ def make_cyp_guides_style(n: int = 1459, *, preset: str = "guided", random_state
         notes=(f"{n_clipped} lengths of stay clipped to [6, 4000] hours",
                "benefit = log(24*365) - log(LOS); propensities 2/3 (guided) and 1/3 (standard)"),
     )
+
+
+def cyp_guides_style_truth(preset: str = "guided", *, benefit_bounds: Any = None,
+                           n_quantiles: int = 20000) -> DesignTruth:
+    """The exact truth of :func:`make_cyp_guides_style`: every covariate pattern and its mean benefits.
+
+    The features are discrete (integer ages 18-89, three 0/1 features), so the
+    covariate law has 576 support points with probabilities from the
+    generator's age bands and logistic feature models. The mean benefit of each
+    arm at each point integrates the t_8 noise of log LOS (midpoints of
+    ``n_quantiles`` equal-probability slices), with the generator's rounding of
+    LOS to whole hours and clipping to [6, 4000] hours, and clipping of the
+    benefit to ``benefit_bounds`` when given.
+    """
+    from scipy import stats
+
+    if preset not in _EFFECT_PRESETS:
+        raise ValueError(f"preset must be one of {sorted(_EFFECT_PRESETS)}, got preset={preset!r}.")
+    J = check_int("n_quantiles", n_quantiles, minimum=10)
+    probs = _AGE_PROBS / _AGE_PROBS.sum()
+    ages, p_age = [], []
+    for (lo, hi), pb in zip(_AGE_BANDS, probs):
+        for a in range(lo, hi + 1):
+            ages.append(float(a))
+            p_age.append(pb / (hi - lo + 1))
+    grid = np.array([(a, m, w, d) for a in ages for m in (0.0, 1.0) for w in (0.0, 1.0) for d in (0.0, 1.0)])
+    weight_age = np.repeat(np.array(p_age), 8)
+    a10 = (grid[:, 0] - 40.0) / 10.0
+    male, nonwhite, mdd = grid[:, 1], grid[:, 2], grid[:, 3]
+    l_male, l_nw, l_mdd = _feature_logits(a10, male, nonwhite)
+
+    def bern(logit, value):
+        q = _expit(logit)
+        return np.where(value > 0, q, 1.0 - q)
+
+    weight = weight_age * bern(l_male, male) * bern(l_nw, nonwhite) * bern(l_mdd, mdd)
+    noise = _NOISE_SCALE * stats.t.ppf((np.arange(J) + 0.5) / J, _NOISE_DF)
+
+    def mean_benefit(guided: float) -> np.ndarray:
+        mean, _ = _log_los_mean(a10, male, nonwhite, mdd, guided, preset)
+        los = np.clip(np.rint(np.exp(mean[:, None] + noise[None, :])), *_LOS_CLIP)
+        b = LOG_YEAR_HOURS - np.log(los)
+        if benefit_bounds is not None:
+            b = np.clip(b, float(benefit_bounds[0]), float(benefit_bounds[1]))
+        return b.mean(axis=1)
+
+    text = f"CYP-GUIDES-style design (preset {preset!r}): 576 covariate patterns, {J} noise quantiles"
+    if benefit_bounds is not None:
+        text += f", benefit clipped to [{float(benefit_bounds[0]):g}, {float(benefit_bounds[1]):g}]"
+    return DesignTruth(X=grid, weight=weight / weight.sum(), mean_plus=mean_benefit(1.0),
+                       mean_minus=mean_benefit(0.0), description=text)
 
 
 def load_cyp_guides(path: Union[str, Path]) -> OWLData:

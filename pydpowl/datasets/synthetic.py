@@ -19,12 +19,14 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_int, resolve_rng
-from ._container import OWLData
+from ._container import DesignTruth, OWLData
 
-__all__ = ["make_synthetic_owl", "synthetic_decision", "SYNTHETIC_WEIGHTS_UPPER_BOUND"]
+__all__ = ["make_synthetic_owl", "synthetic_decision", "synthetic_truth", "SYNTHETIC_WEIGHTS_UPPER_BOUND"]
 
 #: the authors' public weight bound for this design
 SYNTHETIC_WEIGHTS_UPPER_BOUND = 30.0
+#: standard deviation of the benefit around its mean
+_NOISE_SD = 0.5
 
 
 def synthetic_decision(X: np.ndarray) -> np.ndarray:
@@ -57,7 +59,7 @@ def make_synthetic_owl(n: int, *, n_noise_features: int = 0, shift: Union[str, f
     p = 4 + k
     X, A, eps = _draw(rng, n, p)
     f = synthetic_decision(X)
-    B = 0.01 + 0.02 * X[:, 3] + 3.0 * A * f + 0.5 * eps
+    B = _mean_benefit(X, A) + _NOISE_SD * eps
     notes = []
     if shift == "paper":
         low = float(B.min())
@@ -76,6 +78,50 @@ def make_synthetic_owl(n: int, *, n_noise_features: int = 0, shift: Union[str, f
         optimal=np.where(f > 0, 1.0, -1.0), description=f"paper's synthetic design, n={n}, p={p}",
         notes=tuple(notes),
     )
+
+
+def _mean_benefit(X: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """``E[B | x, A] = 0.01 + 0.02 x4 + 3 A f(x)`` (before any shift)."""
+    return 0.01 + 0.02 * X[:, 3] + 3.0 * A * synthetic_decision(X)
+
+
+def _clipped_normal_mean(mean: np.ndarray, sd: float, lower: float, upper: float) -> np.ndarray:
+    """``E[clip(Y, lower, upper)]`` for ``Y ~ N(mean, sd^2)``."""
+    from scipy import stats
+
+    a, b = (lower - mean) / sd, (upper - mean) / sd
+    return (lower * stats.norm.cdf(a) + upper * stats.norm.sf(b)
+            + mean * (stats.norm.cdf(b) - stats.norm.cdf(a)) + sd * (stats.norm.pdf(a) - stats.norm.pdf(b)))
+
+
+def synthetic_truth(*, n_noise_features: int = 0, benefit_bounds: Any = None, n_points: int = 2 ** 18,
+                    seed: int = 20240) -> DesignTruth:
+    """The design's truth for exact rule values (no shift; optionally clipped to public benefit bounds).
+
+    Parameters
+    ----------
+    n_noise_features : int, default=0
+    benefit_bounds : (float, float), optional
+        ``E[clip(B, L, U) | x, a]`` in closed form (B is normal given x and a).
+    n_points : int, default=2**18
+        Size of the scrambled Sobol sample of ``U[0, 1]^p`` (a power of 2).
+    seed : int, default=20240
+        Seed of the scrambling (a fixed, public quadrature rule).
+    """
+    from scipy.stats import qmc
+
+    k = check_int("n_noise_features", n_noise_features, minimum=0)
+    m = check_int("n_points", n_points, minimum=2)
+    X = qmc.Sobol(d=4 + k, scramble=True, seed=seed).random(m)
+    plus, minus = _mean_benefit(X, np.ones(m)), _mean_benefit(X, -np.ones(m))
+    text = "paper's synthetic design (no shift)"
+    if benefit_bounds is not None:
+        lower, upper = (float(v) for v in benefit_bounds)
+        plus = _clipped_normal_mean(plus, _NOISE_SD, lower, upper)
+        minus = _clipped_normal_mean(minus, _NOISE_SD, lower, upper)
+        text += f", benefit clipped to [{lower:g}, {upper:g}]"
+    return DesignTruth(X=X, weight=np.full(m, 1.0 / m), mean_plus=plus, mean_minus=minus,
+                       description=f"{text}; {m} Sobol points")
 
 
 def _draw(rng: Any, n: int, p: int):

@@ -1,1 +1,1 @@
-"""Privacy bookkeeping around releases: the budget accountant."""
+"""Privacy bookkeeping around releases: the budget accountant, private selection, the private value."""

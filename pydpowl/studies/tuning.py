@@ -26,7 +26,8 @@ K + 1 equal parts; candidate k is fitted privately on part k; each is scored on
 the last part by ``s_k = sum_i 1{f_k(x_i) = A_i} min(B_i / P(A_i | x_i), W)``
 (one subject changes it by at most W), and k is drawn with probability
 proportional to ``exp(eps_sel * s_k / (2 W))``. Each subject lies in one part,
-so the selection is ``eps_sel``-DP for the selection data.
+so the selection is ``eps_sel``-DP for the selection data. The mechanism and
+its derivation live in :mod:`pydpowl.privacy.selection`.
 
 * :func:`tune_split_data`: select on a random part of the data with the full
   budget epsilon and fit the final model on the *other* rows with epsilon.
@@ -56,6 +57,7 @@ from numpy.typing import NDArray
 
 from ..engine.losses import HuberHingeLoss
 from ..engine.solver import solve_each
+from ..privacy.selection import TRANSFERS, select_gamma_privately, transfer_gamma
 from .._progress import Progress
 from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
@@ -76,11 +78,8 @@ __all__ = [
     "tune_split_budget",
     "select_gamma",
     "split_sizes",
-    "exponential_mechanism",
 ]
 
-
-_TRANSFERS = ("bound", "none")
 
 
 @dataclass(frozen=True)
@@ -355,68 +354,26 @@ def tune_gamma(d0: OWLData, n: int, epsilon: float, **kwargs: Any) -> TuningResu
 
 def _private_selection(data: OWLData, rows: NDArray[np.int64], grid: List[float], eps_sel: float, metric: str,
                        huber_h: float, rng: np.random.Generator) -> Tuple[float, int]:
-    """Exponential-mechanism choice among candidates fitted on disjoint parts of ``rows``."""
-    K = len(grid)
-    n_part = rows.size // (K + 1)
-    if n_part < 2:
-        raise ValueError(f"the selection data ({rows.size} rows) are too small for {K} candidates: each needs a "
-                         f"disjoint part of at least 2 rows ({2 * (K + 1)} rows in all); use fewer gammas.")
-    Z, y, w, C, scaler = _prepared(data, huber_h)
-    W = float(data.weights_upper_bound)
-    parts = rows[: K * n_part].reshape(K, n_part)
-    val = rows[K * n_part:]
-    theta = solve_each(Z[parts], y[parts], w[parts], gamma=np.asarray(grid), loss=HuberHingeLoss(huber_h))
-    d = Z.shape[1]
-    noisy = np.empty_like(theta)
-    for k, gamma in enumerate(grid):
-        rate = noise_rate(epsilon=eps_sel, gamma=gamma, weights_upper_bound=W, C=C)
-        noisy[k] = theta[k] + sample_output_noise_batch(d, rate, 1, rng=rng)[0]
-    rules = (Z[val] @ noisy.T) > 0
-    if metric == "accuracy":
-        if data.optimal is None:
-            raise ValueError("metric='accuracy' needs the optimal rule (simulated data); use metric='value'.")
-        score, sens = (rules == (data.optimal[val] > 0)[:, None]).sum(axis=0).astype(float), 1.0
-    else:  # unnormalised IPW value with the clipped weights: one subject moves it by at most W
-        score, sens = w[val] @ (rules == (y[val] > 0)[:, None]), W
-    k = exponential_mechanism(score, epsilon=eps_sel, sensitivity=sens, rng=rng)
-    return float(grid[k]), n_part
-
-
-def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivity: float,
-                          rng: np.random.Generator) -> int:
-    """Index k drawn with probability proportional to ``exp(epsilon * s_k / (2 * sensitivity))``.
-
-    Implemented by inversion with one uniform draw (the first k whose cumulative
-    probability reaches u), as DPpack's ``ExponentialMechanism`` does, so it works
-    with a numpy Generator and with an R-compatible :class:`pydpowl.RRandom`.
-    """
-    eps = check_positive("epsilon", epsilon)
-    sens = check_positive("sensitivity", sensitivity)
-    s = np.asarray(scores, dtype=float)
-    if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)):
-        raise ValueError("scores must be a non-empty 1-D array of finite numbers.")
-    logits = eps * s / (2.0 * sens)
-    p = np.exp(logits - logits.max())
-    cumulative = np.cumsum(p / p.sum())
-    u = float(rng.uniform())
-    return int(min(np.searchsorted(cumulative, u, side="left"), s.size - 1))
-
-
-def _transfer(gamma: float, transfer: str, n_part: int, eps_sel: float, n_fit: int, eps_fit: float) -> float:
-    if transfer == "none":
-        return gamma
-    return gamma * math.sqrt((n_fit / n_part) * (eps_sel / eps_fit))
+    """Exponential-mechanism choice among candidates fitted on disjoint parts of ``rows``
+    (:func:`pydpowl.privacy.selection.select_gamma_privately`)."""
+    if metric == "accuracy" and data.optimal is None:
+        raise ValueError("metric='accuracy' needs the optimal rule (simulated data); use metric='value'.")
+    Z, y, w, C, _ = _prepared(data, huber_h)
+    if C != 0:  # the parallel-composition argument needs weights that depend on their own record only
+        raise ValueError(f"private selection needs known or released propensities (C = 0), got C={C!r}.")
+    return select_gamma_privately(Z, y, w, rows, grid, epsilon=eps_sel, weights_upper_bound=data.weights_upper_bound,
+                                  huber_h=huber_h, score=metric, optimal=data.optimal, rng=rng)
 
 
 def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_rows, fit_rows, gammas, metric,
            transfer, huber_h, rng) -> TuningResult:
     grid = list(check_gamma_grid("gammas", gammas))
     check_choice("metric", metric, METRICS)
-    if transfer not in _TRANSFERS:
-        raise ValueError(f"transfer must be one of {list(_TRANSFERS)}, got transfer={transfer!r}.")
+    check_choice("transfer", transfer, TRANSFERS)
     chosen, n_part = _private_selection(data, sel_rows, grid, eps_sel, metric, huber_h, rng)
     n_fit = int(fit_rows.size)
-    gamma = _transfer(chosen, transfer, n_part, eps_sel, n_fit, eps_fit)
+    gamma = transfer_gamma(chosen, transfer=transfer, n_part=n_part, epsilon_select=eps_sel, n_fit=n_fit,
+                           epsilon_fit=eps_fit)
     X = data.X.iloc[fit_rows].reset_index(drop=True)
     model = DPOWL(epsilon=eps_fit, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
                   feature_bounds=data.feature_bounds, huber_h=huber_h, random_state=rng).fit(

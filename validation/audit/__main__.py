@@ -28,6 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=20240601, help="seed of the searches and the releases")
     p.add_argument("--no-r", action="store_true", help="audit pydpowl only (no DPpack column)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG")
+    p.add_argument("--no-analysis", action="store_true", help="skip the audit of the whole private analysis")
     return p
 
 
@@ -50,7 +51,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
     t0 = time.perf_counter()
     result = run_audit(quick=args.quick, engines=engines, n_per_split=args.n, alpha=args.alpha, seed=args.seed,
-                       log=sys.stderr)
+                       log=sys.stderr, analysis=not args.no_analysis)
     result.seconds = time.perf_counter() - t0
     report = write_report(result, args.out, plots=not args.no_plots)
     for s in result.sensitivity:
@@ -58,6 +59,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for r in result.black_box:
         print(f"{r.config:18s} {r.engine:8s} eps={r.epsilon:<4g} lower bound {r.epsilon_lb:.3f} "
               f"(ideal {r.ideal:.3f}) {r.verdict}")
+    for r in result.analysis:
+        print(f"{r.config:18s} {r.mode + (' (control)' if r.control else ''):20s} lower bound {r.epsilon_lb:.3f} "
+              f"(ledger {r.claimed:g}) {r.verdict}")
     print(f"\n{'PASS' if result.passed else 'FAIL'}; report: {report} ({result.seconds:.0f} s)")
     return 0 if result.passed else 1
 

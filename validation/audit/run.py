@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, TextIO
+from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 
 import numpy as np
 
@@ -122,11 +122,13 @@ class AuditResult:
     seconds: float = 0.0
     floating: List[FloatingRow] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    analysis: List[Any] = field(default_factory=list)
+    n_analysis: int = 0
 
     @property
     def passed(self) -> bool:
         sens_ok = all(s.worst.ratio <= 1.0 + RATIO_TOLERANCE for s in self.sensitivity)
-        return sens_ok and all(r.passed for r in self.black_box)
+        return sens_ok and all(r.passed for r in self.black_box) and all(r.passed for r in self.analysis)
 
 
 def _seeds(start: int, count: int) -> List[int]:
@@ -210,7 +212,7 @@ def floating_rows(config: AuditConfig, D: Dataset, D1: Dataset, *, epsilon: floa
 def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] = None,
               engines: Sequence[str] = ("pydpowl", "DPpack"), n_per_split: Optional[int] = None,
               alpha: float = 0.05, seed: int = 20240601, log: Optional[TextIO] = None,
-              search_options: Optional[Dict] = None) -> AuditResult:
+              search_options: Optional[Dict] = None, analysis: bool = True) -> AuditResult:
     """Run the sensitivity search and the black-box audit.
 
     Parameters
@@ -231,6 +233,9 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
         Progress lines (the library itself never prints).
     search_options : dict, optional
         Passed to :func:`sensitivity_search` (defaults depend on ``quick``).
+    analysis : bool, default=True
+        Also audit the whole private analysis as one mechanism
+        (:mod:`validation.audit.analysis`; half as many releases per split).
     """
     t0 = time.perf_counter()
     configs = list(configs if configs is not None else (quick_configs() if quick else default_configs()))
@@ -288,5 +293,12 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
             for raw, rounded in zip(fl[::2], fl[1::2]):
                 say(f"[audit] bit-level {config.name} {engine} {raw.attribute} eps={eps:g}: lower bound "
                     f"{raw.bound.epsilon_lb:.3f} as released, {rounded.bound.epsilon_lb:.3f} rounded to 2^-24")
+    analysis_rows: List[Any] = []
+    n_analysis = max(100, n_per_split // 2)
+    if analysis:
+        from .analysis import run_analysis_audit
+
+        analysis_rows = run_analysis_audit(quick=quick, n_per_split=n_analysis, seed=next_seed, alpha=alpha, say=say)
     return AuditResult(sensitivity=sens, black_box=rows, n_per_split=n_per_split, alpha=alpha, seed=seed,
-                       seconds=time.perf_counter() - t0, floating=floating)
+                       seconds=time.perf_counter() - t0, floating=floating, analysis=analysis_rows,
+                       n_analysis=n_analysis if analysis else 0)

@@ -1,0 +1,598 @@
+"""An end-to-end private treatment-rule analysis under one total budget.
+
+"Which patients should get the new treatment, how much better is that, and how
+sure are we": :func:`run_analysis` answers with one total ``epsilon`` E.
+
+Steps
+-----
+0. Every public setting is checked and the budget is allocated and checked
+   before the data are touched.
+1. **Split.** A data-independent random permutation puts ``floor(q n)`` rows
+   in the *evaluation* part and the rest in the *learning* part (q = 0.5 by
+   default). n is public (replacement neighbours), so both sizes are public.
+2. **Propensities** (learning part). Known (a randomised trial: ``P(A = +1)``
+   given), or a propensity model released privately
+   (:class:`~pydpowl.estimators.dp_propensity.DPLogisticPropensity`, budget
+   ``epsilon_propensity``) and then applied, as a public function, to every
+   row. Either way each subject's OWL weight depends on that subject's record
+   only, so the rule's weight sensitivity is C = 0 (composition, not
+   Proposition 8).
+3. **gamma** (learning part). Chosen privately by the rule's value
+   (:func:`pydpowl.privacy.selection.select_gamma_privately`, budget
+   ``epsilon_selection``) and transferred to the final fit's size and budget, or
+   fixed in advance by the analyst (no budget).
+4. **The rule** (learning part). DP-OWL on the learning rows with the
+   remaining learning budget ``epsilon_rule`` (:func:`fit_rule`).
+5. **Its value** (evaluation part). The released rule's value and its gain over
+   the better single arm, with confidence intervals for sampling and privacy
+   noise (:func:`pydpowl.privacy.value_estimate.private_value`, budgets
+   ``epsilon_value`` and ``epsilon_variance``).
+
+Composition
+-----------
+Within a part, releases compose sequentially: the learning part spends
+``epsilon_propensity + epsilon_selection + epsilon_rule`` and the evaluation
+part ``epsilon_value + epsilon_variance``. Every subject is in exactly one part,
+and the evaluation step uses the learning part's outputs only as public inputs,
+so the whole analysis is ``max(learning, evaluation)``-DP (parallel composition,
+adaptive). With the default split both parts spend exactly E. Each part's
+releases are checked against, and spent from, a
+:class:`~pydpowl.privacy.accountant.BudgetAccountant` of its own (total E); an
+analyst's accountant for the whole dataset is charged the composed total once.
+
+Why sample splitting rather than cross-fitting: the interval must be about the
+*released* rule, learned once; cross-fitting would evaluate K other rules (each
+trained on other folds) and would make every subject take part in K - 1 rule
+fits and one evaluation, which composes sequentially. Splitting evaluates the
+released rule on rows it never saw and costs no extra budget.
+
+This module sits above the estimators (``pydpowl.estimators``) and the privacy
+mechanisms (``pydpowl.privacy``), which do not import it; it is application
+code, like :mod:`pydpowl.model_io`, not privacy bookkeeping.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import (check_array, check_both_arms, check_bounds, check_labels, check_positive,
+                          check_probability, check_vector, feature_names_of, resolve_rng)
+from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
+from .engine.preprocessing import FeatureScaler
+from .estimators.owl import DPOWL, owl_weights
+from .estimators.propensity import LogisticPropensity
+from .privacy.accountant import BudgetAccountant
+from .privacy.selection import select_gamma_privately, transfer_gamma
+from .privacy.value_estimate import PrivateValue, private_value
+from .value import arm_propensity
+
+__all__ = ["BudgetSplit", "AnalysisResult", "run_analysis", "analyze_arrays", "fit_rule", "allocate_budget",
+           "DEFAULT_GAMMAS", "PROPENSITY_MODELS"]
+
+#: candidate gammas of the private selection (each fitted on 1/(K+1) of the learning rows)
+DEFAULT_GAMMAS: Tuple[float, ...] = (20.0, 60.0, 200.0, 600.0, 2000.0)
+#: propensity models the analysis can release
+PROPENSITY_MODELS = ("logistic",)
+
+RELEASE_NAMES = {
+    "propensity": "propensity model (DP logistic regression, output perturbation)",
+    "selection": "choice of gamma (exponential mechanism on the value score)",
+    "rule": "treatment rule (DP-OWL, output perturbation, C = 0)",
+    "value": "value of the rule: noisy cell sums (Laplace)",
+    "variance": "value of the rule: noisy second moments for the interval (Laplace)",
+}
+
+
+@dataclass(frozen=True)
+class BudgetSplit:
+    """How the total budget E and the rows are shared out (documented defaults).
+
+    Attributes
+    ----------
+    propensity : float, default=0.2
+        Share of E for the propensity model (learning part; only with a model).
+    selection : float, default=0.2
+        Share of E for the choice of gamma (learning part; only when gamma is tuned).
+    variance : float, default=0.3
+        Share of E for the second moments (evaluation part); the value's first
+        moments get the rest.
+    evaluation_fraction : float, default=0.5
+        Share of the rows in the evaluation part.
+
+    The rule gets the learning part's remainder, ``1 - propensity - selection``
+    (at least 0.6 of E): it is the main release and its utility grows with its
+    budget; the exponential mechanism over a handful of candidates and a
+    low-dimensional logistic model need less. On the evaluation part, 0.7 / 0.3
+    is a compromise between the value shares that gave the narrowest intervals
+    in the design study of docs/analysis.md.
+    """
+
+    propensity: float = 0.2
+    selection: float = 0.2
+    variance: float = 0.3
+    evaluation_fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            check_probability(f.name, getattr(self, f.name), low_open=True, high_open=True)
+        if self.propensity + self.selection >= 1.0:
+            raise ValueError(f"propensity + selection must be < 1 (the rule needs a budget), got "
+                             f"propensity={self.propensity!r} + selection={self.selection!r}.")
+
+    @classmethod
+    def parse(cls, text: str) -> "BudgetSplit":
+        """``"propensity=0.1,selection=0.2,variance=0.3,evaluation_fraction=0.5"`` (any subset)."""
+        names = {f.name for f in fields(cls)}
+        values: Dict[str, float] = {}
+        for item in (t.strip() for t in str(text).split(",") if t.strip()):
+            key, sep, val = item.partition("=")
+            key = key.strip()
+            if not sep or key not in names:
+                raise ValueError(f"budget split: {item!r} is not NAME=SHARE with NAME one of {sorted(names)}.")
+            try:
+                values[key] = float(val)
+            except ValueError:
+                raise ValueError(f"budget split: {item!r} does not hold a number.") from None
+        return cls(**values)
+
+
+def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_model: bool, tune: bool
+                    ) -> Dict[str, float]:
+    """Epsilon of each release: ``propensity``, ``selection``, ``rule`` (learning part), ``value``, ``variance``.
+
+    Releases that do not happen get 0. The learning part's releases add up to
+    E, and so do the evaluation part's.
+    """
+    E = check_positive("total_epsilon", total_epsilon)
+    eps = {"propensity": split.propensity * E if propensity_model else 0.0,
+           "selection": split.selection * E if tune else 0.0,
+           "variance": split.variance * E}
+    eps["rule"] = E - eps["propensity"] - eps["selection"]
+    eps["value"] = E - eps["variance"]
+    return eps
+
+
+class _StatedWeightSensitivity(LogisticPropensity):
+    """Propensities with an explicitly stated weight sensitivity C, in the form ``DPOWL.fit`` accepts today.
+
+    Used only by :func:`fit_rule` when C > 0 (the Proposition-8 comparison).
+    Once ``DPOWL.fit`` takes ``weight_sensitivity=`` with array propensities,
+    this adapter goes.
+    """
+
+    def __init__(self, *, propensity_received: Any = None, stated_C: float = 0.0) -> None:
+        self.propensity_received = propensity_received
+        self.stated_C = stated_C
+
+    def probability_of(self, X: ArrayLike, treatment: ArrayLike) -> Tuple[NDArray[np.float64], int]:
+        return np.asarray(self.propensity_received, dtype=np.float64), 0
+
+    def weight_sensitivity(self) -> float:
+        return float(self.stated_C)
+
+
+def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
+             epsilon: float, gamma: float, weights_upper_bound: float, feature_bounds: Any,
+             weight_sensitivity: float, huber_h: float = 0.5, random_state: Any = None) -> DPOWL:
+    """The one place this package's analysis code fits a DP-OWL rule.
+
+    Parameters
+    ----------
+    X, treatment, benefit : array-like
+        Features, treatments in {-1, 1} and non-negative (shifted) benefits.
+    propensity_received : array-like of shape (n,)
+        ``P(A_i | x_i)`` of the received treatment.
+    epsilon, gamma, weights_upper_bound, feature_bounds, huber_h, random_state
+        As in :class:`pydpowl.DPOWL`.
+    weight_sensitivity : float
+        C, stated by the caller. 0 when the propensities are known or come from
+        a model released before (each weight then depends on its own record
+        only: the composition argument); Proposition 8's C for a model fitted
+        non-privately on the same rows.
+    """
+    C = float(weight_sensitivity)
+    if not (C >= 0 and math.isfinite(C)):
+        raise ValueError(f"weight_sensitivity must be in [0, inf), got weight_sensitivity={weight_sensitivity!r}.")
+    model = DPOWL(epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound,
+                  feature_bounds=feature_bounds, huber_h=huber_h, random_state=random_state)
+    # C = 0: an array of propensities is taken as known or released (DPOWL's current API); on the privacy-fix
+    # branch this becomes model.fit(X, treatment, benefit, propensity_received, weight_sensitivity=C).
+    prop = propensity_received if C == 0 else _StatedWeightSensitivity(propensity_received=propensity_received,
+                                                                       stated_C=C)
+    return model.fit(X, treatment, benefit, prop)
+
+
+@dataclass
+class AnalysisResult:
+    """Everything the analysis released, and how it was paid for.
+
+    Attributes
+    ----------
+    model : DPOWL
+        The released rule (fitted on the learning part).
+    model_content : dict
+        The rule as written to ``model.json`` (:func:`pydpowl.model_io.model_to_dict`,
+        rounded to the release grid); the value was estimated for exactly this rule.
+    value : PrivateValue
+        The value release and the intervals derived from it.
+    gamma : float
+        The gamma of the released rule.
+    gamma_selection : dict or None
+        ``selected``, ``n_part``, ``candidates``, ``transfer`` when gamma was tuned.
+    propensity_model : DPLogisticPropensity or None
+    propensity : float or None
+        The known ``P(A = +1)`` when no model was used.
+    epsilons : dict
+        Budget of each release (see :func:`allocate_budget`).
+    total_epsilon : float
+    n, n_learning, n_evaluation : int
+        Public sizes.
+    benefit_bounds : (float, float)
+    treatment_labels : (str, str)
+    feature_names : list of str
+    level : float
+    diagnostics : dict
+        Clip counts computed from the private data: for the analyst, not released
+        (not written to any output file).
+    """
+
+    model: DPOWL
+    model_content: Dict[str, Any]
+    value: PrivateValue
+    gamma: float
+    gamma_selection: Optional[Dict[str, Any]]
+    propensity_model: Optional[DPLogisticPropensity]
+    propensity: Optional[float]
+    epsilons: Dict[str, float]
+    total_epsilon: float
+    n: int
+    n_learning: int
+    n_evaluation: int
+    benefit_bounds: Tuple[float, float]
+    treatment_labels: Tuple[str, str]
+    feature_names: List[str]
+    level: float
+    diagnostics: Dict[str, int] = field(default_factory=dict)
+
+    @property
+    def epsilon_learning(self) -> float:
+        return math.fsum(self.epsilons[k] for k in ("propensity", "selection", "rule"))
+
+    @property
+    def epsilon_evaluation(self) -> float:
+        return math.fsum(self.epsilons[k] for k in ("value", "variance"))
+
+    @property
+    def epsilon_spent(self) -> float:
+        """The composed total: ``max`` over the two disjoint parts of their sequential sums."""
+        return max(self.epsilon_learning, self.epsilon_evaluation)
+
+    def ledger(self) -> Dict[str, Any]:
+        """The ledger (``ledger.json``): every release, its part, and the composed total."""
+        part_of = {"propensity": "learning", "selection": "learning", "rule": "learning",
+                   "value": "evaluation", "variance": "evaluation"}
+        rows = {"learning": self.n_learning, "evaluation": self.n_evaluation}
+        releases = [{"name": RELEASE_NAMES[k], "epsilon": self.epsilons[k], "part": part_of[k],
+                     "rows": rows[part_of[k]]} for k in ("propensity", "selection", "rule", "value", "variance")
+                    if self.epsilons[k] > 0]
+        return {
+            "total_epsilon": self.total_epsilon,
+            "spent": self.epsilon_spent,
+            "composition": ("sequential within each part; parallel across the learning and evaluation parts, which "
+                            "are disjoint (every subject is in exactly one): spent = max over the parts of the sum "
+                            "of their releases"),
+            "parts": [{"name": "learning", "rows": self.n_learning, "epsilon": self.epsilon_learning},
+                      {"name": "evaluation", "rows": self.n_evaluation, "epsilon": self.epsilon_evaluation}],
+            "releases": releases,
+        }
+
+    def value_summary(self) -> Dict[str, Any]:
+        """``value.json``: the rule's value with its interval, and its gain over the better single arm."""
+        plus, minus = self.treatment_labels
+        out: Dict[str, Any] = dict(self.value.value.as_dict())
+        out["difference_from_better_arm"] = self.value.difference.as_dict()
+        out["versus_arm"] = {plus: self.value.versus_plus.as_dict(), minus: self.value.versus_minus.as_dict()}
+        out["notes"] = [
+            f"value: mean benefit (clipped to [{self.benefit_bounds[0]:g}, {self.benefit_bounds[1]:g}]) if every "
+            f"patient were treated by the released rule; estimated on {self.n_evaluation} evaluation rows that the "
+            "rule never saw",
+            "intervals account for sampling error (normal approximation, privately bounded variance) and for the "
+            "Laplace privacy noise (exact law)",
+            "difference_from_better_arm: V(rule) - max(V(everyone +1), V(everyone -1)); versus_arm gives V(rule) - "
+            "V(everyone that arm); the two versus_arm intervals hold together at the stated level",
+            "valid when the propensities are right (known in a randomised trial; a released model's error is not "
+            "covered)",
+        ]
+        return out
+
+    def coefficients(self) -> List[Tuple[str, float]]:
+        """The released rule's coefficients as (name, value), intercept first (original feature scale)."""
+        c = self.model_content
+        return [("(intercept)", float(c["intercept"]))] + list(zip(c["feature_names"], (float(v) for v in c["coef"])))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain JSON-ready dict of everything released (for bridges such as R's)."""
+        out = {
+            "model": self.model_content,
+            "coefficients": {name: v for name, v in self.coefficients()},
+            "gamma": self.gamma,
+            "gamma_selection": self.gamma_selection,
+            "value": self.value_summary(),
+            "ledger": self.ledger(),
+            "n": self.n, "n_learning": self.n_learning, "n_evaluation": self.n_evaluation,
+            "treatment_labels": list(self.treatment_labels),
+            "propensity": ({"model": "logistic", "intercept": self.propensity_model.intercept_,
+                            "coef": [float(v) for v in self.propensity_model.coef_],
+                            "logit_bound": float(self.propensity_model.logit_bound),
+                            "gamma": float(self.propensity_model.gamma_)}
+                           if self.propensity_model is not None else {"known": self.propensity}),
+            "value_release": {"first_moments": self.value.first_moments.tolist(),
+                              "second_moments": self.value.second_moments.tolist()},
+        }
+        return out
+
+
+def _check_benefit_bounds(bounds: Any) -> Tuple[float, float]:
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise TypeError("benefit_bounds must be a pair (lower, upper).") from None
+    out = []
+    for name, v in (("benefit_bounds[0] (lower)", lo), ("benefit_bounds[1] (upper)", hi)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+            raise ValueError(f"{name} must be a finite number, got {v!r}.")
+        out.append(float(v))
+    if not out[0] < out[1]:
+        raise ValueError(f"benefit_bounds must satisfy lower < upper, got benefit_bounds=({out[0]!r}, {out[1]!r}).")
+    return out[0], out[1]
+
+
+def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feature_bounds: Any,
+                 benefit_bounds: Tuple[float, float], weights_upper_bound: float, total_epsilon: float,
+                 propensity: Optional[float] = None, propensity_model: Optional[str] = None,
+                 logit_bound: float = DEFAULT_LOGIT_BOUND, propensity_gamma: Optional[float] = None,
+                 gamma: Optional[float] = None, gammas: Sequence[float] = DEFAULT_GAMMAS, huber_h: float = 0.5,
+                 level: float = 0.95, split: Optional[BudgetSplit] = None, feature_names: Optional[Sequence[str]] = None,
+                 treatment_labels: Tuple[str, str] = ("+1", "-1"), accountant: Optional[BudgetAccountant] = None,
+                 evaluation_rows: Optional[Sequence[int]] = None, random_state: Any = None) -> AnalysisResult:
+    """Run the whole private analysis (see the module docstring).
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n, p)
+        Features.
+    treatment : array-like of shape (n,)
+        Received treatments in {-1, 1}.
+    benefit : array-like of shape (n,)
+        Benefits on their own scale (larger is better); clipped to ``benefit_bounds``.
+    feature_bounds : (lower, upper)
+        Public per-feature bounds.
+    benefit_bounds : (float, float)
+        Public bounds (L, U) of the benefit; the rule uses ``clip(B, L, U) - L``.
+    weights_upper_bound : float
+        Public W on ``(B - L) / P(A | x)``; larger weights are clipped (by design).
+        The analysis uses ``min(W, (U - L) / f)`` with f the smaller public
+        propensity floor (no weight can exceed it), which lowers the rule's and
+        the selection's sensitivity when W is loose.
+    total_epsilon : float
+        E, the total budget, in (0, inf).
+    propensity : float, optional
+        ``P(A = +1)`` of a randomised trial (exactly one of ``propensity`` and
+        ``propensity_model``).
+    propensity_model : {"logistic"}, optional
+        Release a DP logistic propensity model on the learning part.
+    logit_bound : float, default=log(9)
+        M of the propensity model (propensities in ``[1/(1+e^M), e^M/(1+e^M)]``).
+    propensity_gamma : float, optional
+        gamma of the propensity model (default ``sqrt(n_learning / epsilon_propensity)``).
+    gamma : float, optional
+        A gamma fixed in advance; the private selection is skipped (no budget).
+    gammas : sequence of float, default=(10, 30, 75, 150, 300)
+        Candidates of the private selection.
+    huber_h : float, default=0.5
+    level : float, default=0.95
+    split : BudgetSplit, optional
+        Shares of the budget and rows (the defaults of :class:`BudgetSplit`).
+    feature_names : sequence of str, optional
+        Defaults to the DataFrame's columns, else x1..xp.
+    treatment_labels : (str, str), default=("+1", "-1")
+        Names of the arms coded +1 and -1 (reported).
+    accountant : BudgetAccountant, optional
+        The dataset's accountant: the composed total is checked before the data
+        are touched and spent once after success.
+    evaluation_rows : sequence of int, optional
+        The rows of the evaluation part, when the split is fixed in advance
+        (it must not depend on the data, e.g. a site or a draw made beforehand;
+        the privacy audit uses it to test the mechanism for a given split). By
+        default a random ``floor(evaluation_fraction * n)`` rows.
+    random_state : None, int or numpy.random.Generator
+        Source of the split and of every noise draw; None (fresh operating-system
+        entropy) for real releases, seeds for reproduction only.
+
+    Returns
+    -------
+    AnalysisResult
+    """
+    split = BudgetSplit() if split is None else split
+    if not isinstance(split, BudgetSplit):
+        raise TypeError(f"split must be a BudgetSplit, got {type(split).__name__}.")
+    E = check_positive("total_epsilon", total_epsilon)
+    W = check_positive("weights_upper_bound", weights_upper_bound)
+    lo, hi = _check_benefit_bounds(benefit_bounds)
+    level = check_probability("level", level, low_open=True, high_open=True)
+    check_positive("huber_h", huber_h)
+    if (propensity is None) == (propensity_model is None):
+        raise ValueError("give exactly one of propensity (P(A = +1) of a randomised trial) and propensity_model "
+                         f"('logistic'); got propensity={propensity!r}, propensity_model={propensity_model!r}.")
+    if propensity is not None:
+        propensity = check_probability("propensity", propensity, low_open=True, high_open=True)
+    elif propensity_model not in PROPENSITY_MODELS:
+        raise ValueError(f"propensity_model must be one of {list(PROPENSITY_MODELS)}, got "
+                         f"propensity_model={propensity_model!r}.")
+    else:
+        check_positive("logit_bound", logit_bound)
+        if propensity_gamma is not None:
+            check_positive("propensity_gamma", propensity_gamma)
+    tune = gamma is None
+    grid = [check_positive("gammas", g) for g in gammas] if tune else []
+    if tune and (not grid or len(set(grid)) != len(grid)):
+        raise ValueError("gammas must hold at least one candidate and must not repeat one.")
+    if not tune:
+        gamma = check_positive("gamma", gamma)
+    eps = allocate_budget(E, split, propensity_model=propensity_model is not None, tune=tune)
+    if accountant is not None:  # before the data are touched
+        accountant.check(E, label="pydpowl analysis")
+    learn_acc = BudgetAccountant(E, dataset="learning part")
+    eval_acc = BudgetAccountant(E, dataset="evaluation part")
+    learn_acc.check_split([eps[k] for k in ("propensity", "selection", "rule") if eps[k] > 0], label="learning part")
+    eval_acc.check_split([eps["value"], eps["variance"]], label="evaluation part")
+
+    names = list(feature_names) if feature_names is not None else feature_names_of(X)
+    X = check_array("X", X)
+    n, p = X.shape
+    names = names or [f"x{j + 1}" for j in range(p)]
+    if len(names) != p:
+        raise ValueError(f"feature_names must have {p} entries (one per column of X), got {len(names)}.")
+    check_bounds("feature_bounds", feature_bounds, p)
+    A = check_labels("treatment", treatment, length=n)
+    B = check_vector("benefit", benefit, length=n)
+    rng = resolve_rng(random_state)
+
+    if evaluation_rows is None:
+        n_eval = int(math.floor(split.evaluation_fraction * n))
+        perm = rng.permutation(n)  # data-independent
+        ev = np.sort(perm[:n_eval])
+    else:
+        ev = np.unique(np.asarray(evaluation_rows))
+        if ev.dtype.kind not in "iu" or ev.size != len(evaluation_rows) or (ev.size and (ev[0] < 0 or ev[-1] >= n)):
+            raise ValueError(f"evaluation_rows must be distinct row indices in [0, {n - 1}].")
+        n_eval = int(ev.size)
+    n_learn = n - n_eval
+    if n_eval < 2 or n_learn < 4:
+        raise ValueError(f"n={n} rows with evaluation_fraction={split.evaluation_fraction:g} leave {n_learn} "
+                         f"learning and {n_eval} evaluation rows; need at least 4 and 2.")
+    learn = np.setdiff1d(np.arange(n), ev)
+    check_both_arms("treatment (learning part)", A[learn])
+    shifted = np.clip(B, lo, hi) - lo  # in [0, U - L]
+    diagnostics = {"n_clipped_benefits": int(np.count_nonzero((B < lo) | (B > hi)))}
+
+    # 2. propensities: C = 0 for the rule by composition (known, or a released model applied as a public function)
+    prop_model = None
+    if propensity_model is not None:
+        with learn_acc.release(eps["propensity"], label=RELEASE_NAMES["propensity"]):
+            prop_model = DPLogisticPropensity(epsilon=eps["propensity"], feature_bounds=feature_bounds,
+                                              gamma=propensity_gamma, logit_bound=logit_bound,
+                                              random_state=rng).fit(X[learn], A[learn])
+        prop_model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
+        p_received, n_clip_logits = prop_model.probability_of(X, A)
+        floors = (prop_model.propensity_floor, prop_model.propensity_floor)
+        diagnostics["n_clipped_logits"] = n_clip_logits
+    else:
+        p_received = arm_propensity(propensity, A)
+        floors = (propensity, 1.0 - propensity)
+    # every weight (B - L) / p is at most (U - L) / (smallest propensity floor), a public bound: W can only shrink
+    W = min(W, (hi - lo) / min(floors))
+
+    # 3. gamma
+    selection = None
+    if tune:
+        with learn_acc.release(eps["selection"], label=RELEASE_NAMES["selection"]):
+            Z, _ = FeatureScaler.from_bounds(feature_bounds, p).transform_checked(X[learn])
+            w, _ = owl_weights(shifted[learn], p_received[learn], W)  # each weight: its own record only (C = 0)
+            chosen, n_part = select_gamma_privately(Z, A[learn], w, rng.permutation(n_learn), grid,
+                                                    epsilon=eps["selection"], weights_upper_bound=W,
+                                                    huber_h=huber_h, rng=rng)
+        gamma = transfer_gamma(chosen, transfer="bound", n_part=n_part, epsilon_select=eps["selection"],
+                               n_fit=n_learn, epsilon_fit=eps["rule"])
+        selection = {"selected": chosen, "n_part": n_part, "candidates": list(grid), "transfer": "bound",
+                     "note": f"selected for (n={n_part}, epsilon={eps['selection']:g}); used {gamma:.6g} for "
+                             f"(n={n_learn}, epsilon={eps['rule']:g}) by gamma ~ sqrt(n / epsilon)"}
+
+    # 4. the rule
+    with learn_acc.release(eps["rule"], label=RELEASE_NAMES["rule"]):
+        model = fit_rule(X[learn], A[learn], shifted[learn], p_received[learn], epsilon=eps["rule"], gamma=gamma,
+                         weights_upper_bound=W, feature_bounds=feature_bounds, weight_sensitivity=0.0,
+                         huber_h=huber_h, random_state=rng)
+    model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
+    diagnostics.update(n_clipped_weights=model.n_clipped_weights_, n_clipped_features=model.n_clipped_features_)
+    from .model_io import model_to_dict
+
+    content = model_to_dict(model, feature_names=names, epsilon_total=E, tuning=_tuning_text(selection, gamma, eps),
+                            treatment_labels=treatment_labels)
+    rule_ev = np.where(X[ev] @ np.asarray(content["coef"]) + content["intercept"] > 0, 1.0, -1.0)
+
+    # 5. the value, on rows the rule never saw (both releases at once: spent together after success)
+    value = private_value(rule_ev, A[ev], B[ev], p_received[ev], benefit_bounds=(lo, hi), propensity_floor=floors,
+                          epsilon_mean=eps["value"], epsilon_variance=eps["variance"], level=level, rng=rng)
+    eval_acc.spend(eps["value"], label=RELEASE_NAMES["value"])
+    eval_acc.spend(eps["variance"], label=RELEASE_NAMES["variance"])
+    result = AnalysisResult(
+        model=model, model_content=content, value=value, gamma=float(gamma), gamma_selection=selection,
+        propensity_model=prop_model, propensity=propensity, epsilons=eps, total_epsilon=E, n=n,
+        n_learning=n_learn, n_evaluation=n_eval, benefit_bounds=(lo, hi),
+        treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])), feature_names=names, level=level,
+        diagnostics=diagnostics,
+    )
+    if accountant is not None:  # after success: the composed total, once
+        accountant.spend(result.epsilon_spent, label=f"pydpowl analysis: {len(result.ledger()['releases'])} releases "
+                                                     "on two disjoint parts (parallel composition)")
+    return result
+
+
+def _tuning_text(selection: Optional[Dict[str, Any]], gamma: float, eps: Dict[str, float]) -> str:
+    if selection is None:
+        return f"gamma = {gamma:g} fixed in advance (no budget)"
+    return (f"gamma chosen privately by the rule's value on the learning part (epsilon = {eps['selection']:g}, "
+            f"candidates {'/'.join(f'{g:g}' for g in selection['candidates'])}; {selection['note']})")
+
+
+def analyze_arrays(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, lower: Sequence[float],
+                   upper: Sequence[float], benefit_lower: float, benefit_upper: float, weights_upper_bound: float,
+                   total_epsilon: float, propensity: Optional[float] = None, propensity_model: Optional[str] = None,
+                   feature_names: Optional[Sequence[str]] = None, treatment_labels: Sequence[str] = ("+1", "-1"),
+                   gamma: Optional[float] = None, gammas: Optional[Sequence[float]] = None,
+                   logit_bound: float = DEFAULT_LOGIT_BOUND, level: float = 0.95, split: Optional[str] = None,
+                   seed: Optional[int] = None, out_dir: Optional[str] = None) -> Dict[str, Any]:
+    """Bridge-friendly entry point (plain arrays and scalars in, a plain dict out), e.g. for R's ``dpowl_analysis()``.
+
+    Parameters are those of :func:`run_analysis` with the bounds as flat
+    sequences (``lower``, ``upper`` per feature; ``benefit_lower``,
+    ``benefit_upper``), ``split`` as the text of :meth:`BudgetSplit.parse`, and
+    ``seed`` an optional int (reproduction only). With ``out_dir`` the output
+    files of ``pydpowl analyze`` are written there too.
+
+    Returns
+    -------
+    dict
+        ``model`` (the ``model.json`` content), ``coefficients`` (name -> value),
+        ``gamma``, ``gamma_selection``, ``value`` (the ``value.json`` content),
+        ``ledger`` (the ``ledger.json`` content), sizes, ``treatment_labels``,
+        ``propensity``, ``value_release`` and, with ``out_dir``, ``files``. Only
+        lists, dicts, strings, numbers and None.
+    """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+        raise TypeError(f"seed must be an integer or None, got {type(seed).__name__}.")
+    if isinstance(treatment_labels, str) or len(treatment_labels) != 2:
+        raise ValueError("treatment_labels must be two names (arm +1, arm -1).")
+    result = run_analysis(
+        X, treatment, benefit, feature_bounds=(list(lower), list(upper)),
+        benefit_bounds=(benefit_lower, benefit_upper), weights_upper_bound=weights_upper_bound,
+        total_epsilon=total_epsilon, propensity=propensity, propensity_model=propensity_model,
+        logit_bound=logit_bound, gamma=gamma, gammas=DEFAULT_GAMMAS if gammas is None else list(gammas), level=level,
+        split=None if split is None else BudgetSplit.parse(split), feature_names=feature_names,
+        treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])),
+        random_state=None if seed is None else int(seed),
+    )
+    out = result.to_dict()
+    if out_dir is not None:
+        from .analysis_output import write_analysis
+
+        out["files"] = [str(p) for p in write_analysis(result, out_dir)]
+    return out
+

@@ -1,0 +1,226 @@
+"""``pydpowl analyze``: a whole private treatment-rule analysis under one total epsilon.
+
+Splits the rows into a learning and an evaluation part; on the learning part
+releases the propensity model (when asked), chooses gamma privately by the
+rule's value and releases the rule (DP-OWL); on the evaluation part releases
+the rule's value and its gain over the better single arm with confidence
+intervals that account for sampling and privacy noise. Writes DIR/model.json
+(for 'pydpowl predict'), DIR/ledger.json, DIR/value.json, DIR/report.md,
+DIR/value.png and DIR/coefficients.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+from ._common import name_list, say
+
+EPILOG = """examples:
+  pydpowl analyze --data trial.csv --treatment arm --treated new --benefit score \\
+                  --features age,male --bounds age=18:90,male=0:1 --benefit-bounds 0:10 \\
+                  --weights-upper-bound 20 --propensity 0.5 --total-epsilon 1 --out results/analysis
+  pydpowl analyze --data cohort.csv --treatment A --benefit B --features x1,x2 --bounds 0:1,0:1 \\
+                  --benefit-bounds=-5:5 --weights-upper-bound 100 --propensity-model logistic \\
+                  --total-epsilon 2 --out results/analysis
+  pydpowl analyze --data cyp_guides_clinical.csv --data-format cyp-guides --benefit-bounds 0:9.0780 \\
+                  --propensity 0.6667 --total-epsilon 1 --out results/analysis-cyp
+
+Default budget split (--budget-split): propensity=0.2 and selection=0.2 of E on the learning part (when
+used), the rule gets the rest; variance=0.3 of E on the evaluation part, the value gets the rest;
+evaluation_fraction=0.5 of the rows. The two parts are disjoint, so the analysis is E-DP (parallel
+composition); DIR/ledger.json lists every release with its part. All bounds, W, M and gamma candidates
+must be fixed before looking at the data. Leave --seed out for a real release.
+"""
+
+_FORMATS = ("csv", "cyp-guides")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "analyze", help="private end-to-end analysis: propensities, gamma, the rule, its value with an interval",
+        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g = parser.add_argument_group("data (a CSV and its public settings)")
+    g.add_argument("--data", required=True, type=Path, metavar="CSV", help="one row per subject")
+    g.add_argument("--data-format", choices=_FORMATS, default="csv",
+                   help="csv: columns named by the options below (default); cyp-guides: the public CYP-GUIDES "
+                        "clinical file, coded as in the paper (features age,male,nonwhite,mdd; benefit "
+                        "log(24*365) - log(LOS); +1 = guided)")
+    g.add_argument("--treatment", metavar="COL", help="treatment column (two values)")
+    g.add_argument("--treated", metavar="VALUE", help="value of the treatment column coded +1")
+    g.add_argument("--benefit", metavar="COL", help="benefit column (larger is better)")
+    g.add_argument("--features", type=name_list, metavar="COLS", help="comma-separated numeric feature columns")
+    g.add_argument("--bounds", metavar="SPEC", help="public feature bounds: name=lo:hi,... or lo:hi,... in order")
+    g.add_argument("--benefit-bounds", required=True, metavar="LO:HI",
+                   help="public bounds of the benefit (values outside are clipped); write --benefit-bounds=-5:5 "
+                        "when LO is negative")
+    g.add_argument("--weights-upper-bound", type=float, metavar="W",
+                   help="public bound W on (benefit - LO) / P(A | x); larger weights are clipped")
+    prop = g.add_mutually_exclusive_group(required=True)
+    prop.add_argument("--propensity", type=float, metavar="P", help="P(treatment = +1) of a randomised trial")
+    prop.add_argument("--propensity-model", choices=("logistic",),
+                      help="release a DP logistic propensity model on the learning part")
+    g.add_argument("--logit-bound", type=float, default=math.log(9.0), metavar="M",
+                   help="propensity model: logits clipped to [-M, M] (default log 9: propensities in [0.1, 0.9])")
+    g.add_argument("--propensity-gamma", type=float, metavar="G",
+                   help="propensity model: regularisation (default sqrt(n_learning / epsilon_propensity))")
+    p = parser.add_argument_group("privacy and model")
+    p.add_argument("--total-epsilon", type=float, required=True, metavar="E", help="total privacy budget (> 0)")
+    p.add_argument("--budget-split", metavar="SPEC", default="",
+                   help="shares, e.g. propensity=0.2,selection=0.2,variance=0.3,evaluation_fraction=0.5")
+    p.add_argument("--gamma", type=float, metavar="G", help="fix gamma in advance (skips the private selection)")
+    p.add_argument("--gammas", metavar="LIST", default=None,
+                   help="candidates of the private selection (default: pydpowl.analysis.DEFAULT_GAMMAS)")
+    p.add_argument("--level", type=float, default=0.95, metavar="L", help="confidence level (default: 0.95)")
+    p.add_argument("--huber-h", type=float, default=0.5, metavar="H", help="Huber smoothing h (default: 0.5)")
+    p.add_argument("--labels", metavar="PLUS,MINUS", help="names of the arms coded +1 and -1")
+    p.add_argument("--seed", type=int, default=None, metavar="S",
+                   help="seed every random draw (reproduction and tests only: a known seed reveals the noise)")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _positive(flag: str, value, *, upper=None, upper_open: bool = True) -> float:
+    ok = value is not None and math.isfinite(value) and value > 0
+    if ok and upper is not None:
+        ok = value < upper if upper_open else value <= upper
+    if not ok:
+        interval = f"(0, {upper:g}{')' if upper_open else ']'}" if upper is not None else "(0, inf)"
+        raise ValueError(f"{flag} must be in {interval}, got {flag} {value!r}.")
+    return float(value)
+
+
+def _benefit_bounds(text: str):
+    parts = str(text).split(":")
+    try:
+        lo, hi = (float(v) for v in parts)
+    except ValueError:
+        raise ValueError(f"--benefit-bounds must be LO:HI with two numbers, got {text!r}.") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"--benefit-bounds must satisfy LO < HI (finite), got {text!r}.")
+    return lo, hi
+
+
+def _gammas(text: str):
+    from ._common import float_list
+
+    try:
+        values = float_list(text)
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(f"--gammas: {exc}") from None
+    bad = [v for v in values if not (math.isfinite(v) and v > 0)]
+    if bad:
+        raise ValueError(f"--gammas must hold numbers in (0, inf), got {bad[0]!r} in {text!r}.")
+    return values
+
+
+def _data(args):
+    """OWLData and the arm names from the options (nothing public is read off the data)."""
+    from ..datasets import load_cyp_guides
+    from ..datasets.tabular import owl_data_from_frame, read_table, treatment_codes
+
+    if args.data_format == "cyp-guides":
+        given = [flag for flag, v in (("--treatment", args.treatment), ("--treated", args.treated),
+                                      ("--benefit", args.benefit), ("--features", args.features)) if v is not None]
+        if given:
+            raise ValueError(f"--data-format cyp-guides codes the columns itself; drop {', '.join(given)}.")
+        data = load_cyp_guides(args.data)
+        if args.bounds is not None:
+            from ..datasets.tabular import parse_bounds
+
+            data = _replace(data, feature_bounds=parse_bounds(args.bounds, list(data.X.columns)))
+        W = data.weights_upper_bound if args.weights_upper_bound is None else args.weights_upper_bound
+        return _replace(data, weights_upper_bound=W), ("G (CYP2D6-guided)", "S (standard)")
+    missing = [flag for flag, v in (("--treatment", args.treatment), ("--benefit", args.benefit),
+                                    ("--features", args.features), ("--bounds", args.bounds),
+                                    ("--weights-upper-bound", args.weights_upper_bound)) if v is None]
+    if missing:
+        raise ValueError(f"--data-format csv needs {', '.join(missing)} (public settings are never read off the "
+                         "data).")
+    frame = read_table(args.data)
+    data = owl_data_from_frame(
+        frame, treatment=args.treatment, benefit=args.benefit, features=args.features, bounds=args.bounds,
+        weights_upper_bound=args.weights_upper_bound,
+        propensity=args.propensity if args.propensity is not None else 0.5,  # the pipeline uses its own
+        treated=args.treated, source=str(args.data),
+    )
+    data = _replace(data, notes=tuple(n for n in data.notes if not n.startswith("propensity:")))
+    _, plus, minus = treatment_codes(frame[args.treatment], args.treated)
+    return data, (plus, minus)
+
+
+def _replace(data, **changes):
+    from dataclasses import replace
+
+    return replace(data, **changes)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis import DEFAULT_GAMMAS, BudgetSplit, run_analysis
+    from ..analysis_output import write_analysis
+
+    start = time.perf_counter()
+    E = _positive("--total-epsilon", args.total_epsilon)
+    lo, hi = _benefit_bounds(args.benefit_bounds)
+    if args.weights_upper_bound is not None:
+        _positive("--weights-upper-bound", args.weights_upper_bound)
+    if args.propensity is not None:
+        _positive("--propensity", args.propensity, upper=1.0)
+    else:
+        _positive("--logit-bound", args.logit_bound)
+        if args.propensity_gamma is not None:
+            _positive("--propensity-gamma", args.propensity_gamma)
+    level = _positive("--level", args.level, upper=1.0)
+    _positive("--huber-h", args.huber_h)
+    if args.gamma is not None:
+        _positive("--gamma", args.gamma)
+    gammas = DEFAULT_GAMMAS if args.gammas is None else _gammas(args.gammas)
+    try:
+        split = BudgetSplit.parse(args.budget_split)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"--budget-split {args.budget_split!r}: {exc}") from None
+    data, coded = _data(args)
+    labels = _labels(args, coded)
+    result = run_analysis(
+        data.X, data.treatment, data.benefit, feature_bounds=data.feature_bounds, benefit_bounds=(lo, hi),
+        weights_upper_bound=data.weights_upper_bound, total_epsilon=E, propensity=args.propensity,
+        propensity_model=args.propensity_model, logit_bound=args.logit_bound,
+        propensity_gamma=args.propensity_gamma, gamma=args.gamma, gammas=gammas, huber_h=args.huber_h, level=level,
+        split=split, feature_names=list(data.X.columns), treatment_labels=labels, random_state=args.seed,
+    )
+    paths = write_analysis(result, args.out, description=f"Data: {data.description}.")
+    v = result.value
+    say(f"data: {data.description}")
+    for note in data.notes:
+        say(f"coding: {note}")
+    say(f"split: {result.n_learning} learning rows, {result.n_evaluation} evaluation rows; gamma = {result.gamma:.6g}")
+    say("released rule: " + ", ".join(f"{n} {c:+.6g}" for n, c in result.coefficients())
+        + f"  (+1 = {labels[0]} where > 0, else {labels[1]})")
+    say(f"value of the rule: {v.value.estimate:.4f}, {100 * level:g}% interval [{v.value.ci_low:.4f}, "
+        f"{v.value.ci_high:.4f}]")
+    say(f"gain over the better single arm: {v.difference.estimate:.4f} [{v.difference.ci_low:.4f}, "
+        f"{v.difference.ci_high:.4f}]")
+    say(f"privacy: epsilon {result.epsilon_spent:g} of {E:g} (learning part {result.epsilon_learning:g}, "
+        f"evaluation part {result.epsilon_evaluation:g}; disjoint parts, parallel composition)")
+    counts = {k: c for k, c in result.diagnostics.items() if c}
+    if counts:
+        say("note: clipped by design: " + ", ".join(f"{k.replace('n_clipped_', '')} {c}" for k, c in counts.items())
+            + " (computed from the private data: not private and not written to DIR)")
+    if args.seed is not None:
+        say(f"warning: seed {args.seed} makes every draw reproducible; a release made with a known seed is not "
+            "private")
+    say(f"wrote {', '.join(p.name for p in paths)} to {args.out} in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def _labels(args, coded):
+    if args.labels:
+        parts = [t.strip() for t in args.labels.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise ValueError(f"--labels must be two names PLUS,MINUS, got {args.labels!r}.")
+        return parts[0], parts[1]
+    return coded

@@ -1,0 +1,354 @@
+"""A differentially private estimate of a treatment rule's value, with a confidence interval.
+
+The rule ``d`` is public (released before, and learned on other rows); the
+rows here are the evaluation rows ``(x_i, A_i, B_i)``, ``i = 1..n``, with
+``P(A_i | x_i) = p_i`` known or given by a released propensity model.
+
+Estimands (on the benefit's scale after clipping to the public bounds [L, U])
+-------------------------------------------------------------------------------
+* ``V(d) = E[B(d(X))]``, the value of the rule;
+* ``D_a = V(d) - V(a)`` for the single-arm rules ``a = +1, -1``;
+* ``D = V(d) - max(V(+1), V(-1)) = min(D_+1, D_-1)``, the gain over giving
+  everyone the better single arm.
+
+Private statistics
+------------------
+With the public centre ``c = (L + U) / 2`` and half-range ``r = (U - L) / 2``,
+every subject contributes ``s_i = (B_i - c) / p_i`` to one of four cells
+``(A_i, d(x_i))``; ``|s_i| <= h_a = r / f_a`` where ``f_a`` is the public floor
+of the propensity of arm ``a`` (the randomisation probability in a trial,
+``1 / (1 + e^M)`` for a model whose logits are clipped to ``[-M, M]``). The
+mechanism releases, for the four cells ``k = (a, r)``,
+
+* ``S_k = sum_{i in k} s_i + Laplace(2 h_a / epsilon_mean)`` and
+* ``Q_k = sum_{i in k} s_i^2 + Laplace(2 h_a^2 / epsilon_variance)``.
+
+Privacy (neighbours differ in one record; n public): replacing a record moves
+``s`` within its cell by at most ``2 h_a`` (loss ``epsilon_mean``), or out of
+cell k and into cell k' by at most ``h_a`` and ``h_a'`` (loss
+``epsilon_mean / 2 + epsilon_mean / 2``); the same argument with ``s^2`` in
+``[0, h_a^2]`` bounds the second release by ``epsilon_variance``. In all,
+``epsilon_mean + epsilon_variance`` (sequential composition). The released
+values are rounded to a power-of-two grid at most ``2^-20`` times their noise
+scale (post-processing; the grid is accounted for in the intervals).
+
+Estimates (Horvitz-Thompson, unbiased when the propensities are right)
+-----------------------------------------------------------------------
+``V = c + (S_++ + S_--) / n``, ``D_+1 = (S_-- - S_+-) / n``,
+``D_-1 = (S_++ - S_-+) / n`` (cells written ``(A, d)``), ``D = min(D_+1, D_-1)``.
+
+Intervals (sampling and privacy noise)
+--------------------------------------
+An estimate is ``theta + (sampling error) + (sum of Laplace noises) / n``. The
+sampling error is approximately normal with variance ``Var(u) / n``, where
+``u_i`` is the subject's term, and ``Var(u) <= E[u^2]``, estimated by
+``m2 = sum_{k in K} Q_k / n`` over the estimand's cells K. The released
+``Q`` carries Laplace noise, so the interval uses the upper bound
+``m2_up = (Q~_K + t) / n`` with ``t`` the ``1 - alpha_v`` quantile of the summed
+Laplace noise (capped at the public ``max h_a^2``): ``m2 <= m2_up`` with
+probability at least ``1 - alpha_v``. The interval is ``estimate +- q`` with
+``q`` the ``1 - alpha_c / 2`` quantile of ``N(0, m2_up / n) + sum_k
+Laplace(b_k / n)`` (computed exactly, in closed form). By the union bound the coverage is at least
+``1 - alpha_c - alpha_v = level`` (up to the normal approximation of the
+sampling error); by default ``alpha_v = alpha / 5``. For ``D`` the two
+intervals of ``D_+1`` and ``D_-1`` are computed at ``alpha / 2`` each, so both
+hold together with probability ``1 - alpha`` and the interval
+``[min(lo_+1, lo_-1), min(hi_+1, hi_-1)]`` covers ``min(D_+1, D_-1)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, Sequence, Tuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import optimize, special, stats
+
+from .._validation import check_labels, check_positive, check_probability, check_same_length, check_vector
+
+__all__ = ["Interval", "PrivateValue", "private_value", "noise_quantile", "cell_sums", "CELLS", "release_grid"]
+
+#: the four cells, as (received treatment A, recommended treatment d(x))
+CELLS: Tuple[Tuple[int, int], ...] = ((1, 1), (1, -1), (-1, 1), (-1, -1))
+#: released values are rounded to a power-of-two grid at most this fraction of their noise scale
+_GRID_FRACTION = 2.0 ** -20
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate and its confidence interval."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    level: float
+
+    @property
+    def width(self) -> float:
+        return self.ci_high - self.ci_low
+
+    def as_dict(self) -> Dict[str, float]:
+        return {"estimate": self.estimate, "ci_low": self.ci_low, "ci_high": self.ci_high, "level": self.level}
+
+
+@dataclass(frozen=True)
+class PrivateValue:
+    """The private value release and what is derived from it (all public).
+
+    Attributes
+    ----------
+    value : Interval
+        ``V(d)``.
+    difference : Interval
+        ``V(d) - max(V(+1), V(-1))``.
+    versus_plus, versus_minus : Interval
+        ``V(d) - V(+1)`` and ``V(d) - V(-1)``; their intervals hold together with
+        probability ``level``.
+    first_moments, second_moments : ndarray of shape (4,)
+        The released noisy cell sums ``S_k`` and ``Q_k`` (order :data:`CELLS`).
+    first_scales, second_scales : ndarray of shape (4,)
+        Their Laplace scales (public).
+    n : int
+        Evaluation rows (public).
+    centre, half_range : float
+        ``c`` and ``r`` of the public benefit bounds.
+    propensity_floor : tuple of float
+        Public floors of P(A = +1 | x) and P(A = -1 | x) used for the sensitivities.
+    epsilon_mean, epsilon_variance : float
+    """
+
+    value: Interval
+    difference: Interval
+    versus_plus: Interval
+    versus_minus: Interval
+    first_moments: NDArray[np.float64]
+    second_moments: NDArray[np.float64]
+    first_scales: NDArray[np.float64]
+    second_scales: NDArray[np.float64]
+    n: int
+    centre: float
+    half_range: float
+    propensity_floor: Tuple[float, float]
+    epsilon_mean: float
+    epsilon_variance: float
+
+    @property
+    def epsilon(self) -> float:
+        """Total budget of the release (sequential composition of the two cell releases)."""
+        return self.epsilon_mean + self.epsilon_variance
+
+
+def release_grid(scale: float) -> float:
+    """Power-of-two grid for a value released with Laplace noise of ``scale`` (at most ``2^-20 scale``)."""
+    return 2.0 ** math.floor(math.log2(scale * _GRID_FRACTION))
+
+
+def _normal_laplace_cdf(x: float, sd: float, b: float) -> float:
+    """P(N(0, sd^2) + Laplace(b) <= x), in closed form (log-space products against overflow)."""
+    if sd == 0:
+        return 1.0 - 0.5 * math.exp(-x / b) if x >= 0 else 0.5 * math.exp(x / b)
+    r = sd / b
+    lower = math.exp(0.5 * r * r - x / b + special.log_ndtr(x / sd - r))
+    upper = math.exp(0.5 * r * r + x / b + special.log_ndtr(-x / sd - r))
+    return float(special.ndtr(x / sd) - 0.5 * lower + 0.5 * upper)
+
+
+def _cdf(x: float, sd: float, scales: NDArray[np.float64]) -> float:
+    """P(N(0, sd^2) + sum of one or two independent Laplace terms <= x), in closed form.
+
+    Two scales b1 != b2: the characteristic function splits in partial fractions,
+    ``1/((1 + b1^2 t^2)(1 + b2^2 t^2)) = w1/(1 + b1^2 t^2) + w2/(1 + b2^2 t^2)``
+    with ``w1 = b1^2/(b1^2 - b2^2)``, ``w2 = -b2^2/(b1^2 - b2^2)``, so the law is a
+    signed mixture of normal-plus-Laplace laws. Equal scales: ``1/(1 + b^2 t^2)^2 =
+    1/(1 + b^2 t^2) + (b/2) d/db 1/(1 + b^2 t^2)``. Scales within 0.1 % of each
+    other are both replaced by the larger one (a wider law: conservative).
+    """
+    if scales.size == 1:
+        return _normal_laplace_cdf(x, sd, float(scales[0]))
+    b1, b2 = float(max(scales)), float(min(scales))
+    if b1 - b2 <= 1e-3 * b1:
+        eta = 1e-5
+        slope = (_normal_laplace_cdf(x, sd, b1 * (1 + eta)) - _normal_laplace_cdf(x, sd, b1 * (1 - eta))) / (2 * eta)
+        return _normal_laplace_cdf(x, sd, b1) + 0.5 * slope
+    w1 = b1 * b1 / (b1 * b1 - b2 * b2)
+    return w1 * _normal_laplace_cdf(x, sd, b1) + (1.0 - w1) * _normal_laplace_cdf(x, sd, b2)
+
+
+def noise_quantile(prob: float, *, sd: float = 0.0, laplace_scales: Sequence[float] = ()) -> float:
+    """The ``prob`` quantile (``prob`` in [0.5, 1)) of ``N(0, sd^2) + sum_j Laplace(laplace_scales_j)``.
+
+    Parameters
+    ----------
+    prob : float
+    sd : float, default=0.0
+        Standard deviation of the normal part (>= 0).
+    laplace_scales : sequence of float
+        Scales of at most two independent Laplace terms (> 0 each).
+    """
+    p = check_probability("prob", prob, low_open=False, high_open=True)
+    if p < 0.5:
+        raise ValueError(f"prob must be in [0.5, 1), got prob={prob!r}.")
+    if isinstance(sd, bool) or not (isinstance(sd, (int, float, np.floating)) and 0 <= sd < np.inf):
+        raise ValueError(f"sd must be in [0, inf), got sd={sd!r}.")
+    scales = np.array([check_positive("laplace_scales", b) for b in laplace_scales], dtype=np.float64)
+    if scales.size > 2:
+        raise ValueError(f"laplace_scales must hold at most 2 scales, got {scales.size}.")
+    if p == 0.5:
+        return 0.0
+    if scales.size == 0:
+        if sd == 0:
+            raise ValueError("noise_quantile needs sd > 0 or at least one Laplace scale.")
+        return float(sd * stats.norm.ppf(p))
+    if scales.size == 1 and sd == 0:
+        return float(-scales[0] * math.log(2.0 * (1.0 - p)))
+    # P(sum > a + sum b_j) <= P(N > a) + sum_j P(L_j > b_j) with each tail (1 - p) / (J + 1)
+    share = (1.0 - p) / (scales.size + 1)
+    hi = sd * stats.norm.ppf(1.0 - share) + float(np.sum(scales)) * -math.log(2.0 * share)
+    return float(optimize.brentq(lambda x: _cdf(x, sd, scales) - p, 0.0, hi, xtol=1e-12 * hi, rtol=1e-12))
+
+
+def _check_floor(name: str, value: Any) -> float:
+    return check_probability(name, value, low_open=True, high_open=True)
+
+
+def private_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
+                  benefit_bounds: Tuple[float, float], propensity_floor: Tuple[float, float],
+                  epsilon_mean: float, epsilon_variance: float, level: float = 0.95,
+                  variance_alpha_share: float = 0.2, rng: np.random.Generator) -> PrivateValue:
+    """Release the value of a public rule on evaluation rows privately, with confidence intervals.
+
+    Parameters
+    ----------
+    rule : array-like of shape (n,)
+        The rule's recommendation ``d(x_i)`` in {-1, 1} for each evaluation row.
+    treatment : array-like of shape (n,)
+        Received treatments in {-1, 1}.
+    benefit : array-like of shape (n,)
+        Benefits on their original scale (larger is better); clipped to
+        ``benefit_bounds`` by design.
+    propensity_received : array-like of shape (n,)
+        ``P(A_i | x_i)`` of the received treatment; each must be at least the
+        floor of its arm.
+    benefit_bounds : (float, float)
+        Public bounds ``(L, U)`` with ``L < U``.
+    propensity_floor : (float, float)
+        Public lower bounds of ``P(A = +1 | x)`` and ``P(A = -1 | x)``, in (0, 1).
+    epsilon_mean, epsilon_variance : float
+        Budgets of the first- and second-moment releases; the release is
+        ``(epsilon_mean + epsilon_variance)``-DP.
+    level : float, default=0.95
+        Confidence level of every interval.
+    variance_alpha_share : float, default=0.2
+        Share of ``alpha = 1 - level`` spent on the upper bound of the sampling
+        variance (the rest on the interval itself).
+    rng : numpy.random.Generator
+        Source of the noise (seeds are for tests only).
+
+    Returns
+    -------
+    PrivateValue
+
+    Raises
+    ------
+    ValueError
+        If a propensity is below its arm's public floor (the sensitivity would
+        not hold), or an argument is out of range (the message names it).
+    """
+    eps_m = check_positive("epsilon_mean", epsilon_mean)
+    eps_v = check_positive("epsilon_variance", epsilon_variance)
+    level = check_probability("level", level, low_open=True, high_open=True)
+    share = check_probability("variance_alpha_share", variance_alpha_share, low_open=True, high_open=True)
+    lo, hi = _benefit_bounds(benefit_bounds)
+    floors = tuple(_check_floor(f"propensity_floor[{k}]", f) for k, f in enumerate(_pair("propensity_floor",
+                                                                                      propensity_floor)))
+    d = check_labels("rule", rule)
+    A = check_labels("treatment", treatment)
+    B = check_vector("benefit", benefit)
+    p = check_vector("propensity_received", propensity_received)
+    check_same_length(("rule", "treatment", "benefit", "propensity_received"), (d.size, A.size, B.size, p.size))
+    n = int(A.size)
+    if n < 1:
+        raise ValueError("the evaluation rows must not be empty.")
+    floor_i = np.where(A > 0, floors[0], floors[1])
+    below = (p < floor_i) | (p > 1)
+    if below.any():
+        raise ValueError(f"propensity_received must lie in [floor of the received arm, 1] (floors "
+                         f"{floors[0]:.6g} for +1, {floors[1]:.6g} for -1); {int(below.sum())} of {n} entries "
+                         "do not, so the sensitivity would not hold.")
+    centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    first, second, h = cell_sums(d, A, B, p, benefit_bounds=(lo, hi), propensity_floor=floors)
+    b1 = 2.0 * h / eps_m
+    b2 = 2.0 * h ** 2 / eps_v
+    first_noisy = _release(first, b1, rng)
+    second_noisy = _release(second, b2, rng)
+
+    alpha = 1.0 - level
+    index = {cell: k for k, cell in enumerate(CELLS)}
+    pp, pm, mp, mm = (index[(1, 1)], index[(1, -1)], index[(-1, 1)], index[(-1, -1)])
+
+    def interval(coef: Dict[int, float], a: float, offset: float = 0.0) -> Interval:
+        ks = list(coef)
+        est = offset + sum(coef[k] * first_noisy[k] for k in ks) / n
+        t = noise_quantile(1.0 - share * a, laplace_scales=[b2[k] for k in ks])
+        cap = float(max(h[k] for k in ks) ** 2)
+        grid2 = sum(release_grid(b2[k]) for k in ks) / 2.0
+        m2_up = min(max((sum(second_noisy[k] for k in ks) + t + grid2) / n, 0.0), cap)
+        q = noise_quantile(1.0 - (1.0 - share) * a / 2.0, sd=math.sqrt(m2_up / n),
+                           laplace_scales=[b1[k] / n for k in ks])
+        q += sum(release_grid(b1[k]) for k in ks) / (2.0 * n)
+        return Interval(float(est), float(est - q), float(est + q), level)
+
+    value = interval({pp: 1.0, mm: 1.0}, alpha, offset=centre)
+    vs_plus = interval({mm: 1.0, pm: -1.0}, alpha / 2.0)
+    vs_minus = interval({pp: 1.0, mp: -1.0}, alpha / 2.0)
+    diff = Interval(min(vs_plus.estimate, vs_minus.estimate), min(vs_plus.ci_low, vs_minus.ci_low),
+                    min(vs_plus.ci_high, vs_minus.ci_high), level)
+    return PrivateValue(value=value, difference=diff, versus_plus=vs_plus, versus_minus=vs_minus,
+                        first_moments=first_noisy, second_moments=second_noisy, first_scales=b1, second_scales=b2,
+                        n=n, centre=centre, half_range=half, propensity_floor=(floors[0], floors[1]),
+                        epsilon_mean=eps_m, epsilon_variance=eps_v)
+
+
+def cell_sums(rule: NDArray[np.float64], treatment: NDArray[np.float64], benefit: NDArray[np.float64],
+              propensity_received: NDArray[np.float64], *, benefit_bounds: Tuple[float, float],
+              propensity_floor: Tuple[float, float]
+              ) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The exact (private) cell sums ``S_k``, ``Q_k`` and the public bounds ``h_k`` on ``|s_i|`` per cell.
+
+    Validated inputs only (:func:`private_value` checks them); exposed for the
+    sensitivity tests and the privacy audit.
+    """
+    lo, hi = benefit_bounds
+    centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    s = (np.clip(benefit, lo, hi) - centre) / propensity_received
+    h = np.array([half / propensity_floor[0] if a > 0 else half / propensity_floor[1] for a, _ in CELLS])
+    cells = [(treatment == a) & (rule == r) for a, r in CELLS]
+    return (np.array([s[c].sum() for c in cells]), np.array([(s[c] ** 2).sum() for c in cells]), h)
+
+
+def _release(values: NDArray[np.float64], scales: NDArray[np.float64], rng: np.random.Generator
+             ) -> NDArray[np.float64]:
+    """``values + Laplace(scales)``, rounded to :func:`release_grid` (floating-point-safe post-processing)."""
+    noisy = values + rng.laplace(0.0, scales)
+    grids = np.array([release_grid(b) for b in scales])
+    return np.round(noisy / grids) * grids
+
+
+def _pair(name: str, value: Any) -> Tuple[Any, Any]:
+    try:
+        a, b = value
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair of numbers.") from None
+    return a, b
+
+
+def _benefit_bounds(bounds: Any) -> Tuple[float, float]:
+    lo, hi = _pair("benefit_bounds", bounds)
+    for k, v in enumerate((lo, hi)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+            raise ValueError(f"benefit_bounds[{k}] must be a finite number, got {v!r}.")
+    if not float(lo) < float(hi):
+        raise ValueError(f"benefit_bounds must satisfy lower < upper, got benefit_bounds=({lo!r}, {hi!r}).")
+    return float(lo), float(hi)

@@ -1,0 +1,55 @@
+"""Tests of pydpowl.analysis_output: the files of an analysis hold releases and public settings only."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from pydpowl.analysis import run_analysis
+from pydpowl.analysis_output import report_markdown, write_analysis
+from pydpowl.datasets import make_cyp_guides_style
+from pydpowl.model_io import load_model
+
+
+@pytest.fixture(scope="module")
+def result():
+    d = make_cyp_guides_style(800, random_state=5)
+    return run_analysis(d.X, d.treatment, d.benefit, feature_bounds=d.feature_bounds,
+                        benefit_bounds=(0.0, math.log(8760)), weights_upper_bound=d.weights_upper_bound,
+                        total_epsilon=2.0, propensity=2 / 3, treatment_labels=("G", "S"), random_state=2), d
+
+
+def test_writes_the_six_files_and_the_model_loads(result, tmp_path):
+    res, _ = result
+    paths = write_analysis(res, tmp_path)
+    assert sorted(p.name for p in paths) == sorted(["model.json", "ledger.json", "value.json", "report.md",
+                                                     "value.png", "coefficients.png"])
+    model = load_model(tmp_path / "model.json")
+    assert model.treatment_labels == ("G", "S")
+    value = json.loads((tmp_path / "value.json").read_text())
+    assert {"estimate", "ci_low", "ci_high", "level"} <= set(value)
+    assert value["ci_low"] <= value["estimate"] <= value["ci_high"] and value["level"] == 0.95
+    ledger = json.loads((tmp_path / "ledger.json").read_text())
+    assert ledger["total_epsilon"] == 2.0 and ledger["spent"] <= 2.0
+    assert all(set(r) >= {"name", "epsilon"} for r in ledger["releases"])
+    for png in ("value.png", "coefficients.png"):
+        assert (tmp_path / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_states_the_answer_and_no_private_counts(result):
+    res, _ = result
+    text = report_markdown(res)
+    v = res.value.value
+    assert f"{v.estimate:.4f} [{v.ci_low:.4f}, {v.ci_high:.4f}]" in text
+    assert "better single arm" in text and "parallel" in text
+    for key in res.diagnostics:
+        assert key not in text, "clip counts come from the private data and must not be written"
+
+
+def test_files_hold_no_training_data(result, tmp_path):
+    res, d = result
+    write_analysis(res, tmp_path)
+    blob = "".join((tmp_path / f).read_text() for f in ("model.json", "ledger.json", "value.json", "report.md"))
+    for b in np.round(d.benefit[:50], 6):
+        assert f"{b:.6f}" not in blob
