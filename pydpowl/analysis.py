@@ -30,15 +30,20 @@ Steps
 
 Composition
 -----------
-Within a part, releases compose sequentially: the learning part spends
-``epsilon_propensity + epsilon_selection + epsilon_rule`` and the evaluation
-part ``epsilon_value + epsilon_variance``. Every subject is in exactly one part,
-and the evaluation step uses the learning part's outputs only as public inputs,
-so the whole analysis is ``max(learning, evaluation)``-DP (parallel composition,
-adaptive). With the default split both parts spend exactly E. Each part's
-releases are checked against, and spent from, a
-:class:`~pydpowl.privacy.accountant.BudgetAccountant` of its own (total E); an
-analyst's accountant for the whole dataset is charged the composed total once.
+The learning part spends ``epsilon_propensity + epsilon_selection +
+epsilon_rule`` and the evaluation part ``epsilon_value + epsilon_variance``.
+By default (``BudgetSplit.composition = "sequential"``) every release is charged
+against the one total E: the learning part gets ``(1 - evaluation) E``, the
+evaluation part ``evaluation E`` (0.4 E by default), and the ledger's releases
+add up to E. Because every subject is in exactly one part and the evaluation
+step uses the learning part's outputs only as public inputs, the analysis is
+also ``max(learning, evaluation)``-DP (parallel composition, adaptive);
+``composition="parallel"`` uses that to give each part the whole E (the
+ledger then says so: its releases add up to 2E while the guarantee is E).
+Releases are checked against, and spent from,
+:class:`~pydpowl.privacy.accountant.BudgetAccountant` objects before and after
+the data are touched; an analyst's accountant for the whole dataset is charged
+the composed total once.
 
 Why sample splitting rather than cross-fitting: the interval must be about the
 *released* rule, learned once; cross-fitting would evaluate K other rules (each
@@ -61,7 +66,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import (check_array, check_both_arms, check_bounds, check_labels, check_positive,
+from ._validation import (check_array, check_both_arms, check_bounds, check_choice, check_labels, check_positive,
                           check_probability, check_vector, feature_names_of, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from .engine.preprocessing import FeatureScaler
@@ -71,6 +76,15 @@ from .privacy.accountant import BudgetAccountant
 from .privacy.selection import select_gamma_privately, transfer_gamma
 from .privacy.value_estimate import PrivateValue, private_value
 from .value import arm_propensity
+
+#: the two ways the analysis composes its releases (see :class:`BudgetSplit`)
+COMPOSITIONS = ("sequential", "parallel")
+COMPOSITION_TEXT = {
+    "sequential": "sequential: every release is charged against the total, spent = the sum of the releases",
+    "parallel": ("sequential within each part; parallel across the learning and evaluation parts, which are "
+                 "disjoint (every subject is in exactly one): spent = max over the parts of the sum of their "
+                 "releases, so the releases listed add up to more than the total while the guarantee is the total"),
+}
 
 __all__ = ["BudgetSplit", "AnalysisResult", "run_analysis", "analyze_arrays", "fit_rule", "allocate_budget",
            "DEFAULT_GAMMAS", "PROPENSITY_MODELS"]
@@ -95,39 +109,55 @@ class BudgetSplit:
 
     Attributes
     ----------
+    evaluation : float, default=0.4
+        Share of E for the evaluation part (the value and its interval) under
+        ``composition="sequential"``; the learning part gets the rest. Unused
+        under ``"parallel"``, where each part gets the whole E.
     propensity : float, default=0.2
-        Share of E for the propensity model (learning part; only with a model).
+        Share of the learning part's budget for the propensity model (only with a model).
     selection : float, default=0.2
-        Share of E for the choice of gamma (learning part; only when gamma is tuned).
+        Share of the learning part's budget for the choice of gamma (only when gamma is tuned).
     variance : float, default=0.3
-        Share of E for the second moments (evaluation part); the value's first
-        moments get the rest.
+        Share of the evaluation part's budget for the second moments; the value's
+        first moments get the rest.
     evaluation_fraction : float, default=0.5
         Share of the rows in the evaluation part.
+    composition : {"sequential", "parallel"}, default="sequential"
+        ``"sequential"``: every release is charged against E and the releases
+        of the ledger add up to E. ``"parallel"``: the two parts hold disjoint
+        rows, so each may spend the whole E (parallel composition; the ledger's
+        releases then add up to 2E while the guarantee is E, as its
+        ``composition`` field explains). The default is the one whose ledger
+        reads without a composition theorem.
 
     The rule gets the learning part's remainder, ``1 - propensity - selection``
-    (at least 0.6 of E): it is the main release and its utility grows with its
+    of it (at least 0.6): it is the main release and its utility grows with its
     budget; the exponential mechanism over a handful of candidates and a
     low-dimensional logistic model need less. On the evaluation part, 0.7 / 0.3
     is a compromise between the value shares that gave the narrowest intervals
     in the design study of docs/analysis.md.
     """
 
+    evaluation: float = 0.4
     propensity: float = 0.2
     selection: float = 0.2
     variance: float = 0.3
     evaluation_fraction: float = 0.5
+    composition: str = "sequential"
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            check_probability(f.name, getattr(self, f.name), low_open=True, high_open=True)
+            if f.name != "composition":
+                check_probability(f.name, getattr(self, f.name), low_open=True, high_open=True)
+        check_choice("composition", self.composition, COMPOSITIONS)
         if self.propensity + self.selection >= 1.0:
             raise ValueError(f"propensity + selection must be < 1 (the rule needs a budget), got "
                              f"propensity={self.propensity!r} + selection={self.selection!r}.")
 
     @classmethod
     def parse(cls, text: str) -> "BudgetSplit":
-        """``"propensity=0.1,selection=0.2,variance=0.3,evaluation_fraction=0.5"`` (any subset)."""
+        """``"evaluation=0.4,propensity=0.1,selection=0.2,variance=0.3,evaluation_fraction=0.5,composition=sequential"``
+        (any subset)."""
         names = {f.name for f in fields(cls)}
         values: Dict[str, float] = {}
         for item in (t.strip() for t in str(text).split(",") if t.strip()):
@@ -135,6 +165,9 @@ class BudgetSplit:
             key = key.strip()
             if not sep or key not in names:
                 raise ValueError(f"budget split: {item!r} is not NAME=SHARE with NAME one of {sorted(names)}.")
+            if key == "composition":
+                values[key] = val.strip()
+                continue
             try:
                 values[key] = float(val)
             except ValueError:
@@ -146,15 +179,22 @@ def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_mode
                     ) -> Dict[str, float]:
     """Epsilon of each release: ``propensity``, ``selection``, ``rule`` (learning part), ``value``, ``variance``.
 
-    Releases that do not happen get 0. The learning part's releases add up to
-    E, and so do the evaluation part's.
+    Releases that do not happen get 0. Under ``split.composition ==
+    "sequential"`` the learning part has ``(1 - split.evaluation) E`` and the
+    evaluation part ``split.evaluation E``, so all releases add up to E; under
+    ``"parallel"`` each part has E.
     """
     E = check_positive("total_epsilon", total_epsilon)
-    eps = {"propensity": split.propensity * E if propensity_model else 0.0,
-           "selection": split.selection * E if tune else 0.0,
-           "variance": split.variance * E}
-    eps["rule"] = E - eps["propensity"] - eps["selection"]
-    eps["value"] = E - eps["variance"]
+    if split.composition == "parallel":
+        e_learn = e_eval = E
+    else:
+        e_eval = split.evaluation * E
+        e_learn = E - e_eval
+    eps = {"propensity": split.propensity * e_learn if propensity_model else 0.0,
+           "selection": split.selection * e_learn if tune else 0.0,
+           "variance": split.variance * e_eval}
+    eps["rule"] = e_learn - eps["propensity"] - eps["selection"]
+    eps["value"] = e_eval - eps["variance"]
     return eps
 
 
@@ -259,6 +299,7 @@ class AnalysisResult:
     feature_names: List[str]
     level: float
     diagnostics: Dict[str, int] = field(default_factory=dict)
+    composition: str = "sequential"
 
     @property
     def epsilon_learning(self) -> float:
@@ -270,8 +311,11 @@ class AnalysisResult:
 
     @property
     def epsilon_spent(self) -> float:
-        """The composed total: ``max`` over the two disjoint parts of their sequential sums."""
-        return max(self.epsilon_learning, self.epsilon_evaluation)
+        """The composed total: the sum of every release (sequential), or the ``max`` over the two
+        disjoint parts of their sums (parallel)."""
+        if self.composition == "parallel":
+            return max(self.epsilon_learning, self.epsilon_evaluation)
+        return self.epsilon_learning + self.epsilon_evaluation
 
     def ledger(self) -> Dict[str, Any]:
         """The ledger (``ledger.json``): every release, its part, and the composed total."""
@@ -284,9 +328,8 @@ class AnalysisResult:
         return {
             "total_epsilon": self.total_epsilon,
             "spent": self.epsilon_spent,
-            "composition": ("sequential within each part; parallel across the learning and evaluation parts, which "
-                            "are disjoint (every subject is in exactly one): spent = max over the parts of the sum "
-                            "of their releases"),
+            "composition": (COMPOSITION_TEXT["parallel"] if self.composition == "parallel"
+                            else COMPOSITION_TEXT["sequential"]),
             "parts": [{"name": "learning", "rows": self.n_learning, "epsilon": self.epsilon_learning},
                       {"name": "evaluation", "rows": self.n_evaluation, "epsilon": self.epsilon_evaluation}],
             "releases": releases,
@@ -448,10 +491,16 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     eps = allocate_budget(E, split, propensity_model=propensity_model is not None, tune=tune)
     if accountant is not None:  # before the data are touched
         accountant.check(E, label="pydpowl analysis")
-    learn_acc = BudgetAccountant(E, dataset="learning part")
-    eval_acc = BudgetAccountant(E, dataset="evaluation part")
-    learn_acc.check_split([eps[k] for k in ("propensity", "selection", "rule") if eps[k] > 0], label="learning part")
-    eval_acc.check_split([eps["value"], eps["variance"]], label="evaluation part")
+    learning = [eps[k] for k in ("propensity", "selection", "rule") if eps[k] > 0]
+    evaluation = [eps["value"], eps["variance"]]
+    if split.composition == "parallel":  # disjoint parts: an accountant of E for each
+        learn_acc = BudgetAccountant(E, dataset="learning part")
+        eval_acc = BudgetAccountant(E, dataset="evaluation part")
+        learn_acc.check_split(learning, label="learning part")
+        eval_acc.check_split(evaluation, label="evaluation part")
+    else:  # every release against the one total E
+        learn_acc = eval_acc = BudgetAccountant(E, dataset="whole dataset")
+        learn_acc.check_split(learning + evaluation, label="analysis")
 
     names = list(feature_names) if feature_names is not None else feature_names_of(X)
     X = check_array("X", X)
@@ -537,11 +586,11 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         propensity_model=prop_model, propensity=propensity, epsilons=eps, total_epsilon=E, n=n,
         n_learning=n_learn, n_evaluation=n_eval, benefit_bounds=(lo, hi),
         treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])), feature_names=names, level=level,
-        diagnostics=diagnostics,
+        diagnostics=diagnostics, composition=split.composition,
     )
     if accountant is not None:  # after success: the composed total, once
         accountant.spend(result.epsilon_spent, label=f"pydpowl analysis: {len(result.ledger()['releases'])} releases "
-                                                     "on two disjoint parts (parallel composition)")
+                                                     f"({split.composition} composition)")
     return result
 
 

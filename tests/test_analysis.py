@@ -31,24 +31,41 @@ def _run(data, **kw):
 def test_default_budget_split_and_its_allocation():
     s = BudgetSplit()
     assert (s.propensity, s.selection, s.variance, s.evaluation_fraction) == (0.2, 0.2, 0.3, 0.5)
-    eps = allocate_budget(2.0, s, propensity_model=True, tune=True)
+    assert (s.evaluation, s.composition) == (0.4, "sequential")
+    eps = allocate_budget(2.0, s, propensity_model=True, tune=True)  # learning part 1.2, evaluation part 0.8
+    assert eps == pytest.approx(dict(propensity=0.24, selection=0.24, rule=0.72, value=0.56, variance=0.24))
+    assert math.fsum(eps.values()) == pytest.approx(2.0)
+    eps = allocate_budget(2.0, BudgetSplit(composition="parallel"), propensity_model=True, tune=True)
     assert eps == pytest.approx(dict(propensity=0.4, selection=0.4, rule=1.2, value=1.4, variance=0.6))
     eps = allocate_budget(2.0, s, propensity_model=False, tune=False)
-    assert eps == pytest.approx(dict(propensity=0.0, selection=0.0, rule=2.0, value=1.4, variance=0.6))
+    assert eps == pytest.approx(dict(propensity=0.0, selection=0.0, rule=1.2, value=0.56, variance=0.24))
     assert BudgetSplit.parse("selection=0.1, evaluation_fraction=0.3") == BudgetSplit(selection=0.1,
                                                                                        evaluation_fraction=0.3)
 
 
 @pytest.mark.parametrize("text, match", [("selection", "NAME=SHARE"), ("magic=0.1", "NAME=SHARE"),
                                          ("variance=x", "does not hold a number"), ("variance=1.0", "variance"),
-                                         ("propensity=0.6,selection=0.5", "propensity \\+ selection")])
+                                         ("propensity=0.6,selection=0.5", "propensity \\+ selection"),
+                                         ("composition=serial", "composition must be one of")])
 def test_bad_budget_split_is_named(text, match):
     with pytest.raises(ValueError, match=match):
         BudgetSplit.parse(text)
 
 
-def test_ledger_composes_the_two_disjoint_parts_and_never_exceeds_the_total(cyp):
+def test_default_ledger_releases_add_up_to_at_most_the_total(cyp):
     res = _run(cyp, total_epsilon=1.5, propensity=None, propensity_model="logistic")
+    led = res.ledger()
+    assert res.composition == "sequential" and led["composition"].startswith("sequential: every release")
+    assert math.fsum(r["epsilon"] for r in led["releases"]) == pytest.approx(1.5)
+    assert math.fsum(r["epsilon"] for r in led["releases"]) <= 1.5 * (1 + 1e-12) and led["spent"] <= 1.5 * (1 + 1e-12)
+    parts = {p["name"]: p["epsilon"] for p in led["parts"]}
+    assert parts["evaluation"] == pytest.approx(0.4 * 1.5) and parts["learning"] == pytest.approx(0.6 * 1.5)
+    assert len(led["releases"]) == 5
+
+
+def test_parallel_ledger_composes_the_two_disjoint_parts_and_never_exceeds_the_total(cyp):
+    res = _run(cyp, total_epsilon=1.5, propensity=None, propensity_model="logistic",
+               split=BudgetSplit(composition="parallel"))
     led = res.ledger()
     assert led["total_epsilon"] == 1.5
     parts = {p["name"]: p for p in led["parts"]}
@@ -66,7 +83,7 @@ def test_ledger_composes_the_two_disjoint_parts_and_never_exceeds_the_total(cyp)
 def test_fixed_gamma_spends_nothing_on_selection(cyp):
     res = _run(cyp, gamma=75.0)
     assert res.gamma == 75.0 and res.gamma_selection is None
-    assert res.epsilons["selection"] == 0.0 and res.epsilons["rule"] == 1.0
+    assert res.epsilons["selection"] == 0.0 and res.epsilons["rule"] == pytest.approx(0.6)
     assert not any("gamma" in r["name"] for r in res.ledger()["releases"])
 
 

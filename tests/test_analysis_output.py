@@ -42,7 +42,7 @@ def test_report_states_the_answer_and_no_private_counts(result):
     text = report_markdown(res)
     v = res.value.value
     assert f"{v.estimate:.4f} [{v.ci_low:.4f}, {v.ci_high:.4f}]" in text
-    assert "better single arm" in text and "parallel" in text
+    assert "better single arm" in text and "sequential: every release" in text
     for key in res.diagnostics:
         assert key not in text, "clip counts come from the private data and must not be written"
 

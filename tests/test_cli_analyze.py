@@ -59,7 +59,7 @@ def test_analyze_with_a_propensity_model_and_a_split(csv, tmp_path):
                  "--seed", "2", "--out", str(out)]) == 0
     ledger = json.loads((out / "ledger.json").read_text())
     eps = {r["name"].split(" (")[0]: r["epsilon"] for r in ledger["releases"]}
-    assert eps["propensity model"] == pytest.approx(0.1) and "choice of gamma" not in eps
+    assert eps["propensity model"] == pytest.approx(0.1 * 0.6) and "choice of gamma" not in eps  # of the learning part
     rows = {p["name"]: p["rows"] for p in ledger["parts"]}
     assert rows == {"learning": 480, "evaluation": 320}
 

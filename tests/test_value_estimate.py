@@ -160,3 +160,17 @@ def test_bad_settings_are_named(kwargs, match):
 
 def test_cells_are_in_the_documented_order():
     assert CELLS == ((1, 1), (1, -1), (-1, 1), (-1, -1))
+
+
+@pytest.mark.parametrize("sd, scales", [(0.0415, (9.7e-11, 1.9e-10)), (50.0, (1e-3,)), (1e-6, (3.0,))])
+def test_noise_quantile_holds_when_one_part_dwarfs_the_other(sd, scales):
+    """A Laplace scale many orders below the normal part (a large value budget) made the closed-form
+    cdf overflow (exp(r^2/2) with r = sd/b ~ 4e8) and the quantile search fail; the quantile must tend
+    to the dominant part's."""
+    from scipy import stats
+
+    q = noise_quantile(0.98, sd=sd, laplace_scales=scales)
+    if sd > 1e3 * sum(scales):
+        assert q == pytest.approx(sd * stats.norm.ppf(0.98) + sum(scales) * 5, abs=sum(scales) * 5)
+    else:
+        assert q == pytest.approx(stats.laplace.ppf(0.98, scale=scales[0]), rel=1e-5)

@@ -28,11 +28,13 @@ EPILOG = """examples:
   pydpowl analyze --data cyp_guides_clinical.csv --data-format cyp-guides --benefit-bounds 0:9.0780 \\
                   --propensity 0.6667 --total-epsilon 1 --out results/analysis-cyp
 
-Default budget split (--budget-split): propensity=0.2 and selection=0.2 of E on the learning part (when
-used), the rule gets the rest; variance=0.3 of E on the evaluation part, the value gets the rest;
-evaluation_fraction=0.5 of the rows. The two parts are disjoint, so the analysis is E-DP (parallel
-composition); DIR/ledger.json lists every release with its part. All bounds, W, M and gamma candidates
-must be fixed before looking at the data. Leave --seed out for a real release.
+Default budget split (--budget-split): evaluation=0.4 of E for the evaluation part (the value and its
+interval), 0.6 of E for the learning part; there propensity=0.2 and selection=0.2 of the part (when
+used), the rule gets the rest; variance=0.3 of the evaluation part, the value gets the rest;
+evaluation_fraction=0.5 of the rows. Every release is charged against E (composition=sequential) and
+DIR/ledger.json lists them: they add up to E. composition=parallel gives each of the two disjoint parts
+the whole E (parallel composition; the ledger says so). All bounds, W, M and gamma candidates must be
+fixed before looking at the data. Leave --seed out for a real release.
 """
 
 _FORMATS = ("csv", "cyp-guides")
@@ -205,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     say(f"gain over the better single arm: {v.difference.estimate:.4f} [{v.difference.ci_low:.4f}, "
         f"{v.difference.ci_high:.4f}]")
     say(f"privacy: epsilon {result.epsilon_spent:g} of {E:g} (learning part {result.epsilon_learning:g}, "
-        f"evaluation part {result.epsilon_evaluation:g}; disjoint parts, parallel composition)")
+        f"evaluation part {result.epsilon_evaluation:g}; {result.composition} composition)")
     counts = {k: c for k, c in result.diagnostics.items() if c}
     if counts:
         say("note: clipped by design: " + ", ".join(f"{k.replace('n_clipped_', '')} {c}" for k, c in counts.items())

@@ -146,13 +146,28 @@ def release_grid(scale: float) -> float:
 
 
 def _normal_laplace_cdf(x: float, sd: float, b: float) -> float:
-    """P(N(0, sd^2) + Laplace(b) <= x), in closed form (log-space products against overflow)."""
+    """P(N(0, sd^2) + Laplace(b) <= x), in closed form.
+
+    With ``u = x/sd`` and ``r = sd/b`` the law's cdf is
+    ``Phi(u) - E(r - u)/2 + E(r + u)/2`` with ``E(z) = exp(r^2/2 - r u) Phi(-z)``
+    for the first term and ``exp(r^2/2 + r u) Phi(-z)`` for the second. Written
+    as ``exp(-u^2/2) exp(z^2/2) Phi(-z)`` and evaluated through the scaled
+    complementary error function (``exp(z^2/2) Phi(-z) = erfcx(z/sqrt 2)/2``)
+    where ``z >= 0``, it neither overflows nor cancels when ``b`` is tiny
+    against ``sd``; where ``z < 0`` the direct form is already bounded.
+    """
     if sd == 0:
         return 1.0 - 0.5 * math.exp(-x / b) if x >= 0 else 0.5 * math.exp(x / b)
-    r = sd / b
-    lower = math.exp(0.5 * r * r - x / b + special.log_ndtr(x / sd - r))
-    upper = math.exp(0.5 * r * r + x / b + special.log_ndtr(-x / sd - r))
-    return float(special.ndtr(x / sd) - 0.5 * lower + 0.5 * upper)
+    r, u = sd / b, x / sd
+
+    def term(z: float, log_direct: float) -> float:  # exp(r^2/2 -+ r u) Phi(-z), z = r -+ u
+        if z >= 0:
+            return 0.5 * math.exp(-0.5 * u * u) * float(special.erfcx(z / math.sqrt(2.0)))
+        return math.exp(log_direct + float(special.log_ndtr(-z)))
+
+    lower = term(r - u, 0.5 * r * r - r * u)
+    upper = term(r + u, 0.5 * r * r + r * u)
+    return float(special.ndtr(u) - 0.5 * lower + 0.5 * upper)
 
 
 def _cdf(x: float, sd: float, scales: NDArray[np.float64]) -> float:

@@ -11,6 +11,10 @@ in record 0 (replacement).
 
 Three views, each an ``epsilon``-DP mechanism if the ledger is right:
 
+The audit runs the analysis with ``composition="parallel"``: each of the two
+disjoint parts spends the whole E, the most a part can spend, so it is the
+sharper test (the default ``"sequential"`` split gives each part less).
+
 * ``"whole"``: the analysis as users run it (its own random split);
 * ``"evaluation"``: the split fixed in advance with record 0 in the
   evaluation part (the mechanism for that split; parallel composition says it
@@ -36,7 +40,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import NDArray
 
-from pydpowl.analysis import run_analysis
+from pydpowl.analysis import BudgetSplit, run_analysis
 from pydpowl.engine.preprocessing import FeatureScaler
 from pydpowl.privacy.value_estimate import CELLS
 
@@ -75,7 +79,8 @@ class AnalysisAuditConfig:
             weights_upper_bound=self.weights_upper_bound,
             total_epsilon=self.total_epsilon if total_epsilon is None else total_epsilon,
             propensity=self.propensity, propensity_model=self.propensity_model, logit_bound=self.logit_bound,
-            gamma=self.gamma, gammas=self.gammas, evaluation_rows=evaluation_rows, random_state=seed)
+            gamma=self.gamma, gammas=self.gammas, evaluation_rows=evaluation_rows, random_state=seed,
+            split=BudgetSplit(composition="parallel"))
 
 
 def neighbouring_datasets(config: AnalysisAuditConfig, seed: int = 0):
