@@ -25,6 +25,7 @@ __all__ = [
     "check_same_length",
     "check_bounds",
     "feature_names_of",
+    "resolve_rng",
 ]
 
 
@@ -232,3 +233,23 @@ def feature_names_of(X: Any) -> Optional[list]:
     if cols is None:
         return None
     return [str(c) for c in cols]
+
+
+def resolve_rng(random_state: Any) -> Any:
+    """Turn ``random_state`` into a generator, once, at the start of ``fit``.
+
+    None draws fresh entropy from the operating system (use this for real
+    releases); an int or a ``numpy.random.Generator`` makes runs reproducible
+    (for research and tests, not for production releases). An R-compatible
+    stream (:class:`pydpowl.RRandom`) is used as is.
+    """
+    if random_state is None or isinstance(random_state, (int, np.integer, np.random.Generator, np.random.SeedSequence)):
+        if isinstance(random_state, (bool, np.bool_)):
+            raise TypeError("random_state must be None, an int, a numpy Generator or an RRandom, got bool.")
+        return np.random.default_rng(random_state)
+    if callable(getattr(random_state, "rgamma", None)) and callable(getattr(random_state, "rnorm", None)):
+        return random_state
+    raise TypeError(
+        "random_state must be None, an int, a numpy.random.Generator or a pydpowl.RRandom, "
+        f"got {type(random_state).__name__}."
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,21 +27,80 @@ __all__ = [
     "association_test",
     "allocation_test",
     "received_propensity",
+    "arm_propensity",
+    "ipw_values",
 ]
 
 
 def received_propensity(propensity: Any, treatment: NDArray[np.float64]) -> NDArray[np.float64]:
-    """P(A_i | x_i) of the received treatment from a scalar P(A=+1) or an array."""
-    if isinstance(propensity, numbers.Real) and not isinstance(propensity, bool):
+    """P(A_i | x_i) of the treatment each subject received.
+
+    The one place where the received arm's probability is formed from P(A = +1):
+    ``p`` where ``A_i = +1`` and ``1 - p`` where ``A_i = -1``.
+
+    Parameters
+    ----------
+    propensity : float or array-like of shape (n,)
+        A scalar is P(A = +1) for everyone (a randomised trial) and must lie in
+        (0, 1); an array already holds P(A_i | x_i) of the received treatment,
+        in (0, 1].
+    treatment : ndarray of shape (n,)
+        Received treatments in {-1, 1}.
+    """
+    if isinstance(propensity, numbers.Real) and not isinstance(propensity, (bool, np.bool_)):
         pi = float(propensity)
         if not 0.0 < pi < 1.0:
-            raise ValueError(f"propensity (the probability of treatment +1) must be in (0, 1), got {pi!r}.")
+            raise ValueError(f"propensity (the probability of treatment +1) must be in (0, 1), got propensity={pi!r}.")
         return np.where(treatment > 0, pi, 1.0 - pi)
     p = check_vector("propensity", propensity, length=treatment.shape[0])
     bad = (p <= 0) | (p > 1)
     if bad.any():
-        raise ValueError(f"propensity must be in (0, 1]; {int(bad.sum())} of {p.size} entries are outside.")
+        raise ValueError(
+            f"propensity must be in (0, 1] (P(A_i | x_i) of the received treatment); "
+            f"{int(bad.sum())} of {p.size} entries are outside (first at position {int(np.flatnonzero(bad)[0])})."
+        )
     return p
+
+
+def arm_propensity(p_plus: ArrayLike, treatment: NDArray[np.float64]) -> NDArray[np.float64]:
+    """P(A_i | x_i) of the received arm from per-subject P(A_i = +1 | x_i) (``p`` or ``1 - p``)."""
+    p_plus = np.asarray(p_plus, dtype=np.float64)
+    return np.where(treatment > 0, p_plus, 1.0 - p_plus)
+
+
+def ipw_values(recommends_plus: ArrayLike, treatment: ArrayLike, benefit: ArrayLike,
+               propensity_received: Optional[ArrayLike] = None) -> NDArray[np.float64]:
+    """Self-normalised IPW value of many rules at once (the one implementation).
+
+    ``V(d) = sum_i 1{d_i = A_i} B_i / p_i  /  sum_i 1{d_i = A_i} / p_i``;
+    NaN for a rule that no subject followed.
+
+    Parameters
+    ----------
+    recommends_plus : array-like of bool, shape (..., n, K)
+        True where rule k recommends treatment +1 for subject i (leading axes,
+        e.g. repetitions, broadcast against the other arguments).
+    treatment, benefit : array-like of shape (..., n)
+        Received treatment in {-1, 1} and benefit.
+    propensity_received : array-like of shape (..., n), optional
+        P(A_i | x_i) of the received treatment; None when it is the same for
+        every subject (it then cancels).
+
+    Returns
+    -------
+    ndarray of shape (..., K)
+    """
+    rules = np.asarray(recommends_plus, dtype=bool)
+    follows = (rules == (np.asarray(treatment) > 0)[..., None]).astype(np.float64)
+    benefit = np.asarray(benefit, dtype=np.float64)
+    if propensity_received is None:
+        inv = np.ones_like(benefit)
+    else:
+        inv = 1.0 / np.asarray(propensity_received, dtype=np.float64)
+    den = np.einsum("...n,...nk->...k", inv, follows)
+    num = np.einsum("...n,...nk->...k", benefit * inv, follows)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
 def _inputs(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any):
@@ -70,11 +129,7 @@ def empirical_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, p
         Scalar P(A = +1) (randomised trial) or P(A_i | x_i) per subject.
     """
     rule, treatment, benefit, p = _inputs(rule, treatment, benefit, propensity)
-    match = rule == treatment
-    denom = float(np.sum(match / p))
-    if denom == 0.0:
-        return float("nan")
-    return float(np.sum(match * benefit / p) / denom)
+    return float(ipw_values((rule > 0)[:, None], treatment, benefit, p)[0])
 
 
 def ipw_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> float:

@@ -12,6 +12,7 @@ from pydpowl._validation import (
     check_probability,
     check_vector,
     feature_names_of,
+    resolve_rng,
 )
 
 
@@ -75,3 +76,17 @@ def test_check_bounds_wrong_length_and_names():
         check_bounds("feature_bounds", ([0, 0], [1, 1, 1]), 2)
     assert feature_names_of(pd.DataFrame({"a": [1]})) == ["a"]
     assert feature_names_of(np.zeros((1, 1))) is None
+
+
+def test_resolve_rng_kinds():
+    g = np.random.default_rng(1)
+    assert resolve_rng(g) is g
+    assert isinstance(resolve_rng(None), np.random.Generator)
+    a, b = resolve_rng(5).normal(), resolve_rng(5).normal()
+    assert a == b
+
+
+@pytest.mark.parametrize("bad", [True, "seed", 1.5, np.random.RandomState(0)])
+def test_resolve_rng_rejects(bad):
+    with pytest.raises(TypeError, match="random_state must be"):
+        resolve_rng(bad)

@@ -52,5 +52,5 @@ def test_gamma_sensitivity_table(cohort):
 
 
 def test_gamma_sensitivity_rejects_empty_grids(cohort):
-    with pytest.raises(ValueError, match="gammas and epsilons"):
+    with pytest.raises(ValueError, match="gammas must hold at least one value"):
         gamma_sensitivity(cohort, gammas=(), n_runs=5)

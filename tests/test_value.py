@@ -8,7 +8,10 @@ from pydpowl.value import (
     association_test,
     concordance,
     empirical_value,
+    arm_propensity,
     ipw_value,
+    ipw_values,
+    received_propensity,
 )
 
 
@@ -66,3 +69,40 @@ def test_allocation_test_defined_against_a_constant_rule():
     stat, p, _, _ = chi2_contingency(np.array([[40, 60], [0, 100]]), correction=True)
     assert res.pvalue == pytest.approx(p) and res.pvalue < 1e-10
     assert np.isnan(allocation_test(np.ones(5), np.ones(5)).pvalue)
+
+
+def test_ipw_values_matches_the_definition_rule_by_rule():
+    rng = np.random.default_rng(3)
+    n, K = 40, 5
+    A = rng.choice([-1.0, 1.0], n)
+    B = rng.uniform(0, 3, n)
+    p = rng.uniform(0.2, 0.9, n)
+    rules = rng.random((n, K)) < 0.5
+    got = ipw_values(rules, A, B, p)
+    for k in range(K):
+        follow = [i for i in range(n) if (1.0 if rules[i, k] else -1.0) == A[i]]
+        num = sum(B[i] / p[i] for i in follow)
+        den = sum(1.0 / p[i] for i in follow)
+        assert got[k] == pytest.approx(num / den, rel=1e-13)
+
+
+def test_ipw_values_batches_constant_propensity_and_nobody_following():
+    A = np.array([[1.0, -1.0, 1.0], [-1.0, -1.0, 1.0]])
+    B = np.array([[1.0, 2.0, 4.0], [3.0, 5.0, 7.0]])
+    rules = np.array([[[True], [False], [False]], [[False], [False], [False]]])  # (reps, n, K)
+    got = ipw_values(rules, A, B)
+    assert got.shape == (2, 1)
+    assert got[0, 0] == pytest.approx((1.0 + 2.0) / 2)
+    assert got[1, 0] == pytest.approx((3.0 + 5.0) / 2)
+    assert np.isnan(ipw_values(np.array([[True]]), np.array([-1.0]), np.array([1.0]))[0])
+
+
+def test_arm_propensity_and_received_propensity():
+    A = np.array([1.0, -1.0, 1.0])
+    assert np.allclose(arm_propensity(0.7, A), [0.7, 0.3, 0.7])
+    assert np.allclose(arm_propensity([0.2, 0.4, 0.9], A), [0.2, 0.6, 0.9])
+    assert np.allclose(received_propensity(0.7, A), [0.7, 0.3, 0.7])
+    with pytest.raises(ValueError, match=r"propensity \(the probability of treatment \+1\) must be in \(0, 1\)"):
+        received_propensity(1.0, A)
+    with pytest.raises(ValueError, match=r"1 of 3 entries are outside \(first at position 1\)"):
+        received_propensity([0.5, 0.0, 0.5], A)

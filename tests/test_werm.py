@@ -141,7 +141,7 @@ def test_get_set_params_round_trip():
     assert params["epsilon"] == 3.0 and params["gamma"] == 2.0 and params["loss"] == "huber"
     m.set_params(epsilon=0.5)
     assert m.epsilon == 0.5
-    with pytest.raises(ValueError, match="invalid parameter 'eps'"):
+    with pytest.raises(ValueError, match="Invalid parameter 'eps'"):
         m.set_params(eps=1.0)
     assert "epsilon=0.5" in repr(m)
 

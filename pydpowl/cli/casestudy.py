@@ -31,7 +31,7 @@ outputs: DIR/table1.csv, DIR/value_by_epsilon.png, DIR/gamma_sensitivity.csv, DI
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from ..studies.casestudy import DEFAULT_SENSITIVITY_GAMMAS
+    from ..studies.config import DEFAULT_SENSITIVITY_GAMMAS
 
     parser = subparsers.add_parser(
         "casestudy", help="case study (Table 1, Fig. 2): DP-OWL value, concordance and allocation by epsilon",

@@ -26,7 +26,7 @@ Cells a table lacks take the nearest cell on the (log n, log epsilon) scale.
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from ..studies.simulation import FIG1_EPSILONS, FIG1_NS
+    from ..studies.config import FIG1_EPSILONS, FIG1_NS
 
     parser = subparsers.add_parser(
         "simulate", help="synthetic study (Fig. 1): accuracy and value by n and epsilon",

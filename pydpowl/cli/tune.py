@@ -37,8 +37,8 @@ privacy budget charged); candidate scores are private and are not written.
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from ..studies.simulation import FIG1_EPSILONS, FIG1_NS
-    from ..studies.tuning import DEFAULT_GAMMA_GRID
+    from ..studies.config import FIG1_EPSILONS, FIG1_NS
+    from ..studies.config import DEFAULT_GAMMA_GRID
 
     parser = subparsers.add_parser(
         "tune", help="choose gamma: Algorithm 2 on independent data D0, or by splitting data or budget",
@@ -116,8 +116,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_public(args: argparse.Namespace) -> int:
     from ..studies.plots import plot_tuning_curves
-    from ..studies.simulation import FIG1_EPSILONS, FIG1_NS
-    from ..studies.tuning import DEFAULT_GAMMA_GRID, tune_gamma_table
+    from ..studies.config import FIG1_EPSILONS, FIG1_NS
+    from ..studies.config import DEFAULT_GAMMA_GRID
+    from ..studies.tuning import tune_gamma_table
 
     if args.data and not args.d0:
         raise ValueError("--data is the private data of --method split-data/split-budget; "

@@ -22,9 +22,9 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
-from .._base import resolve_rng
-from .._validation import check_int
+from .._validation import check_int, resolve_rng
 from ._container import OWLData
+from ..value import arm_propensity
 
 __all__ = [
     "make_cyp_guides_style",
@@ -108,7 +108,7 @@ def make_cyp_guides_style(n: int = 1459, *, preset: str = "guided", random_state
     n_clipped = int(np.count_nonzero((los < _LOS_CLIP[0]) | (los > _LOS_CLIP[1])))
     los = np.clip(los, *_LOS_CLIP)
     benefit = LOG_YEAR_HOURS - np.log(los)
-    propensity = np.where(A > 0, CYP_PROPENSITY_GUIDED, 1.0 - CYP_PROPENSITY_GUIDED)
+    propensity = arm_propensity(CYP_PROPENSITY_GUIDED, A)
     X = pd.DataFrame({"age": age, "male": male, "nonwhite": nonwhite, "mdd": mdd})
     return OWLData(
         X=X, treatment=A, benefit=benefit, propensity=propensity,
@@ -165,7 +165,7 @@ def load_cyp_guides(path: Union[str, Path]) -> OWLData:
     })
     A = np.where(assignment[keep].to_numpy() == "G", 1.0, -1.0)
     benefit = LOG_YEAR_HOURS - np.log(los)
-    propensity = np.where(A > 0, CYP_PROPENSITY_GUIDED, 1.0 - CYP_PROPENSITY_GUIDED)
+    propensity = arm_propensity(CYP_PROPENSITY_GUIDED, A)
     notes = (
         f"randomised patients only: {len(A)} kept ({int((A > 0).sum())} G : {int((A < 0).sum())} S), {n_dropped} not randomised dropped",
         "treatment: +1 = G (CYP2D6-guided), -1 = S (standard)",

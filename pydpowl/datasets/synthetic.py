@@ -18,8 +18,7 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
-from .._base import resolve_rng
-from .._validation import check_int
+from .._validation import check_int, resolve_rng
 from ._container import OWLData
 
 __all__ = ["make_synthetic_owl", "synthetic_decision", "SYNTHETIC_WEIGHTS_UPPER_BOUND"]

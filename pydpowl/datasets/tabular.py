@@ -19,6 +19,7 @@ import pandas as pd
 from .._validation import check_bounds, check_positive
 from ..estimators.benefits import shift_benefits
 from ._container import OWLData
+from ..value import arm_propensity
 
 __all__ = ["read_table", "parse_bounds", "parse_propensity", "owl_data_from_frame", "treatment_codes"]
 
@@ -200,10 +201,10 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         if bad.any():
             raise ValueError(f"{source}: propensity column {prop!r} must hold probabilities in (0, 1); "
                              f"{int(bad.sum())} of {len(p_plus)} entries do not.")
-        p_recv = np.where(A > 0, p_plus, 1.0 - p_plus)
+        p_recv = arm_propensity(p_plus, A)
         notes.append(f"propensity: P(+1 | x) from column {prop!r}")
     else:
-        p_recv = np.where(A > 0, prop, 1.0 - prop)
+        p_recv = arm_propensity(prop, A)
         notes.append(f"propensity: P(+1) = {prop:g} (randomised)")
     notes.append(f"public settings: bounds {dict(zip(features, zip(lower.tolist(), upper.tolist())))}, W = {W:g}")
     n_plus = int((A > 0).sum())

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import EstimatorBase, check_is_fitted, check_prediction_input, resolve_rng
+from .._base import DPEstimator, check_is_fitted, check_prediction_input
 from .._validation import (
     check_array,
     check_bool,
@@ -21,11 +21,12 @@ from .._validation import (
     check_positive,
     check_vector,
     feature_names_of,
+    resolve_rng,
 )
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from .propensity import resolve_propensity
 from .summary import FitSummary
-from .werm import DPWeightedERM, state_without_randomness
+from .werm import DPWeightedERM
 
 __all__ = ["DPOWL", "owl_weights"]
 
@@ -38,7 +39,7 @@ def owl_weights(benefit: NDArray[np.float64], propensity_received: NDArray[np.fl
     return np.where(over, weights_upper_bound, w), int(np.count_nonzero(over))
 
 
-class DPOWL(EstimatorBase):
+class DPOWL(DPEstimator):
     """Differentially private outcome weighted learning (linear rule).
 
     Learns ``f(x) = intercept + x'coef`` and the rule ``sign(f(x))`` by
@@ -207,10 +208,6 @@ class DPOWL(EstimatorBase):
         """Coefficients in DPpack's order (intercept first when fitted), original space."""
         check_is_fitted(self)
         return np.concatenate([[self.intercept_], self.coef_]) if self.scaler_.fit_intercept else self.coef_.copy()
-
-    def __getstate__(self) -> dict:
-        """Pickle state without the source of randomness once fitted (it would regenerate the noise)."""
-        return state_without_randomness(self)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """``intercept_ + X @ coef_`` (features are not clipped, as in DPpack's predict)."""

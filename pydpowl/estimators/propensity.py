@@ -42,7 +42,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import EstimatorBase, check_is_fitted
+from .._base import DPEstimator, check_is_fitted
 from .._validation import check_array, check_both_arms, check_bounds, check_labels, check_positive, check_vector
 from ..exceptions import ConvergenceError, PrivacyLeakWarning
 
@@ -102,7 +102,7 @@ def _sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.exp(-np.logaddexp(0.0, -x))
 
 
-class LogisticPropensity(EstimatorBase):
+class LogisticPropensity(DPEstimator):
     """Logistic model of P(A = +1 | x), fitted with statsmodels.
 
     Parameters

@@ -8,7 +8,7 @@ from typing import Any, Optional, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import EstimatorBase, check_is_fitted, check_prediction_input, resolve_rng
+from .._base import DPEstimator, check_is_fitted, check_prediction_input
 from .._validation import (
     check_array,
     check_bool,
@@ -17,13 +17,14 @@ from .._validation import (
     check_positive,
     check_vector,
     feature_names_of,
+    resolve_rng,
 )
 from ..engine.losses import MarginLoss, get_loss
 from ..engine.mechanisms import noise_rate, output_sensitivity, sample_output_noise
 from ..engine.solver import SolverResult, solve_weighted_erm
 from .summary import FitSummary
 
-__all__ = ["DPWeightedERM", "check_erm_inputs", "check_noise_scale", "state_without_randomness"]
+__all__ = ["DPWeightedERM", "check_erm_inputs", "check_noise_scale"]
 
 #: slack on ||x_i|| <= 1 for rounding in scaled data
 _NORM_SLACK = 1e-12
@@ -80,23 +81,7 @@ def check_noise_scale(epsilon: float, gamma: float, weights_upper_bound: float, 
         )
 
 
-def state_without_randomness(estimator: Any) -> dict:
-    """``__dict__`` for pickling, with ``random_state`` dropped once the estimator is fitted.
-
-    A fitted estimator's source of randomness is as private as its noise: an int
-    seed regenerates the noise, and a Generator, whose state has only advanced
-    past the noise draws, can be rewound to them (PCG64 ``advance`` accepts
-    negative steps). Either way ``coef_ - noise`` is the exact non-private
-    solution. The pickle therefore stores ``random_state=None``; the unpickled
-    estimator predicts identically, and refitting it uses fresh entropy.
-    """
-    state = estimator.__dict__.copy()
-    if hasattr(estimator, "coef_"):
-        state["random_state"] = None
-    return state
-
-
-class DPWeightedERM(EstimatorBase):
+class DPWeightedERM(DPEstimator):
     """Differentially private weighted ERM by output perturbation (Algorithm 1).
 
     Minimises, exactly (certified gradient norm <= ``tol``),
@@ -235,10 +220,6 @@ class DPWeightedERM(EstimatorBase):
             self.nonprivate_coef_ = result.x.copy()
             self.noise_ = noise
             self.solver_grad_norm_ = result.grad_norm
-
-    def __getstate__(self) -> dict:
-        """Pickle state without the source of randomness once fitted (see :func:`state_without_randomness`)."""
-        return state_without_randomness(self)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """``X @ coef_`` for new rows."""

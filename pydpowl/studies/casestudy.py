@@ -16,25 +16,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 import pandas as pd
 
-from .._base import resolve_rng
 from .._progress import Progress
-from .._validation import check_epsilon, check_int, check_positive
+from .._validation import resolve_rng
 from ..datasets import OWLData
 from ..estimators.owl import DPOWL
 from .releases import decision_values, noisy_releases
 from ..estimators.summary import eps_text
-from ..value import allocation_test, association_test, empirical_value
+from ..value import allocation_test, association_test, empirical_value, ipw_values
+from .config import (DEFAULT_CASE_EPSILONS, DEFAULT_SENSITIVITY_GAMMAS, CaseStudyConfig, SensitivityConfig,
+                     resolve_config)
 
 __all__ = ["CaseStudyResult", "run_case_study", "gamma_sensitivity", "DEFAULT_EPSILONS", "DEFAULT_SENSITIVITY_GAMMAS"]
 
-DEFAULT_EPSILONS: Tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, math.inf)
-#: gamma grid of the sensitivity figure
-DEFAULT_SENSITIVITY_GAMMAS: Tuple[float, ...] = (1, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300)
+DEFAULT_EPSILONS = DEFAULT_CASE_EPSILONS
 
 
 def _nanmedian(values) -> float:
@@ -74,30 +73,27 @@ class CaseStudyResult:
         return "\n".join(out)
 
 
-def run_case_study(data: OWLData, *, epsilons: Sequence[float] = DEFAULT_EPSILONS, gamma: float = 75.0,
-                   n_runs: int = 200, huber_h: float = 0.5, random_state: Any = None,
-                   progress: bool = False) -> CaseStudyResult:
+def run_case_study(data: OWLData, *, config: Optional[CaseStudyConfig] = None, random_state: Any = None,
+                   progress: bool = False, **settings: Any) -> CaseStudyResult:
     """Run the case study on ``data``.
 
     Parameters
     ----------
     data : OWLData
         Features, treatments, benefits, propensities and public bounds.
-    epsilons : sequence of float, default=(0.1, 0.5, 1, 2, 5, inf)
-        Privacy budgets; ``inf`` is the non-private rule.
-    gamma : float, default=75
-    n_runs : int, default=200
-        Private releases per finite epsilon.
-    huber_h : float, default=0.5
+    config : CaseStudyConfig, optional
+        Every setting at once; keyword ``settings`` override its fields.
     random_state : None, int or numpy Generator
     progress : bool, default=False
         Draw a progress bar on stderr.
+    **settings
+        Fields of :class:`~pydpowl.studies.config.CaseStudyConfig`:
+        ``epsilons`` (default (0.1, 0.5, 1, 2, 5, inf); ``inf`` is the
+        non-private rule), ``gamma`` (75), ``n_runs`` (200 private releases
+        per finite epsilon), ``huber_h`` (0.5).
     """
-    eps_list = [check_epsilon(e, "epsilons") for e in epsilons]
-    if not eps_list:
-        raise ValueError("epsilons must not be empty.")
-    gamma = check_positive("gamma", gamma)
-    n_runs = check_int("n_runs", n_runs, minimum=1)
+    cfg = resolve_config(CaseStudyConfig, config, settings)
+    eps_list, gamma, n_runs, huber_h = list(cfg.epsilons), cfg.gamma, cfg.n_runs, cfg.huber_h
     rng = resolve_rng(random_state)
     model = DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
                   feature_bounds=data.feature_bounds, huber_h=huber_h).fit(
@@ -147,22 +143,22 @@ def run_case_study(data: OWLData, *, epsilons: Sequence[float] = DEFAULT_EPSILON
     )
 
 
-def gamma_sensitivity(data: OWLData, *, gammas: Sequence[float] = DEFAULT_SENSITIVITY_GAMMAS,
-                      epsilons: Sequence[float] = DEFAULT_EPSILONS, n_runs: int = 100, huber_h: float = 0.5,
-                      random_state: Any = None, progress: bool = False) -> pd.DataFrame:
+def gamma_sensitivity(data: OWLData, *, config: Optional[SensitivityConfig] = None, random_state: Any = None,
+                      progress: bool = False, **settings: Any) -> pd.DataFrame:
     """Value, concordance and allocation of DP-OWL by (gamma, epsilon), in-sample (Fig. 2 style).
 
     Parameters
     ----------
     data : OWLData
-    gammas : sequence of float, default=DEFAULT_SENSITIVITY_GAMMAS
-    epsilons : sequence of float, default=(0.1, 0.5, 1, 2, 5, inf)
-        ``inf`` gives the non-private rule of each gamma.
-    n_runs : int, default=100
-        Private releases per (gamma, finite epsilon).
-    huber_h : float, default=0.5
+    config : SensitivityConfig, optional
+        Every setting at once; keyword ``settings`` override its fields.
     random_state : None, int or numpy Generator
     progress : bool, default=False
+    **settings
+        Fields of :class:`~pydpowl.studies.config.SensitivityConfig`:
+        ``gammas``, ``epsilons`` (``inf`` gives the non-private rule of each
+        gamma), ``n_runs`` (100 private releases per gamma and finite
+        epsilon), ``huber_h``.
 
     Returns
     -------
@@ -170,15 +166,11 @@ def gamma_sensitivity(data: OWLData, *, gammas: Sequence[float] = DEFAULT_SENSIT
         ``gamma, epsilon, value_mean, value_sd, concordance_mean, share_plus_mean, n_runs``;
         concordance is with the non-private rule of the same gamma.
     """
-    grid = [check_positive("gammas", g) for g in gammas]
-    eps_list = [check_epsilon(e, "epsilons") for e in epsilons]
-    if not grid or not eps_list:
-        raise ValueError("gammas and epsilons must each hold at least one value.")
-    n_runs = check_int("n_runs", n_runs, minimum=2)
+    cfg = resolve_config(SensitivityConfig, config, settings)
+    grid, eps_list, n_runs, huber_h = list(cfg.gammas), list(cfg.epsilons), cfg.n_runs, cfg.huber_h
     rng = resolve_rng(random_state)
     X = data.X.to_numpy(dtype=float)
     A, B, p = data.treatment, data.benefit, data.propensity
-    inv = 1.0 / p
     rows = []
     with Progress(len(grid), "gamma sensitivity", enabled=progress) as bar:
         for gamma in grid:
@@ -190,10 +182,7 @@ def gamma_sensitivity(data: OWLData, *, gammas: Sequence[float] = DEFAULT_SENSIT
                 coefs = noisy_releases(model.scaled_coef_, epsilon=eps, gamma=gamma,
                                        weights_upper_bound=data.weights_upper_bound, n_releases=k, rng=rng)
                 rules = decision_values(X, coefs, model.scaler_) > 0
-                match = rules == (A > 0)[:, None]
-                den = inv @ match
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    values = np.where(den > 0, (B * inv) @ match / np.where(den > 0, den, 1.0), np.nan)
+                values = ipw_values(rules, A, B, p)
                 rows.append(dict(gamma=gamma, epsilon=eps, value_mean=float(np.nanmean(values)),
                                  value_sd=float(np.nanstd(values, ddof=1)) if k > 1 else 0.0,
                                  concordance_mean=float((rules == rule0[:, None]).mean()),

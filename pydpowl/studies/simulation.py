@@ -35,22 +35,23 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._base import resolve_rng
 from ..engine.losses import HuberHingeLoss
 from ..engine.solver import solve_each
 from .._progress import Progress
-from .._validation import check_epsilon, check_int, check_positive
-from ..datasets import SYNTHETIC_WEIGHTS_UPPER_BOUND, make_synthetic_owl
+from .._validation import resolve_rng
+from ..datasets import make_synthetic_owl
 from .gamma_table import GammaTable, get_gamma_table
 from ..engine.mechanisms import noise_rate, sample_output_noise_batch
 from ..estimators.owl import owl_weights
 from ..engine.preprocessing import FeatureScaler
+from ..value import ipw_values
+from .config import FIG1_EPSILONS, FIG1_NS, SimulationConfig, resolve_config
 
 __all__ = [
     "SimulationResult",
@@ -61,10 +62,6 @@ __all__ = [
     "FIG1_EPSILONS",
 ]
 
-#: training sizes of the paper's Fig. 1
-FIG1_NS: Tuple[int, ...] = (200, 500, 800, 1000, 1500, 2000, 2500)
-#: privacy budgets of the paper's Fig. 1
-FIG1_EPSILONS: Tuple[float, ...] = (0.1, 0.5, 1, 2, 5, 20, 50, 150, 300, 500, 800, 1000)
 
 RESULT_COLUMNS = ["n", "epsilon", "accuracy_mean", "accuracy_lo", "accuracy_hi", "value_mean", "value_lo",
                   "value_hi", "gamma", "accuracy_sd", "value_sd", "reps"]
@@ -148,53 +145,38 @@ def run_simulation(
     ns: Sequence[int] = FIG1_NS,
     epsilons: Sequence[float] = FIG1_EPSILONS,
     *,
-    reps: int = 200,
-    test_size: int = 5000,
-    gamma_table: Any = None,
-    huber_h: float = 0.5,
-    weights_upper_bound: float = SYNTHETIC_WEIGHTS_UPPER_BOUND,
+    config: Optional[SimulationConfig] = None,
     random_state: Any = None,
     progress: bool = False,
-    backend: str = "auto",
+    **settings: Any,
 ) -> SimulationResult:
     """Run the synthetic study of Fig. 1.
 
     Parameters
     ----------
-    ns : sequence of int, default=FIG1_NS
-        Training sizes.
-    epsilons : sequence of float, default=FIG1_EPSILONS
-        Privacy budgets; the non-private reference (``inf``) is always added.
-    reps : int, default=200
-        Repetitions per n (each: a new training set and a new test set).
-    test_size : int, default=5000
-        Rows of each test set.
-    gamma_table : None, "authors", "pydpowl", path or GammaTable
-        Gamma per (n, epsilon); None is the authors' tuned table, cells it
-        lacks by the nearest-cell rule of :class:`~pydpowl.studies.gamma_table.GammaTable`.
-    huber_h : float, default=0.5
-    weights_upper_bound : float, default=30
-        Public bound W (the authors' value for this design); weights above are clipped.
+    ns, epsilons
+        Training sizes and budgets (fields of :class:`SimulationConfig`);
+        ignored when ``config`` is given.
+    config : SimulationConfig, optional
+        Every setting at once; keyword ``settings`` override its fields.
     random_state : None, int or numpy Generator
     progress : bool, default=False
         Draw a progress bar on stderr.
-    backend : {"auto", "numba", "numpy"}, default="auto"
-        Solver backend (see :func:`pydpowl.engine.solver.solve_weighted_erm`).
+    **settings
+        Other fields of :class:`SimulationConfig` (``reps``, ``test_size``,
+        ``gamma_table``, ``huber_h``, ``weights_upper_bound``, ``backend``).
 
     Returns
     -------
     SimulationResult
     """
     start = time.perf_counter()
-    ns = [check_int("ns", n, minimum=2) for n in ns]
-    if not ns:
-        raise ValueError("ns must hold at least one training size.")
-    eps_list = sorted({check_epsilon(e, "epsilons") for e in epsilons} | {math.inf})
-    reps = check_int("reps", reps, minimum=2)
-    test_size = check_int("test_size", test_size, minimum=1)
-    w_max = check_positive("weights_upper_bound", weights_upper_bound)
-    huber_h = check_positive("huber_h", huber_h)
-    table: GammaTable = get_gamma_table(gamma_table)
+    if config is None:
+        settings = {"ns": ns, "epsilons": epsilons, **settings}
+    cfg = resolve_config(SimulationConfig, config, settings)
+    ns, eps_list, reps, test_size = list(cfg.ns), list(cfg.epsilons), cfg.reps, cfg.test_size
+    w_max, huber_h, backend = cfg.weights_upper_bound, cfg.huber_h, cfg.backend
+    table: GammaTable = get_gamma_table(cfg.gamma_table)
     rng = resolve_rng(random_state)
     scaler = FeatureScaler.from_bounds((np.zeros(_P), np.ones(_P)), _P)
     loss = HuberHingeLoss(huber_h)
@@ -252,10 +234,5 @@ def _score(Xt, At, Bt, optimal, coefs, chunk: int = 25):
         dec = np.matmul(Xt[s:e], np.transpose(coefs[s:e, :, 1:], (0, 2, 1))) + coefs[s:e, None, :, 0]
         rule = dec > 0
         acc[s:e] = (rule == (optimal[s:e, :, None] > 0)).mean(axis=1)
-        match = rule == (At[s:e, :, None] > 0)
-        # self-normalised IPW with the constant propensity 1/2 (it cancels)
-        num = np.einsum("rtk,rt->rk", match, Bt[s:e])
-        den = match.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            val[s:e] = np.where(den > 0, num / np.maximum(den, 1), np.nan)
+        val[s:e] = ipw_values(rule, At[s:e], Bt[s:e])  # constant propensity 1/2: it cancels
     return acc, val

@@ -54,15 +54,17 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._base import resolve_rng
 from ..engine.losses import HuberHingeLoss
 from ..engine.solver import solve_each
 from .._progress import Progress
-from .._validation import check_epsilon, check_int, check_positive
+from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
 from .gamma_table import GammaTable
 from ..engine.mechanisms import noise_rate, sample_output_noise_batch
 from ..estimators.owl import DPOWL
+from ..value import ipw_values
+from .config import (DEFAULT_GAMMA_GRID, METRICS, RULES, GammaSearchConfig, check_choice, check_gamma_grid,
+                     resolve_config)
 
 __all__ = [
     "DEFAULT_GAMMA_GRID",
@@ -77,11 +79,7 @@ __all__ = [
     "exponential_mechanism",
 ]
 
-#: the project's default grid (``tuning_algorithm2.md`` section 8)
-DEFAULT_GAMMA_GRID: Tuple[float, ...] = (1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 400, 600)
 
-_METRICS = ("value", "accuracy")
-_RULES = ("max", "one-se")
 _TRANSFERS = ("bound", "none")
 
 
@@ -187,8 +185,7 @@ def select_gamma(gammas: Sequence[float], means: Sequence[float], ses: Sequence[
 
     Candidates with an undefined (NaN) mean rank last.
     """
-    if rule not in _RULES:
-        raise ValueError(f"rule must be one of {list(_RULES)}, got rule={rule!r}.")
+    check_choice("rule", rule, RULES)
     g = np.asarray(gammas, dtype=float)
     mu = np.where(np.isnan(means), -np.inf, np.asarray(means, dtype=float))
     best = mu.max()
@@ -197,19 +194,6 @@ def select_gamma(gammas: Sequence[float], means: Sequence[float], ses: Sequence[
     se = np.asarray(ses, dtype=float)[int(np.flatnonzero(mu == best)[np.argmax(g[mu == best])])]
     se = 0.0 if np.isnan(se) else se
     return float(g[mu >= best - se].max())
-
-
-def _check_common(gammas, metric, rule, r) -> Tuple[List[float], int]:
-    grid = [check_positive("gammas", v) for v in gammas]
-    if not grid:
-        raise ValueError("gammas must hold at least one candidate.")
-    if len(set(grid)) != len(grid):
-        raise ValueError("gammas must not repeat a candidate.")
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {list(_METRICS)}, got metric={metric!r}.")
-    if rule not in _RULES:
-        raise ValueError(f"rule must be one of {list(_RULES)}, got rule={rule!r}.")
-    return grid, check_int("r", r, minimum=2)
 
 
 def _prepared(data: OWLData, huber_h: float):
@@ -240,28 +224,18 @@ def _scores(rules: NDArray[np.bool_], A, B, prop, optimal, metric: str) -> NDArr
     """Score of each rule (columns of ``rules``, True = +1) on the validation rows."""
     if metric == "accuracy":
         return (rules == (optimal > 0)[:, None]).mean(axis=0)
-    match = rules == (A > 0)[:, None]
-    inv = 1.0 / prop
-    den = inv @ match
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (B * inv) @ match / np.where(den > 0, den, 1.0), np.nan)
+    return ipw_values(rules, A, B, prop)
 
 
 def tune_gamma_table(
     d0: OWLData,
-    ns: Sequence[int],
-    epsilons: Sequence[float],
+    ns: Sequence[int] = (),
+    epsilons: Sequence[float] = (),
     *,
-    gammas: Sequence[float] = DEFAULT_GAMMA_GRID,
-    m: Optional[int] = None,
-    r: int = 200,
-    metric: str = "value",
-    rule: str = "max",
-    common_samples: bool = True,
-    redraw_split: bool = False,
-    huber_h: float = 0.5,
+    config: Optional[GammaSearchConfig] = None,
     random_state: Any = None,
     progress: bool = False,
+    **settings: Any,
 ) -> Tuple[GammaTable, pd.DataFrame]:
     """Algorithm 2 for every (n, epsilon) cell, sharing the exact fits across epsilon.
 
@@ -270,27 +244,20 @@ def tune_gamma_table(
     d0 : OWLData
         Independent (public) data; its bounds, W and propensities are used.
         ``metric="accuracy"`` needs ``d0.optimal``.
-    ns : sequence of int
-        Training sizes of the private fits.
-    epsilons : sequence of float
-        Budgets of the private fits (``inf``: non-private).
-    gammas : sequence of float, default=DEFAULT_GAMMA_GRID
-    m : int, optional
-        Minimum validation size; default ``n0 // 2``.
-    r : int, default=200
-        Repetitions per candidate.
-    metric : {"value", "accuracy"}, default="value"
-    rule : {"max", "one-se"}, default="max"
-    common_samples : bool, default=True
-        Share the resampled training sets across candidates.
-    redraw_split : bool, default=False
-        Draw a new pool / validation split of D0 for every repetition (then a
-        pool of exactly n rows differs between repetitions too). The authors'
-        code and the default split D0 once.
-    huber_h : float, default=0.5
+    ns, epsilons : sequence
+        Training sizes and budgets of the private fits (``inf``: non-private);
+        ignored when ``config`` is given.
+    config : GammaSearchConfig, optional
+        Every setting at once; keyword ``settings`` override its fields.
     random_state : None, int or numpy Generator
         Every draw (shuffle, resampling, noise) comes from this one generator.
     progress : bool, default=False
+    **settings
+        Other fields of :class:`~pydpowl.studies.config.GammaSearchConfig`:
+        ``gammas``, ``m`` (minimum validation size, default ``n0 // 2``),
+        ``r``, ``metric``, ``rule``, ``common_samples``, ``redraw_split``
+        (a new pool / validation split of D0 for every repetition; the
+        authors' code and the default split D0 once), ``huber_h``.
 
     Returns
     -------
@@ -299,16 +266,15 @@ def tune_gamma_table(
     curves : DataFrame
         ``n, epsilon, gamma, mean, sd, se, r, n_undefined, selected, n_pool, n_val, replace``.
     """
-    grid, r = _check_common(gammas, metric, rule, r)
-    ns = [check_int("ns", v, minimum=1) for v in ns]
-    eps_list = [check_epsilon(e, "epsilons") for e in epsilons]
-    if not ns or not eps_list:
-        raise ValueError("ns and epsilons must each hold at least one value.")
+    if config is None:
+        settings = {"ns": ns, "epsilons": epsilons, **settings}
+    cfg = resolve_config(GammaSearchConfig, config, settings)
+    grid, r, metric, rule, huber_h = list(cfg.gammas), cfg.r, cfg.metric, cfg.rule, cfg.huber_h
+    ns, eps_list, common_samples, redraw_split = list(cfg.ns), list(cfg.epsilons), cfg.common_samples, cfg.redraw_split
     if metric == "accuracy" and d0.optimal is None:
         raise ValueError("metric='accuracy' needs the optimal rule of D0 (simulated data); use metric='value'.")
-    huber_h = check_positive("huber_h", huber_h)
     n0 = d0.n
-    m = n0 // 2 if m is None else m
+    m = n0 // 2 if cfg.m is None else cfg.m
     rng = resolve_rng(random_state)
     Z, y, w, C, scaler = _prepared(d0, huber_h)
     X = d0.X.to_numpy(dtype=float)
@@ -369,16 +335,17 @@ def tune_gamma_table(
 
 def tune_gamma(d0: OWLData, n: int, epsilon: float, **kwargs: Any) -> TuningResult:
     """Algorithm 2 for one (n, epsilon); keyword arguments as in :func:`tune_gamma_table`."""
-    table, curves = tune_gamma_table(d0, [n], [epsilon], **kwargs)
+    random_state, progress = kwargs.pop("random_state", None), kwargs.pop("progress", False)
+    cfg = GammaSearchConfig(ns=(n,), epsilons=(epsilon,), **kwargs)
+    table, curves = tune_gamma_table(d0, config=cfg, random_state=random_state, progress=progress)
     row = curves.iloc[0]
-    m = kwargs.get("m") or d0.n // 2
+    m = cfg.m or d0.n // 2
     return TuningResult(
         method="public-D0", gamma=table.lookup(n, epsilon), n=int(n), epsilon=check_epsilon(epsilon),
-        metric=kwargs.get("metric", "value"), rule=kwargs.get("rule", "max"),
+        metric=cfg.metric, rule=cfg.rule,
         table=curves[["gamma", "mean", "sd", "se", "r", "n_undefined", "selected"]].reset_index(drop=True),
         details=dict(n0=d0.n, m=m, n_pool=int(row["n_pool"]), n_val=int(row["n_val"]), replace=bool(row["replace"]),
-                     common_samples=kwargs.get("common_samples", True),
-                     redraw_split=kwargs.get("redraw_split", False)),
+                     common_samples=cfg.common_samples, redraw_split=cfg.redraw_split),
         notes=(f"D0: {d0.description}",),
     )
 
@@ -443,7 +410,8 @@ def _transfer(gamma: float, transfer: str, n_part: int, eps_sel: float, n_fit: i
 
 def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_rows, fit_rows, gammas, metric,
            transfer, huber_h, rng) -> TuningResult:
-    grid, _ = _check_common(gammas, metric, "max", 2)
+    grid = list(check_gamma_grid("gammas", gammas))
+    check_choice("metric", metric, METRICS)
     if transfer not in _TRANSFERS:
         raise ValueError(f"transfer must be one of {list(_TRANSFERS)}, got transfer={transfer!r}.")
     chosen, n_part = _private_selection(data, sel_rows, grid, eps_sel, metric, huber_h, rng)
