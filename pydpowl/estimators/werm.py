@@ -22,6 +22,7 @@ from .._validation import (
 from ..engine.losses import MarginLoss, get_loss
 from ..engine.mechanisms import noise_rate, output_sensitivity, sample_output_noise
 from ..engine.solver import SolverResult, solve_weighted_erm
+from .chunked import is_chunked
 from .summary import FitSummary
 
 __all__ = ["DPWeightedERM", "check_erm_inputs", "check_noise_scale"]
@@ -186,7 +187,10 @@ class DPWeightedERM(DPEstimator):
         """
         names = feature_names_of(X)
         w_max = self._validated_settings()[2]  # settings are checked before the data
-        X, y, w = check_erm_inputs(X, y, sample_weight, w_max)
+        check = check_erm_inputs
+        if is_chunked(X, y, sample_weight):  # Dask inputs: checked per chunk, solved blockwise (estimators.chunked)
+            from .chunked import check_erm_inputs_chunked as check
+        X, y, w = check(X, y, sample_weight, w_max)
         self._fit_checked(X, y, w)
         if names is not None:
             self.feature_names_in_ = names
