@@ -153,3 +153,20 @@ def test_csv_files_and_headers(tmp_path):
     data = read_csv_chunks(path, **OPTS, treated="new", benefit_lower_bound=-12.0)
     assert data.n == 50 and "1 file(s)" in data.description
     assert isinstance(pd.Series(data.notes), pd.Series)
+
+
+def test_each_csv_chunk_is_parsed_once_per_pass(tmp_path, monkeypatch):
+    import dask
+
+    from pydpowl.datasets import chunked
+    from pydpowl.engine.dask_problem import track_passes
+
+    calls = []
+    real = chunked._csv_arrays
+    monkeypatch.setattr(chunked, "_csv_arrays", lambda *a: calls.append(1) or real(*a))
+    data = read_csv_chunks(_write(_frame(900), tmp_path / "csv"), **OPTS, treated="new", benefit_lower_bound=-12.0,
+                           blocksize=None)
+    with dask.config.set({"pydpowl.persist": False}), track_passes() as log:  # every pass reads the files
+        DPOWL(epsilon=1.0, gamma=10.0, weights_upper_bound=30.0, feature_bounds=data.feature_bounds,
+              random_state=1).fit(data.X, data.treatment, data.benefit, data.propensity)
+    assert len(calls) == 3 * log.total  # 3 chunks, once per pass: X, treatment, benefit, propensity from one parse

@@ -207,10 +207,13 @@ class ChunkedRows:
             if v.shape != (self.n,):
                 raise ValueError(f"{name} must have shape ({self.n},) like the rows of Z, got {v.shape}.")
             vectors.append(v if v.chunks[0] == rows else v.rechunk((rows,)))
-        self.Z, self.y, self.w = (Z.astype(np.float64), vectors[0].astype(np.float64),
-                                  vectors[1].astype(np.float64))
-        self._blocks = list(zip(self.Z.to_delayed().ravel(), self.y.to_delayed().ravel(),
-                                self.w.to_delayed().ravel()))
+        import dask
+
+        # optimised together, so that chunks of Z, y and w computed by one task (a persisted chunk, or the
+        # preparation of a chunk read from its source) stay one task in every pass
+        self.Z, self.y, self.w = dask.optimize(Z.astype(np.float64), vectors[0].astype(np.float64),
+                                               vectors[1].astype(np.float64))
+        self._blocks = list(zip(*(a.to_delayed(optimize_graph=False).ravel() for a in (self.Z, self.y, self.w))))
         self.n_chunks = len(self._blocks)
 
     def strided(self, step: int) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:

@@ -84,10 +84,9 @@ def check_erm_inputs_chunked(X: Any, y: Any, sample_weight: Any, weights_upper_b
         w = None
     else:
         w = _as_vector("sample_weight", sample_weight, n, rows)
-    offsets = _offsets(rows)
-    w_blocks = [None] * len(rows) if w is None else list(w.to_delayed())
+    blocks = _blocks(X, y, w)
     outs = [_delayed(_erm_block, 4)(xb, yb, wb, off, weights_upper_bound, _NORM_SLACK)
-            for xb, yb, wb, off in zip(X.to_delayed().ravel(), y.to_delayed(), w_blocks, offsets)]
+            for xb, yb, wb, off in zip(*blocks, _offsets(rows))]
     X, y, w, stats = _assemble(outs, rows, X.shape[1])
     X, y, w, stats = _materialise(X, y, w, stats)
     _raise_erm(stats, n, X.shape[1], weights_upper_bound, sample_weight is None)
@@ -164,14 +163,13 @@ def prepare_owl_chunked(estimator: Any, X: Any, treatment: Any, benefit: Any, pr
     A = _as_vector("treatment", treatment, n, rows)
     B = _as_vector("benefit", benefit, n, rows)
     if is_chunked(propensity) or _is_array(propensity):
-        P_blocks, spec = list(_as_vector("propensity", propensity, n, rows).to_delayed()), None
+        P, spec = _as_vector("propensity", propensity, n, rows), None
     else:
         # the scalar or model is checked on the client, with the in-memory code, before any pass
         resolve_propensity(propensity, np.zeros((1, p)), np.ones(1))
-        P_blocks, spec = [None] * len(rows), propensity
+        P, spec = None, propensity
     outs = [_delayed(_owl_block, 4)(xb, ab, bb, pb, off, spec, scaler, w_max)
-            for xb, ab, bb, pb, off in zip(X.to_delayed().ravel(), A.to_delayed(), B.to_delayed(), P_blocks,
-                                           _offsets(rows))]
+            for xb, ab, bb, pb, off in zip(*_blocks(X, A, B, P), _offsets(rows))]
     Z, A, w, stats = _assemble(outs, rows, scaler.n_coefficients)
     Z, A, w, stats = _materialise(Z, A, w, stats)
     _raise_owl(stats, n, p, spec is None)
@@ -337,6 +335,23 @@ def _as_vector(name: str, value: Any, n: int, rows: Tuple[int, ...]):
     if v.shape[0] != n:
         raise ValueError(f"{name} must have length {n}, got length {v.shape[0]}.")
     return v if v.chunks[0] == rows else v.rechunk((rows,))
+
+
+def _blocks(*arrays: Any) -> List[List[Any]]:
+    """The row chunks of each array (None: a list of None), as Delayed objects of one jointly optimised
+    graph: a task shared by several arrays (e.g. parsing a CSV chunk) then runs once per pass."""
+    import dask
+
+    present = [a for a in arrays if a is not None]
+    optimised = iter(dask.optimize(*present))
+    n_chunks = present[0].numblocks[0]
+    out = []
+    for a in arrays:
+        if a is None:
+            out.append([None] * n_chunks)
+        else:
+            out.append(list(next(optimised).to_delayed(optimize_graph=False).ravel()))
+    return out
 
 
 def _offsets(rows: Tuple[int, ...]) -> List[int]:
