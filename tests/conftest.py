@@ -38,14 +38,11 @@ def dask_client():
 
     ``processes=False``: the two workers (one thread each) run in the test process, which starts
     in a fraction of a second and needs no spawned interpreters; the scheduler, the workers and
-    the task graphs are the same as with worker processes. Work stealing is off so that each task
-    runs exactly once (stealing occasionally runs a task on both workers; tests count task runs).
-    Set-up installs Dask, so a missing Dask is an error, not a skip.
+    the task graphs are the same as with worker processes. Set-up installs Dask, so a missing
+    Dask is an error, not a skip.
     """
-    import dask
     from distributed import Client, LocalCluster
 
-    with dask.config.set({"distributed.scheduler.work-stealing": False}), \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster, set_as_default=True) as client:
         yield client

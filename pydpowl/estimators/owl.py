@@ -156,7 +156,9 @@ class DPOWL(DPEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n, p)
-            Features (column names kept for reporting).
+            Features (column names kept for reporting). Dask arrays or
+            DataFrames (any of the inputs) are fitted chunk by chunk on the
+            workers: see docs/dask.md.
         treatment : array-like of shape (n,)
             Received treatment in {-1, 1}.
         benefit : array-like of shape (n,)

@@ -176,6 +176,7 @@ class DPWeightedERM(DPEstimator):
         ----------
         X : array-like of shape (n, d)
             Rows with l2 norm at most 1 (include a column of ones for an intercept).
+            Dask arrays (any of the inputs) are fitted chunk by chunk: see docs/dask.md.
         y : array-like of shape (n,)
             Labels in {-1, 1}.
         sample_weight : array-like of shape (n,), optional
