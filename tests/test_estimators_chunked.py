@@ -142,6 +142,19 @@ def test_the_solver_gets_dask_arrays_and_the_estimator_keeps_nothing_of_length_n
     assert 2 <= log.evaluations <= 6 and log.line_search == 0
 
 
+def test_persisted_chunks_are_freed_when_the_fit_returns(dask_client):
+    import time
+
+    X, A, B, P, _ = _owl(3000, seed=15)
+    with dask.config.set({"pydpowl.persist": True}):
+        DPOWL(**KW, random_state=1).fit(*(_chunk(v, 700) for v in (X, A, B, P)))
+    held = lambda: dask_client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))  # noqa: E731
+    deadline = time.monotonic() + 5
+    while held() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert held() == 0
+
+
 def test_persist_setting(monkeypatch):
     X, A, B, P, _ = _owl(1000, seed=10)
     ref = DPOWL(**KW, random_state=1).fit(X, A, B, P)
