@@ -3,8 +3,8 @@ PY := .venv/bin/python
 # The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
 export PYDPOWL_REQUIRE_R := 1
 
-.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold lint clean \
-	coverage propensity-study
+.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask lint \
+	clean coverage propensity-study
 
 setup:
 	@bash scripts/setup.sh
@@ -58,6 +58,12 @@ bench: setup
 ## Whole processes as users run them (read a CSV, fit once): Python, R + DPpack, R + pydpowl
 bench-cold: setup
 	$(PY) benchmarks/bench_cold.py
+
+## DP-OWL on Dask (LocalCluster of 2 processes) vs in memory vs DPpack, data written chunk by chunk to disk.
+## The issue's full grid (writes about 5 GB, about 20 minutes): make bench-dask BENCH_DASK_ARGS="--sizes 1e6,1e7,1e8"
+BENCH_DASK_ARGS ?= --sizes 1e6,1e7
+bench-dask: setup
+	$(PY) benchmarks/bench_dask.py $(BENCH_DASK_ARGS)
 
 lint: setup
 	$(PY) -m flake8 --max-line-length 120 --select F,E9 pydpowl r_reference validation tests benchmarks

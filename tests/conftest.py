@@ -30,3 +30,19 @@ def check_r(*packages: str) -> None:
 def require_r() -> Callable[..., None]:
     """The :func:`check_r` checker, for use in (module-level autouse) fixtures."""
     return check_r
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A ``distributed.Client`` on a 2-worker LocalCluster for the Dask tests.
+
+    ``processes=False``: the two workers (one thread each) run in the test process, which starts
+    in a fraction of a second and needs no spawned interpreters; the scheduler, the workers and
+    the task graphs are the same as with worker processes. Set-up installs Dask, so a missing
+    Dask is an error, not a skip.
+    """
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster, set_as_default=True) as client:
+        yield client

@@ -92,7 +92,12 @@ def open_budget(args: argparse.Namespace):
             raise ValueError("--total-epsilon needs --budget-file (where the tally is kept).")
         return None
     path = Path(args.budget_file)
-    fingerprint = dataset_fingerprint(args.data)
+    if getattr(args, "engine", "memory") == "dask":  # a glob of CSV files
+        from .dask_engine import files_fingerprint
+
+        fingerprint = files_fingerprint(args.data)
+    else:
+        fingerprint = dataset_fingerprint(args.data)
     if path.exists():
         acc = BudgetAccountant.load(path, dataset=fingerprint)
         if args.total_epsilon is not None and args.total_epsilon != acc.total_epsilon:

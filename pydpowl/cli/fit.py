@@ -8,6 +8,7 @@ predict' applies it to new data.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from pathlib import Path
 
@@ -19,6 +20,9 @@ EPILOG = """examples:
               --propensity 0.6667 --weights-upper-bound 27.2339 --epsilon 1 --gamma 75 --out model.json
   pydpowl fit --data sim.csv --treatment A --benefit B --features x1,x2,x3,x4 --bounds 0:1,0:1,0:1,0:1 \\
               --weights-upper-bound 30 --epsilon 5 --gamma 60 --out model.json
+  pydpowl fit --data 'claims/*.csv' --engine dask --scheduler tcp://10.0.0.5:8786 --treatment A --benefit B \\
+              --features x1,x2,x3,x4 --bounds 0:1,0:1,0:1,0:1 --weights-upper-bound 30 --epsilon 1 --gamma 600 \\
+              --out model.json
 
 Bounds, W and gamma must be fixed before looking at the data: values read off the data void the
 privacy guarantee. Leave --seed out for a real release (fresh operating-system entropy).
@@ -40,6 +44,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="names of the arms coded +1 and -1, stored in the model (default: from the data coding)")
     g.add_argument("--seed", type=int, default=None, metavar="S",
                    help="seed the noise (reproduction and tests only: a known seed reveals the noise)")
+    g = parser.add_argument_group("engine")
+    g.add_argument("--engine", choices=("memory", "dask"), default="memory",
+                   help="memory: read the CSV into this process (default); dask: --data is a glob of CSV files "
+                        "('dir/*.csv') read chunk by chunk by Dask workers, and each solver pass is blockwise")
+    g.add_argument("--scheduler", metavar="ADDR",
+                   help="with --engine dask: address of a running dask-scheduler (tcp://host:8786); default: a "
+                        "local cluster of threads in this process")
     add_budget_options(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="model file to write (JSON)")
     parser.set_defaults(func=run)
@@ -55,16 +66,26 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if not (args.epsilon > 0 and math.isfinite(args.epsilon)):
         raise ValueError(f"--epsilon must be a finite number > 0 for a release, got {args.epsilon!r}.")
+    if args.scheduler is not None and args.engine != "dask":
+        raise ValueError("--scheduler needs --engine dask.")
     budget = open_budget(args)
     label = f"pydpowl fit --epsilon {args.epsilon:g} -> {args.out.name}"
     if budget is not None:
         budget.check(args.epsilon, label=label)  # before the data are read
-    data, coded = data_from_args(args, with_labels=True)
-    model = DPOWL(epsilon=args.epsilon, gamma=args.gamma, weights_upper_bound=data.weights_upper_bound,
-                  feature_bounds=data.feature_bounds, huber_h=args.huber_h, random_state=args.seed)
-    model.fit(data.X, data.treatment, data.benefit, data.propensity)
+    with contextlib.ExitStack() as stack:
+        if args.engine == "dask":
+            from .dask_engine import chunked_data_from_args, dask_client
+
+            say(f"dask: {stack.enter_context(dask_client(args.scheduler))}")
+            data, coded = chunked_data_from_args(args)
+        else:
+            data, coded = data_from_args(args, with_labels=True)
+        model = DPOWL(epsilon=args.epsilon, gamma=args.gamma, weights_upper_bound=data.weights_upper_bound,
+                      feature_bounds=data.feature_bounds, huber_h=args.huber_h, random_state=args.seed)
+        model.fit(data.X, data.treatment, data.benefit, data.propensity)
+    names = list(data.feature_names) if args.engine == "dask" else list(data.X.columns)
     plus, minus = _labels(args, coded)
-    path = export_model(model, args.out, feature_names=list(data.X.columns), treatment_labels=(plus, minus))
+    path = export_model(model, args.out, feature_names=names, treatment_labels=(plus, minus))
     if budget is not None:  # spent only after the release succeeded
         budget.spend(args.epsilon, label=label)
         budget.save(args.budget_file)

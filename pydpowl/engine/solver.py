@@ -24,7 +24,9 @@ minimiser up to rounding; the logistic objective is smooth and Newton
 converges quadratically. Problems with at most 50,000 entries are polished by
 extra Newton steps past the tolerance, down to rounding level.
 
-:func:`solve_weighted_erm` is the front end for arrays in memory. It picks
+:func:`solve_weighted_erm` is the front end for arrays in memory and for Dask
+arrays chunked along the rows (each problem call then runs blockwise, see
+:mod:`pydpowl.engine.dask_problem`; same starting point, same iteration). It picks
 the starting point (for the Huber hinge, the minimiser of its quadratic
 surrogate, a weighted ridge regression; from 100,000 rows, the solution on an
 evenly strided subsample of 20,000 rows) and the backend of the
@@ -287,11 +289,13 @@ def solve_weighted_erm(
 
     Parameters
     ----------
-    Z : ndarray of shape (n, d)
+    Z : ndarray or dask.array.Array of shape (n, d)
         Rows in the scaled space (the caller has checked ``||z_i|| <= 1``).
-    y : ndarray of shape (n,)
+        A Dask array (chunked along the rows, chunk sizes known) is solved
+        blockwise, with ``y`` and ``w`` Dask arrays too.
+    y : ndarray or dask.array.Array of shape (n,)
         Labels in {-1, 1}.
-    w : ndarray of shape (n,)
+    w : ndarray or dask.array.Array of shape (n,)
         Weights in [0, W].
     gamma : float
         Regularisation constant; ``F`` is ``gamma/n``-strongly convex.
@@ -324,17 +328,15 @@ def solve_weighted_erm(
     ConvergenceError
         If the gradient norm is still above ``tol`` after ``max_iter`` iterations.
     """
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    n, d = Z.shape
+    rows = _rows(Z, y, w)
+    n, d = rows.n, rows.d
     extra_ridge, linear = _check_terms(extra_ridge, linear, d)
     ridge = gamma + extra_ridge
     resolved = _resolve_backend(n, loss, backend)
     if theta0 is None:
-        theta0 = _starting_point(Z, y, w, loss=loss, gamma=gamma, extra_ridge=extra_ridge, linear=linear,
+        theta0 = _starting_point(rows, loss=loss, gamma=gamma, extra_ridge=extra_ridge, linear=linear,
                                  backend=resolved)
-    problem = MarginProblem(Z, y, w, loss, backend=resolved)
+    problem = rows.problem(loss, resolved)
     try:
         return newton(problem, theta0, ridge=ridge, linear=linear, tol=tol, max_iter=max_iter,
                       polish=n * d <= _POLISH_MAX_ENTRIES)
@@ -342,18 +344,46 @@ def solve_weighted_erm(
         problem.release()  # its work arrays go to the next solve; the result holds none of them
 
 
-def _starting_point(Z, y, w, *, loss, gamma, extra_ridge, linear, backend) -> NDArray[np.float64]:
+class _InMemoryRows:
+    """The data of :func:`solve_weighted_erm` as numpy arrays (the chunked counterpart is
+    :class:`pydpowl.engine.dask_problem.ChunkedRows`): its size, an evenly strided subsample,
+    and the problem of a loss."""
+
+    def __init__(self, Z, y, w) -> None:
+        self.Z = np.ascontiguousarray(Z, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.w = np.ascontiguousarray(w, dtype=np.float64)
+        self.n, self.d = self.Z.shape
+
+    def strided(self, step: int):
+        return self.Z[::step], self.y[::step], self.w[::step]
+
+    def problem(self, loss: MarginLoss, backend: str) -> MarginProblem:
+        return MarginProblem(self.Z, self.y, self.w, loss, backend=backend)
+
+
+def _rows(Z, y, w):
+    """In-memory rows, or chunked ones for Dask arrays (``__dask_graph__``: the Dask collection
+    protocol, checked without importing Dask): then each problem call is one blockwise pass."""
+    if hasattr(Z, "__dask_graph__"):
+        from .dask_problem import ChunkedRows
+
+        return ChunkedRows(Z, y, w)
+    return _InMemoryRows(Z, y, w)
+
+
+def _starting_point(rows, *, loss, gamma, extra_ridge, linear, backend) -> NDArray[np.float64]:
     """From 100,000 rows: the solution on an evenly strided subsample of 20,000 rows, with the
     regulariser and linear term scaled by the subsample's share (the same ``F``). Otherwise, for a
     loss with a quadratic surrogate (the Huber hinge): the surrogate's minimiser, one Newton step
     from 0 (usually a few rows away from the right zones, so Newton needs few, full steps).
     Only a starting point: the full problem is still solved and certified."""
-    n, d = Z.shape
+    n, d = rows.n, rows.d
     if n >= _WARM_START_MIN_ROWS:
-        step = max(n // _WARM_START_ROWS, 1)
-        share = Z[::step].shape[0] / n
+        Zs, ys, ws = rows.strided(max(n // _WARM_START_ROWS, 1))
+        share = Zs.shape[0] / n
         try:
-            return solve_weighted_erm(Z[::step], y[::step], w[::step], gamma=gamma * share, loss=loss, tol=1e-8,
+            return solve_weighted_erm(Zs, ys, ws, gamma=gamma * share, loss=loss, tol=1e-8,
                                       backend=backend, extra_ridge=extra_ridge * share,
                                       linear=None if linear is None else linear * share).x
         except ConvergenceError:
@@ -361,7 +391,7 @@ def _starting_point(Z, y, w, *, loss, gamma, extra_ridge, linear, backend) -> ND
     surrogate = getattr(loss, "quadratic_surrogate", None)
     if surrogate is None:
         return np.zeros(d)
-    problem = MarginProblem(Z, y, w, surrogate(), backend=backend)
+    problem = rows.problem(surrogate(), backend)
     try:
         _, g, H = problem.evaluate(np.zeros(d))
     finally:

@@ -7,6 +7,7 @@ and delegates the private fit to :class:`~pydpowl.estimators.werm.DPWeightedERM`
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from .._validation import (
     resolve_rng,
 )
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
+from .chunked import is_chunked, prepare_owl_chunked
 from .propensity import resolve_propensity
 from .summary import FitSummary
 from .werm import DPWeightedERM
@@ -154,7 +156,9 @@ class DPOWL(DPEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n, p)
-            Features (column names kept for reporting).
+            Features (column names kept for reporting). Dask arrays or
+            DataFrames (any of the inputs) are fitted chunk by chunk on the
+            workers: see docs/dask.md.
         treatment : array-like of shape (n,)
             Received treatment in {-1, 1}.
         benefit : array-like of shape (n,)
@@ -169,7 +173,10 @@ class DPOWL(DPEstimator):
         self
         """
         names = feature_names_of(X)
-        Z, A, w, C, scaler, counts = self.prepare(X, treatment, benefit, propensity)
+        prepare = self.prepare
+        if is_chunked(X, treatment, benefit, propensity):  # Dask inputs: prepared per chunk (estimators.chunked)
+            prepare = functools.partial(prepare_owl_chunked, self)
+        Z, A, w, C, scaler, counts = prepare(X, treatment, benefit, propensity)
         engine = DPWeightedERM(
             epsilon=self.epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
             loss="huber", huber_h=self.huber_h, C=C, tol=self.tol, keep_nonprivate=self.keep_nonprivate,

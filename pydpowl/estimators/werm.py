@@ -22,6 +22,7 @@ from .._validation import (
 from ..engine.losses import MarginLoss, get_loss
 from ..engine.mechanisms import noise_rate, output_sensitivity, sample_output_noise
 from ..engine.solver import SolverResult, solve_weighted_erm
+from .chunked import is_chunked
 from .summary import FitSummary
 
 __all__ = ["DPWeightedERM", "check_erm_inputs", "check_noise_scale"]
@@ -175,6 +176,7 @@ class DPWeightedERM(DPEstimator):
         ----------
         X : array-like of shape (n, d)
             Rows with l2 norm at most 1 (include a column of ones for an intercept).
+            Dask arrays (any of the inputs) are fitted chunk by chunk: see docs/dask.md.
         y : array-like of shape (n,)
             Labels in {-1, 1}.
         sample_weight : array-like of shape (n,), optional
@@ -186,7 +188,10 @@ class DPWeightedERM(DPEstimator):
         """
         names = feature_names_of(X)
         w_max = self._validated_settings()[2]  # settings are checked before the data
-        X, y, w = check_erm_inputs(X, y, sample_weight, w_max)
+        check = check_erm_inputs
+        if is_chunked(X, y, sample_weight):  # Dask inputs: checked per chunk, solved blockwise (estimators.chunked)
+            from .chunked import check_erm_inputs_chunked as check
+        X, y, w = check(X, y, sample_weight, w_max)
         self._fit_checked(X, y, w)
         if names is not None:
             self.feature_names_in_ = names

@@ -1,0 +1,70 @@
+"""``--engine dask`` of ``pydpowl fit``: the Dask client and the chunked CSV data.
+
+Without ``--scheduler`` the work runs on a local cluster of threads in the
+command's own process (one worker per core; numba kernels and numpy release
+the GIL); with ``--scheduler ADDR`` on a running ``dask-scheduler`` and its
+``dask-worker`` processes, which must reach the CSV files at the same paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from typing import Iterator, Optional, Tuple
+
+from .._validation import check_positive
+
+__all__ = ["dask_client", "chunked_data_from_args", "files_fingerprint"]
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: Optional[str] = None) -> Iterator[object]:
+    """A ``distributed.Client`` on ``scheduler``, or on a local cluster of threads; closed on exit."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - set-up installs it
+        raise ValueError("--engine dask needs Dask's distributed scheduler (Debian: python3-distributed).") from None
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="10s", set_as_default=True)
+        except OSError as exc:
+            raise ValueError(f"--scheduler {scheduler}: could not connect ({type(exc).__name__}); is "
+                             "dask-scheduler running there?") from None
+        with client:
+            yield client
+        return
+    n_workers = max(os.cpu_count() or 1, 1)
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=False,
+                      dashboard_address=":0") as cluster, Client(cluster, set_as_default=True) as client:
+        yield client
+
+
+def chunked_data_from_args(args) -> Tuple[object, Tuple[str, str]]:
+    """:class:`~pydpowl.datasets.chunked.ChunkedOWLData` from the data options, and the arm names."""
+    from ..datasets.chunked import read_csv_chunks
+
+    missing = [opt for opt, val in (("--treatment", args.treatment), ("--benefit", args.benefit),
+                                    ("--features", args.features), ("--bounds", args.bounds),
+                                    ("--weights-upper-bound", args.weights_upper_bound)) if val is None]
+    if missing:
+        raise ValueError(f"--data needs {', '.join(missing)} (public settings are never read off the data).")
+    check_positive("weights_upper_bound", args.weights_upper_bound)
+    data = read_csv_chunks(
+        args.data, treatment=args.treatment, benefit=args.benefit, features=args.features, bounds=args.bounds,
+        weights_upper_bound=args.weights_upper_bound, propensity=args.propensity, treated=args.treated,
+        benefit_lower_bound=args.benefit_lower_bound,
+    )
+    return data, data.treatment_labels
+
+
+def files_fingerprint(pattern: str) -> str:
+    """``"sha256:<hex>"`` over the sorted files a glob matches (names and contents), to bind a budget file
+    to a chunked dataset as :func:`pydpowl.privacy.accountant.dataset_fingerprint` binds it to one file."""
+    from ..datasets.chunked import csv_files
+    from ..privacy.accountant import dataset_fingerprint
+
+    digest = hashlib.sha256()
+    for path in csv_files(pattern):
+        digest.update(os.path.basename(path).encode() + b"\0" + dataset_fingerprint(path).encode() + b"\n")
+    return "sha256:" + digest.hexdigest()

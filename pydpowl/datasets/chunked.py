@@ -1,0 +1,432 @@
+"""Data on disk, chunk by chunk, as Dask arrays: directories of .npy chunks, zarr stores, CSV files.
+
+Nothing here reads a whole dataset into one process: writers take an iterable
+of chunks, readers return lazy Dask arrays whose chunks are read by the
+workers (so the files must be reachable from them, e.g. on a shared file
+system). Fit them with :class:`pydpowl.DPOWL` or
+:class:`pydpowl.DPWeightedERM`, which take Dask arrays (see docs/dask.md).
+
+Layouts
+-------
+npy chunks (:func:`write_npy_chunks`, :func:`open_npy_chunks`)
+    one subdirectory per array (``X``, ``treatment``, ``benefit``, optionally
+    ``propensity``; any names), each holding one ``.npy`` file per chunk,
+    named so that they sort in row order (``000000.npy``, ``000001.npy``,
+    ...). Chunk ``k`` of every array has the same number of rows.
+zarr (:func:`write_zarr`, :func:`open_zarr`)
+    a group with one array per name, chunked along the rows (Debian's
+    python3-zarr).
+CSV (:func:`read_csv_chunks`)
+    files matching a glob pattern (``'dir/*.csv'``), one table split in row
+    order across them, each with the header line; read with
+    ``dask.dataframe.read_csv``. The columns are coded as
+    :func:`pydpowl.datasets.tabular.owl_data_from_frame` codes one CSV in
+    memory (same rules and messages), with one pass over the files to check
+    them and count what the notes report.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_bounds, check_positive
+from ..engine.dask_problem import compute, count_pass, tree_reduce
+from .tabular import parse_bounds, parse_propensity, treatment_codes
+
+__all__ = ["ChunkedOWLData", "write_npy_chunks", "open_npy_chunks", "write_zarr", "open_zarr", "read_csv_chunks",
+           "csv_files"]
+
+PathLike = Union[str, os.PathLike]
+
+
+@dataclass(frozen=True)
+class ChunkedOWLData:
+    """DP-OWL data as Dask arrays, with the public settings (the chunked :class:`~pydpowl.datasets.OWLData`).
+
+    Attributes
+    ----------
+    X : dask.array.Array of shape (n, p)
+    treatment, benefit, propensity : dask.array.Array of shape (n,)
+        Treatment in {-1, 1}, benefit, and P(A_i | x_i) of the received treatment.
+    feature_names : tuple of str
+    feature_bounds : tuple of ndarray
+    weights_upper_bound : float
+    treatment_labels : tuple of str
+        Names of the arms coded +1 and -1.
+    description : str
+    notes : tuple of str
+    """
+
+    X: Any
+    treatment: Any
+    benefit: Any
+    propensity: Any
+    feature_names: Tuple[str, ...]
+    feature_bounds: Tuple[np.ndarray, np.ndarray]
+    weights_upper_bound: float
+    treatment_labels: Tuple[str, str] = ("1", "-1")
+    description: str = ""
+    notes: Tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def n(self) -> int:
+        """Number of subjects."""
+        return int(self.X.shape[0])
+
+
+# --------------------------------------------------------------------------- npy chunks
+
+
+def write_npy_chunks(directory: PathLike, chunks: Iterable[Mapping[str, np.ndarray]]) -> Path:
+    """Write chunks (mappings name -> array, rows first) as ``directory/<name>/<k>.npy``.
+
+    Every chunk must hold the same names with the same number of rows. Only
+    one chunk is in memory at a time (the iterable may generate them).
+    Returns the directory.
+    """
+    directory = Path(directory)
+    names: Optional[List[str]] = None
+    for k, chunk in enumerate(chunks):
+        if names is None:
+            names = sorted(chunk)
+            if not names:
+                raise ValueError("write_npy_chunks: a chunk must hold at least one array.")
+            for name in names:
+                (directory / name).mkdir(parents=True, exist_ok=True)
+        if sorted(chunk) != names:
+            raise ValueError(f"write_npy_chunks: chunk {k} holds {sorted(chunk)}, the first chunk {names}.")
+        _same_rows(k, chunk)
+        for name in names:
+            np.save(directory / name / f"{k:06d}.npy", np.asarray(chunk[name]))
+    if names is None:
+        raise ValueError("write_npy_chunks: no chunks were given.")
+    return directory
+
+
+def open_npy_chunks(directory: PathLike) -> Dict[str, Any]:
+    """The arrays of a :func:`write_npy_chunks` directory as Dask arrays (one chunk per file).
+
+    Only the files' headers are read here; workers load the chunks.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the directory holds no subdirectory with ``.npy`` files.
+    ValueError
+        If the arrays have different numbers of chunks or rows per chunk.
+    """
+    import dask.array as da
+    from dask import delayed
+
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"npy chunk directory not found: {directory}")
+    files = {sub.name: sorted(sub.glob("*.npy")) for sub in sorted(directory.iterdir()) if sub.is_dir()}
+    files = {name: paths for name, paths in files.items() if paths}
+    if not files:
+        raise FileNotFoundError(f"{directory} holds no subdirectory with .npy chunks (layout: <name>/<k>.npy).")
+    headers = {name: [_npy_header(p) for p in paths] for name, paths in files.items()}
+    rows = _check_layout(directory, {name: [h[0][0] if h[0] else 1 for h in hs] for name, hs in headers.items()})
+    arrays = {}
+    for name, paths in files.items():
+        blocks = [da.from_delayed(delayed(np.load, pure=True)(str(p)), shape=shape, dtype=dtype)
+                  for p, (shape, dtype) in zip(paths, headers[name])]
+        arrays[name] = da.concatenate(blocks, axis=0)
+    del rows
+    return arrays
+
+
+def _npy_header(path: Path) -> Tuple[Tuple[int, ...], np.dtype]:
+    with open(path, "rb") as fh:
+        version = np.lib.format.read_magic(fh)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read(fh)
+    if fortran and len(shape) > 1:
+        raise ValueError(f"{path}: Fortran-ordered chunks are not supported; save C-ordered arrays.")
+    return tuple(shape), np.dtype(dtype)
+
+
+def _check_layout(where: Any, rows: Dict[str, List[int]]) -> List[int]:
+    first = next(iter(rows))
+    for name, counts in rows.items():
+        if len(counts) != len(rows[first]):
+            raise ValueError(f"{where}: {name} has {len(counts)} chunks, {first} has {len(rows[first])}.")
+        if counts != rows[first]:
+            k = next(i for i, (a, b) in enumerate(zip(counts, rows[first])) if a != b)
+            raise ValueError(f"{where}: chunk {k} of {name} has {counts[k]} rows, of {first} {rows[first][k]}.")
+    return rows[first]
+
+
+def _same_rows(k: int, chunk: Mapping[str, np.ndarray]) -> None:
+    counts = {name: int(np.shape(a)[0]) for name, a in chunk.items()}
+    if len(set(counts.values())) > 1:
+        raise ValueError(f"chunk {k}: the arrays have different numbers of rows {counts}.")
+
+
+# --------------------------------------------------------------------------- zarr
+
+
+def write_zarr(path: PathLike, chunks: Iterable[Mapping[str, np.ndarray]], *, chunk_rows: Optional[int] = None
+               ) -> Path:
+    """Append chunks (mappings name -> array) to a new zarr group at ``path``, one array per name.
+
+    ``chunk_rows`` sets the rows per zarr chunk (default: the rows of the first chunk).
+    """
+    import zarr
+
+    path = Path(path)
+    group = zarr.open_group(str(path), mode="w")
+    arrays: Dict[str, Any] = {}
+    for k, chunk in enumerate(chunks):
+        _same_rows(k, chunk)
+        if not arrays:
+            for name in sorted(chunk):
+                a = np.asarray(chunk[name])
+                rows = chunk_rows or max(int(a.shape[0]), 1)
+                arrays[name] = group.create_dataset(name, shape=(0,) + a.shape[1:], chunks=(rows,) + a.shape[1:],
+                                                    dtype=a.dtype)
+        if sorted(chunk) != sorted(arrays):
+            raise ValueError(f"write_zarr: chunk {k} holds {sorted(chunk)}, the first chunk {sorted(arrays)}.")
+        for name, target in arrays.items():
+            target.append(np.asarray(chunk[name]))
+    if not arrays:
+        raise ValueError("write_zarr: no chunks were given.")
+    return path
+
+
+def open_zarr(path: PathLike) -> Dict[str, Any]:
+    """The arrays of a zarr group as Dask arrays (chunked as stored)."""
+    import dask.array as da
+    import zarr
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"zarr store not found: {path}")
+    group = zarr.open_group(str(path), mode="r")
+    names = sorted(group.array_keys())
+    if not names:
+        raise FileNotFoundError(f"{path} holds no zarr arrays.")
+    arrays = {name: da.from_zarr(str(path), component=name) for name in names}
+    lengths = {name: a.shape[0] for name, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"{path}: the arrays have different numbers of rows {lengths}.")
+    return arrays
+
+
+# --------------------------------------------------------------------------- CSV files
+
+
+def csv_files(pattern: PathLike) -> List[str]:
+    """The files a glob pattern (or one file name) matches, sorted; raises if there are none."""
+    files = sorted(glob.glob(str(pattern)))
+    files = [f for f in files if os.path.isfile(f)]
+    if not files:
+        raise FileNotFoundError(f"no data file matches {str(pattern)!r}")
+    return files
+
+
+def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features: Sequence[str], bounds: Any,
+                    weights_upper_bound: float, propensity: Any = 0.5, treated: Optional[str] = None,
+                    benefit_lower_bound: Optional[float] = None, blocksize: Union[str, int, None] = "64MB",
+                    source: Optional[str] = None) -> ChunkedOWLData:
+    """DP-OWL data from CSV files as Dask arrays (:func:`~pydpowl.datasets.tabular.owl_data_from_frame` per chunk).
+
+    Parameters
+    ----------
+    pattern : str or path
+        A glob pattern (``'dir/*.csv'``) or one file; files are taken in sorted order.
+    treatment, benefit, features, bounds, weights_upper_bound, propensity, treated, benefit_lower_bound
+        As for :func:`~pydpowl.datasets.tabular.owl_data_from_frame`.
+    blocksize : str, int or None, default="64MB"
+        Bytes per chunk (``dask.dataframe.read_csv``); None: one chunk per file.
+    source : str, optional
+        Shown in messages and the description (default: the pattern).
+
+    Returns
+    -------
+    ChunkedOWLData
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        As :func:`~pydpowl.datasets.tabular.owl_data_from_frame`, with counts over all files.
+    """
+    import dask.array as da
+    import dask.dataframe as dd
+    from dask import delayed
+
+    source = str(pattern) if source is None else source
+    files = csv_files(pattern)
+    features = [str(f) for f in features]
+    if not features:
+        raise ValueError("features must name at least one column.")
+    if len(set(features)) != len(features):
+        raise ValueError("features must not repeat a column.")
+    prop = parse_propensity(propensity)
+    needed: List[str] = list(dict.fromkeys([treatment, benefit, *features] + ([prop] if isinstance(prop, str)
+                                                                              else [])))
+    header = _csv_header(files[0])
+    missing = [c for c in needed if c not in header]
+    if missing:
+        raise ValueError(f"{source}: missing column(s) {missing}; columns present: {header[:20]}.")
+    if treatment in features or benefit in features:
+        raise ValueError("the treatment and benefit columns must not be features.")
+    lower, upper = parse_bounds(bounds, features) if isinstance(bounds, str) else check_bounds(
+        "bounds", bounds, len(features))
+    W = check_positive("weights_upper_bound", weights_upper_bound)
+    lower_bound = None if benefit_lower_bound is None else float(benefit_lower_bound)
+    spec = _CsvSpec(treatment=treatment, benefit=benefit, features=tuple(features),
+                    propensity=prop, benefit_lower_bound=lower_bound)
+
+    frame = dd.read_csv(files, usecols=needed, dtype={c: "object" for c in needed}, encoding="utf-8-sig",
+                        blocksize=blocksize)
+    parts = frame.to_delayed()
+    count_pass("validation", len(parts))
+    (stats,) = compute(tree_reduce([delayed(_csv_counts, pure=False)(p, spec) for p in parts],
+                                        _merge_csv_counts))
+    n = int(sum(stats["rows"]))
+    na = {c: stats["na"][c] for c in needed if stats["na"][c]}
+    if na:
+        raise ValueError(f"{source}: missing values in {na} (counts); remove or impute them first.")
+    levels = sorted(stats["levels"])
+    if stats["more_levels"]:
+        raise ValueError(f"the treatment column must take exactly 2 values, got more than {_MAX_LEVELS}.")
+    codes, plus, minus = treatment_codes(pd.Series(levels), treated)  # the in-memory rule, on the distinct values
+    n_plus = sum(stats["level_counts"][lv] for lv, code in zip(levels, codes) if code > 0)
+    bad_cols = [f for f in features if stats["text"][f]]
+    if bad_cols:
+        raise ValueError(f"{source}: feature column(s) {bad_cols} are not numeric; code categories as 0/1 columns.")
+    infinite = {f: stats["inf"][f] for f in features if stats["inf"][f]}
+    if infinite:
+        raise ValueError(f"{source}: infinite values in feature column(s) {infinite} (counts); remove them first.")
+    if stats["text"][benefit]:
+        raise ValueError(f"{source}: benefit column {benefit!r} is not numeric ({stats['text'][benefit]} entries).")
+    if stats["inf"][benefit]:
+        raise ValueError(f"{source}: benefit column {benefit!r} has {stats['inf'][benefit]} infinite entries; "
+                         "remove them first.")
+    notes = [f"treatment {treatment!r}: +1 = {plus}, -1 = {minus}",
+             f"benefit {benefit!r} (larger is better)",
+             f"features {features}"]
+    if lower_bound is not None:
+        notes.append(f"benefit shifted by the public lower bound {lower_bound:g}; "
+                     f"{stats['benefit_below']} value(s) below it clipped")
+    if isinstance(prop, str):
+        if stats["propensity_outside"]:
+            raise ValueError(f"{source}: propensity column {prop!r} must hold probabilities in (0, 1); "
+                             f"{stats['propensity_outside']} of {n} entries do not.")
+        notes.append(f"propensity: P(+1 | x) from column {prop!r}")
+    else:
+        notes.append(f"propensity: P(+1) = {prop:g} (randomised)")
+    notes.append(f"public settings: bounds {dict(zip(features, zip(lower.tolist(), upper.tolist())))}, W = {W:g}")
+
+    coding = (str(treated).strip() if treated is not None else None)
+    outs = [delayed(_csv_arrays, nout=4, pure=False)(p, spec, coding) for p in parts]
+    p_count = len(features)
+    X = da.concatenate([da.from_delayed(o[0], shape=(k, p_count), dtype=np.float64)
+                        for o, k in zip(outs, stats["rows"])])
+    vectors = [da.concatenate([da.from_delayed(o[j], shape=(k,), dtype=np.float64) for o, k in zip(outs, stats["rows"])])
+               for j in (1, 2, 3)]
+    return ChunkedOWLData(
+        X=X, treatment=vectors[0], benefit=vectors[1], propensity=vectors[2], feature_names=tuple(features),
+        feature_bounds=(lower, upper), weights_upper_bound=W, treatment_labels=(plus, minus),
+        description=f"{source}, n={n} ({n_plus} +1 : {n - n_plus} -1), {len(files)} file(s), {len(parts)} chunk(s)",
+        notes=tuple(notes),
+    )
+
+
+@dataclass(frozen=True)
+class _CsvSpec:
+    treatment: str
+    benefit: str
+    features: Tuple[str, ...]
+    propensity: Union[float, str]
+    benefit_lower_bound: Optional[float]
+
+
+def _csv_header(path: str) -> List[str]:
+    try:
+        return list(pd.read_csv(path, nrows=0, encoding="utf-8-sig").columns)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"could not read {Path(path).name} as CSV: {first}") from None
+
+
+#: distinct treatment values kept per chunk (more than 2 is an error anyway)
+_MAX_LEVELS = 3
+
+
+def _csv_counts(frame: pd.DataFrame, spec: _CsvSpec) -> Dict[str, Any]:
+    """One chunk's counts: rows, missing, non-numeric and infinite entries per column, treatment values."""
+    cols = list(frame.columns)
+    out: Dict[str, Any] = {"rows": [len(frame)], "na": {c: int(frame[c].isna().sum()) for c in cols},
+                           "text": {}, "inf": {}}
+    numeric = {}
+    for c in [*spec.features, spec.benefit] + ([spec.propensity] if isinstance(spec.propensity, str) else []):
+        v = pd.to_numeric(frame[c], errors="coerce")
+        out["text"][c] = int((v.isna() & frame[c].notna()).sum())
+        out["inf"][c] = int(np.isinf(v.to_numpy(dtype=float)).sum())
+        numeric[c] = v.to_numpy(dtype=float)
+    counts = frame[spec.treatment].dropna().astype(str).str.strip().value_counts()
+    out["more_levels"] = len(counts) > _MAX_LEVELS
+    out["level_counts"] = {str(lv): int(c) for lv, c in counts.iloc[:_MAX_LEVELS].items()}
+    out["levels"] = set(out["level_counts"])
+    out["benefit_below"] = 0
+    if spec.benefit_lower_bound is not None:
+        with np.errstate(invalid="ignore"):
+            out["benefit_below"] = int(np.count_nonzero(numeric[spec.benefit] < spec.benefit_lower_bound))
+    out["propensity_outside"] = 0
+    if isinstance(spec.propensity, str):
+        p = numeric[spec.propensity]
+        with np.errstate(invalid="ignore"):
+            out["propensity_outside"] = int(np.count_nonzero(~((p > 0) & (p < 1))))
+    return out
+
+
+def _merge_csv_counts(*parts: Dict[str, Any]) -> Dict[str, Any]:
+    out = {"rows": [], "na": {}, "text": {}, "inf": {}, "levels": set(), "more_levels": False, "level_counts": {},
+           "benefit_below": 0, "propensity_outside": 0}
+    for part in parts:
+        out["rows"] += part["rows"]
+        for key in ("na", "text", "inf"):
+            for c, v in part[key].items():
+                out[key][c] = out[key].get(c, 0) + v
+        for lv, c in part["level_counts"].items():
+            out["level_counts"][lv] = out["level_counts"].get(lv, 0) + c
+        out["more_levels"] = out["more_levels"] or part["more_levels"] or len(out["level_counts"]) > _MAX_LEVELS
+        if out["more_levels"]:  # the distinct values kept stay few
+            out["level_counts"] = dict(sorted(out["level_counts"].items())[:_MAX_LEVELS])
+        out["levels"] = set(out["level_counts"])
+        out["benefit_below"] += part["benefit_below"]
+        out["propensity_outside"] += part["propensity_outside"]
+    return out
+
+
+def _csv_arrays(frame: pd.DataFrame, spec: _CsvSpec, treated: Optional[str]):
+    """One chunk as float arrays, coded as :func:`~pydpowl.datasets.tabular.owl_data_from_frame` codes a
+    table: treatment +1 where it equals ``treated`` (or, for -1/1 and 0/1 columns, where it is > 0),
+    benefits shifted by the public lower bound, P(A_i | x_i) of the received arm."""
+    from ..estimators.benefits import shift_benefits
+    from ..value import arm_propensity
+
+    X = np.column_stack([pd.to_numeric(frame[f]).to_numpy(dtype=float) for f in spec.features]) if len(frame) \
+        else np.empty((0, len(spec.features)))
+    text = frame[spec.treatment].astype(str).str.strip()
+    if treated is not None:
+        A = np.where(text == treated, 1.0, -1.0)
+    else:
+        A = np.where(pd.to_numeric(text).to_numpy(dtype=float) > 0, 1.0, -1.0)
+    B = pd.to_numeric(frame[spec.benefit]).to_numpy(dtype=float)
+    if spec.benefit_lower_bound is not None and len(B):
+        B, _ = shift_benefits(B, spec.benefit_lower_bound)
+    if isinstance(spec.propensity, str):
+        p_plus = pd.to_numeric(frame[spec.propensity]).to_numpy(dtype=float)
+    else:
+        p_plus = spec.propensity
+    return np.ascontiguousarray(X), A, B, np.asarray(arm_propensity(p_plus, A), dtype=float).reshape(-1)

@@ -1,0 +1,466 @@
+"""DP-wERM and DP-OWL on Dask arrays: the inputs checked and prepared chunk by chunk.
+
+:meth:`DPWeightedERM.fit <pydpowl.estimators.werm.DPWeightedERM.fit>` and
+:meth:`DPOWL.fit <pydpowl.estimators.owl.DPOWL.fit>` hand their inputs here
+when any of them is a Dask collection (:func:`is_chunked`); everything after
+(the solve, the noise, the release) is the estimators' own code. The solver
+sees Dask arrays and runs each Newton pass blockwise
+(:mod:`pydpowl.engine.dask_problem`).
+
+One pass over the data, one task per chunk, validates and prepares it with
+the in-memory code applied to the chunk: counts of non-finite entries, labels
+outside {-1, 1}, rows or weights outside their bounds, the arms present, and
+(DP-OWL) :func:`~pydpowl.estimators.propensity.resolve_propensity`,
+:func:`~pydpowl.estimators.owl.owl_weights` and
+:meth:`FeatureScaler.transform_checked
+<pydpowl.engine.preprocessing.FeatureScaler.transform_checked>` from the
+public bounds, with the clip counts. The counts are reduced by Dask; the
+client raises the error the in-memory fit raises for the same data (same
+message: argument, counts of the whole data, first position, bound) or keeps
+the counts the in-memory fit reports.
+
+Persisting
+----------
+The prepared chunks (``Z``, labels, weights: ``n (d + 2)`` doubles) are kept
+in the workers' memory for the solve when they take at most half of it
+(the sum of the workers' ``memory_limit``; workers without a limit count as
+large enough), in the same pass that validates them; then the Newton passes
+read memory. Otherwise, or without a ``distributed.Client`` (Dask's local
+scheduler runs in the client's own process), every pass reads and prepares
+the chunks again from their source, so data larger than the cluster's memory
+can be fitted. ``dask.config.set({"pydpowl.persist": True})`` (or ``False``)
+overrides the rule; the default is ``"auto"``.
+
+Inputs may be Dask arrays, Dask DataFrames or Series (converted with their
+partition lengths), or, mixed with them, numpy arrays (chunked like ``X``).
+Chunks of any sizes are accepted; labels and weights are rechunked to the
+row chunks of ``X``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from .._validation import check_bool, check_positive
+from ..engine.dask_problem import compute, count_pass, distributed_client, on_client, persist, tree_reduce
+from ..engine.preprocessing import FeatureScaler, bounds_from_data
+
+__all__ = ["is_chunked", "check_erm_inputs_chunked", "prepare_owl_chunked", "persist_setting"]
+
+#: persist the prepared chunks when they take at most this share of the workers' memory
+_PERSIST_SHARE = 0.5
+
+
+def is_chunked(*values: Any) -> bool:
+    """True when any value is a Dask collection (``__dask_graph__``; Dask is not imported)."""
+    return any(hasattr(v, "__dask_graph__") for v in values)
+
+
+# --------------------------------------------------------------------------- DP-wERM
+
+
+def check_erm_inputs_chunked(X: Any, y: Any, sample_weight: Any, weights_upper_bound: float):
+    """:func:`~pydpowl.estimators.werm.check_erm_inputs` for Dask inputs.
+
+    Returns
+    -------
+    X, y, w : dask.array.Array
+        Float64, chunked alike along the rows (persisted when the rule of the
+        module docstring says so).
+    """
+    from .werm import _NORM_SLACK
+
+    X = _as_matrix("X", X, y, sample_weight)
+    n, rows = X.shape[0], X.chunks[0]
+    y = _as_vector("y", y, n, rows)
+    if sample_weight is None:
+        if weights_upper_bound < 1.0:
+            raise ValueError(
+                f"sample_weight=None means unit weights, which exceed weights_upper_bound={weights_upper_bound!r}."
+            )
+        w = None
+    else:
+        w = _as_vector("sample_weight", sample_weight, n, rows)
+    blocks = _blocks(X, y, w)
+    outs = [_delayed(_erm_block, 4)(xb, yb, wb, off, weights_upper_bound, _NORM_SLACK)
+            for xb, yb, wb, off in zip(*blocks, _offsets(rows))]
+    X, y, w, stats = _assemble(outs, rows, X.shape[1])
+    X, y, w, stats = _materialise(X, y, w, stats)
+    _raise_erm(stats, n, X.shape[1], weights_upper_bound, sample_weight is None)
+    return X, y, w
+
+
+def _erm_block(X, y, w, offset, w_max, slack):
+    """One chunk of DP-wERM data: counts for the checks, and the float64 arrays."""
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=np.float64).ravel()
+    s = _finite_counts("X", X)
+    s.update(_finite_counts("y", y))
+    s.update(_label_counts("y", y, offset))
+    with np.errstate(invalid="ignore", over="ignore"):
+        too_long = np.sqrt(np.einsum("ij,ij->i", X, X)) > 1.0 + slack
+    s["rows_too_long"] = int(np.count_nonzero(too_long))
+    s["first_row_too_long"] = _first(too_long, offset)
+    s.update(_finite_counts("sample_weight", w))
+    s["sample_weight_negative"] = int(np.count_nonzero(w < 0))
+    s["sample_weight_over"] = int(np.count_nonzero(w > w_max))
+    return X, y, w, s
+
+
+def _raise_erm(s: Dict[str, int], n: int, d: int, w_max: float, unit_weights: bool) -> None:
+    _raise_finite("X", s, n * d)
+    _raise_finite("y", s, n)
+    _raise_labels("y", s, n)
+    if s["rows_too_long"]:
+        raise ValueError(
+            f"every row of X must have l2 norm <= 1 (the sensitivity assumes it); {s['rows_too_long']} "
+            f"of {n} rows exceed it (first at position {s['first_row_too_long']}). Scale the "
+            "features with public bounds (pydpowl.FeatureScaler) or use DPOWL, which does."
+        )
+    if unit_weights:
+        return
+    _raise_finite("sample_weight", s, n)
+    if s["sample_weight_negative"]:
+        raise ValueError(f"sample_weight must lie in [0, weights_upper_bound={w_max!r}]; "
+                         f"{s['sample_weight_negative']} of {n} entries are negative.")
+    if s["sample_weight_over"]:
+        raise ValueError(f"sample_weight must lie in [0, weights_upper_bound={w_max!r}]; "
+                         f"{s['sample_weight_over']} of {n} entries exceed the bound (clip them to the public bound "
+                         "first, or raise the bound).")
+
+
+# --------------------------------------------------------------------------- DP-OWL
+
+
+def prepare_owl_chunked(estimator: Any, X: Any, treatment: Any, benefit: Any, propensity: Any = 0.5):
+    """:meth:`DPOWL.prepare <pydpowl.estimators.owl.DPOWL.prepare>` for Dask inputs.
+
+    Returns
+    -------
+    Z, A, w : dask.array.Array
+        Scaled rows, treatments and OWL weights, chunked alike (persisted when
+        the rule of the module docstring says so).
+    C : float
+        The weight sensitivity of the propensity specification.
+    scaler : FeatureScaler
+    counts : dict
+        ``n_clipped_weights``, ``n_clipped_features``, ``n_clipped_logits`` over all chunks.
+    """
+    from .propensity import resolve_propensity
+
+    w_max = check_positive("weights_upper_bound", estimator.weights_upper_bound)
+    check_bool("fit_intercept", estimator.fit_intercept)
+    X = _as_matrix("X", X, treatment, benefit, propensity)
+    (n, p), rows = X.shape, X.chunks[0]
+    bounds = estimator.feature_bounds
+    if isinstance(bounds, str) and bounds == "data":
+        bounds = _bounds_from_chunks(X)  # emits PrivacyLeakWarning: the guarantee is void
+    scaler = FeatureScaler.from_bounds(bounds, p, estimator.fit_intercept)
+    A = _as_vector("treatment", treatment, n, rows)
+    B = _as_vector("benefit", benefit, n, rows)
+    if is_chunked(propensity) or _is_array(propensity):
+        P, spec = _as_vector("propensity", propensity, n, rows), None
+    else:
+        # the scalar or model is checked on the client, with the in-memory code, before any pass
+        resolve_propensity(propensity, np.zeros((1, p)), np.ones(1))
+        P, spec = None, propensity
+    outs = [_delayed(_owl_block, 4)(xb, ab, bb, pb, off, spec, scaler, w_max)
+            for xb, ab, bb, pb, off in zip(*_blocks(X, A, B, P), _offsets(rows))]
+    Z, A, w, stats = _assemble(outs, rows, scaler.n_coefficients)
+    Z, A, w, stats = _materialise(Z, A, w, stats)
+    _raise_owl(stats, n, p, spec is None)
+    counts = {"n_clipped_weights": stats["clipped_weights"], "n_clipped_features": stats["clipped_features"],
+              "n_clipped_logits": stats["clipped_logits"]}
+    return Z, A, w, float(stats["C"]), scaler, counts
+
+
+def _owl_block(X, A, B, P, offset, spec, scaler, w_max):
+    """One chunk of DP-OWL data: counts for the checks; if the chunk passes them, the in-memory
+    preparation of the chunk (propensities, clipped weights, clipped and scaled rows)."""
+    from .owl import owl_weights
+    from .propensity import resolve_propensity
+
+    X = np.asarray(X, dtype=np.float64)
+    A = np.asarray(A, dtype=np.float64).ravel()
+    B = np.asarray(B, dtype=np.float64).ravel()
+    s = _finite_counts("X", X)
+    s.update(_finite_counts("treatment", A))
+    s.update(_label_counts("treatment", A, offset))
+    s["treatment_plus"] = int(np.count_nonzero(A == 1.0))
+    s["treatment_minus"] = int(np.count_nonzero(A == -1.0))
+    s.update(_finite_counts("benefit", B))
+    s["benefit_negative"] = int(np.count_nonzero(B < 0))
+    if P is not None:
+        P = np.asarray(P, dtype=np.float64).ravel()
+        s.update(_finite_counts("propensity", P))
+        outside = (P <= 0) | (P > 1)
+        s["propensity_outside"] = int(np.count_nonzero(outside))
+        s["first_propensity_outside"] = _first(outside, offset)
+    k, d = X.shape[0], scaler.n_coefficients
+    if _has_problem(s):
+        nan = np.full(k, np.nan)  # the client raises on the counts; nothing of this chunk is used
+        s.update(clipped_weights=0, clipped_features=0, clipped_logits=0, C=0.0)
+        return np.full((k, d), np.nan), A, nan, s
+    prop, C, n_logits = resolve_propensity(spec if P is None else P, X, A)
+    w, n_weights = owl_weights(B, prop, w_max)
+    Z, n_features = scaler.transform_checked(X)
+    s.update(clipped_weights=n_weights, clipped_features=n_features, clipped_logits=n_logits, C=float(C))
+    return Z, A, w, s
+
+
+def _raise_owl(s: Dict[str, Any], n: int, p: int, array_propensity: bool) -> None:
+    _raise_finite("X", s, n * p)
+    _raise_finite("treatment", s, n)
+    _raise_labels("treatment", s, n)
+    if s["treatment_plus"] == 0 or s["treatment_minus"] == 0:
+        raise ValueError(f"treatment must contain both arms -1 and 1; all {n} entries are "
+                         f"{1 if s['treatment_plus'] else -1:+d}.")
+    _raise_finite("benefit", s, n)
+    if s["benefit_negative"]:
+        raise ValueError(
+            f"benefit must be non-negative (OWL weights are B / P(A | x)); {s['benefit_negative']} of {n} "
+            "entries are negative. Shift benefits by a public lower bound with "
+            "pydpowl.shift_benefits(benefit, lower_bound=...)."
+        )
+    if array_propensity:
+        _raise_finite("propensity", s, n)
+        if s["propensity_outside"]:
+            raise ValueError(
+                f"propensity must be in (0, 1] (P(A_i | x_i) of the received treatment); "
+                f"{s['propensity_outside']} of {n} entries are outside (first at position "
+                f"{s['first_propensity_outside']})."
+            )
+
+
+def _bounds_from_chunks(X):
+    """Column minima and maxima of X in one pass, through :func:`bounds_from_data` (which warns):
+    the extremes of the column extremes are the column extremes."""
+    import dask.array as da
+
+    count_pass("validation", X.numblocks[0])
+    lo, hi, bad, n_nan = compute(X.min(axis=0), X.max(axis=0), (~da.isfinite(X)).sum(), da.isnan(X).sum())
+    if bad:
+        _raise_finite("X", {"X_nan": n_nan, "X_inf": int(bad) - n_nan}, X.size)
+    return bounds_from_data(np.vstack([lo, hi]))
+
+
+# --------------------------------------------------------------------------- conversion
+
+
+def _is_array(value: Any) -> bool:
+    return not isinstance(value, (numbers.Real, str, bytes)) and hasattr(value, "__len__") and not hasattr(
+        value, "probability_of")
+
+
+def _dask_array(name: str, value: Any):
+    """A Dask array from a Dask array, DataFrame or Series (with its partition lengths) or an in-memory array."""
+    import dask.array as da
+
+    if hasattr(value, "__dask_graph__") and hasattr(value, "to_dask_array"):  # Dask DataFrame or Series
+        count_pass("validation", value.npartitions)
+        with on_client():
+            value = value.to_dask_array(lengths=True)
+    elif not hasattr(value, "__dask_graph__"):
+        return None
+    if not isinstance(value, da.Array):
+        raise TypeError(f"{name} must be a Dask array, DataFrame or Series, got {type(value).__name__}.")
+    return value
+
+
+def _check_dtype(name: str, dtype) -> None:
+    if dtype.kind in "USVMmO":
+        raise TypeError(
+            f"{name} must hold numbers, got dtype {dtype}; convert text columns and encode "
+            "categories as 0/1 columns first."
+        )
+    if dtype.kind not in "iufb":
+        raise TypeError(f"{name} must hold real numbers, got dtype {dtype}.")
+
+
+def _known_chunks(arr):
+    if any(np.isnan(c) for c in arr.chunks[0]):
+        count_pass("validation", arr.numblocks[0])
+        with on_client():
+            arr = arr.compute_chunk_sizes()
+    return arr
+
+
+def _as_matrix(name: str, value: Any, *others: Any):
+    """``value`` as a Dask array with known row chunks and one column chunk; an in-memory ``value``
+    is chunked like the first Dask collection among ``others``."""
+    import dask.array as da
+
+    X = _dask_array(name, value)
+    if X is None:
+        from .._validation import check_array
+
+        like = next(_dask_array("input", o) for o in others if is_chunked(o))
+        like = _known_chunks(like)
+        return da.from_array(check_array(name, value), chunks=(like.chunks[0], -1))
+    _check_dtype(name, X.dtype)
+    if X.ndim == 1:
+        X = _known_chunks(X)
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features), got a 1-D array of length "
+            f"{X.shape[0]}; use X.reshape(-1, 1) for a single feature."
+        )
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}.")
+    X = _known_chunks(X)
+    if X.shape[0] < 1:
+        raise ValueError(f"{name} must have at least 1 row(s), got {X.shape[0]}.")
+    if X.shape[1] < 1:
+        raise ValueError(f"{name} must have at least 1 column, got shape {X.shape}.")
+    return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+
+
+def _as_vector(name: str, value: Any, n: int, rows: Tuple[int, ...]):
+    import dask.array as da
+
+    v = _dask_array(name, value)
+    if v is None:  # an in-memory array beside Dask ones: chunked like X
+        from .._validation import check_vector
+
+        return da.from_array(check_vector(name, value, length=n), chunks=(rows,))
+    _check_dtype(name, v.dtype)
+    if v.ndim == 2 and 1 in v.shape:
+        v = v.ravel()
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {v.shape}.")
+    v = _known_chunks(v)
+    if v.shape[0] != n:
+        raise ValueError(f"{name} must have length {n}, got length {v.shape[0]}.")
+    return v if v.chunks[0] == rows else v.rechunk((rows,))
+
+
+def _blocks(*arrays: Any) -> List[List[Any]]:
+    """The row chunks of each array (None: a list of None), as Delayed objects of one jointly optimised
+    graph: a task shared by several arrays (e.g. parsing a CSV chunk) then runs once per pass."""
+    import dask
+
+    present = [a for a in arrays if a is not None]
+    optimised = iter(dask.optimize(*present))
+    n_chunks = present[0].numblocks[0]
+    out = []
+    for a in arrays:
+        if a is None:
+            out.append([None] * n_chunks)
+        else:
+            out.append(list(next(optimised).to_delayed(optimize_graph=False).ravel()))
+    return out
+
+
+def _offsets(rows: Tuple[int, ...]) -> List[int]:
+    return [int(o) for o in np.concatenate([[0], np.cumsum(rows)[:-1]])]
+
+
+def _delayed(fn, nout: int):
+    from dask import delayed
+
+    return delayed(fn, nout=nout, pure=False)
+
+
+def _assemble(outs, rows, d: int):
+    """Dask arrays of the prepared chunks and the reduced counts (all still lazy)."""
+    import dask.array as da
+
+    Z = da.concatenate([da.from_delayed(o[0], shape=(k, d), dtype=np.float64) for o, k in zip(outs, rows)])
+    y = da.concatenate([da.from_delayed(o[1], shape=(k,), dtype=np.float64) for o, k in zip(outs, rows)])
+    w = da.concatenate([da.from_delayed(o[2], shape=(k,), dtype=np.float64) for o, k in zip(outs, rows)])
+    return Z, y, w, tree_reduce([o[3] for o in outs], _merge_counts)
+
+
+def _materialise(Z, y, w, stats):
+    """Compute the counts; persist the prepared chunks in the same pass when :func:`persist_setting` says so."""
+    count_pass("validation", Z.numblocks[0])
+    if _should_persist(Z.nbytes + y.nbytes + w.nbytes):
+        Z, y, w, stats = persist(Z, y, w, stats)
+    (stats,) = compute(stats)
+    return Z, y, w, stats
+
+
+def persist_setting() -> Any:
+    """``dask.config.get("pydpowl.persist")``: ``"auto"`` (default), True or False."""
+    import dask
+
+    value = dask.config.get("pydpowl.persist", "auto")
+    if value not in ("auto", True, False):
+        raise ValueError(f"dask config 'pydpowl.persist' must be 'auto', True or False, got {value!r}.")
+    return value
+
+
+def _should_persist(nbytes: int) -> bool:
+    setting = persist_setting()
+    if setting != "auto":
+        return bool(setting)
+    client = distributed_client()
+    if client is None:
+        return False
+    limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
+    if not limits:
+        return False
+    if any(limit == 0 for limit in limits):  # a worker without a memory limit
+        return True
+    return nbytes <= _PERSIST_SHARE * sum(limits)
+
+
+# --------------------------------------------------------------------------- per-chunk counts
+
+
+def _finite_counts(name: str, arr: np.ndarray) -> Dict[str, int]:
+    n_nan = int(np.count_nonzero(np.isnan(arr)))
+    return {f"{name}_nan": n_nan, f"{name}_inf": int(np.count_nonzero(np.isinf(arr)))}
+
+
+def _label_counts(name: str, labels: np.ndarray, offset: int) -> Dict[str, int]:
+    bad = np.isfinite(labels) & (labels != 1.0) & (labels != -1.0)
+    return {f"{name}_bad": int(np.count_nonzero(bad)), f"first_{name}_bad": _first(bad, offset)}
+
+
+#: endings of the count keys that make a chunk (and the data) invalid
+_PROBLEMS = ("_nan", "_inf", "_bad", "_negative", "_outside", "_too_long", "_over")
+
+
+def _has_problem(s: Dict[str, Any]) -> bool:
+    return any(v for key, v in s.items() if not key.startswith("first_") and key.endswith(_PROBLEMS))
+
+
+def _first(mask: np.ndarray, offset: int) -> int:
+    """Global position of the first True, or -1."""
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) + offset if hits.size else -1
+
+
+def _merge_counts(*parts: Dict[str, Any]) -> Dict[str, Any]:
+    """Sum the counts, keep the smallest first position and the largest C (the same in every chunk)."""
+    out = dict(parts[0])
+    for part in parts[1:]:
+        for key, value in part.items():
+            if key.startswith("first_"):
+                out[key] = value if out[key] < 0 else (out[key] if value < 0 else min(out[key], value))
+            elif key == "C":
+                out[key] = max(out[key], value)
+            else:
+                out[key] += value
+    return out
+
+
+def _raise_finite(name: str, s: Dict[str, int], size: int) -> None:
+    n_nan, n_inf = s.get(f"{name}_nan", 0), s.get(f"{name}_inf", 0)
+    if n_nan or n_inf:
+        raise ValueError(
+            f"{name} must be finite; it has {n_nan} NaN and {n_inf} infinite entries "
+            f"of {size}. Nothing is dropped silently: remove or impute them first."
+        )
+
+
+def _raise_labels(name: str, s: Dict[str, int], n: int) -> None:
+    if s[f"{name}_bad"]:
+        raise ValueError(
+            f"{name} must take values in {{-1, 1}}; {s[f'{name}_bad']} of "
+            f"{n} entries do not (first at position {s[f'first_{name}_bad']})."
+        )

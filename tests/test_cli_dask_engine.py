@@ -1,0 +1,65 @@
+"""Tests of ``pydpowl fit --engine dask`` (pydpowl.cli.dask_engine): CSV files read chunk by chunk on a
+Dask scheduler give the model file the in-memory command gives for the same table."""
+
+import json
+
+import numpy as np
+import pytest
+
+from pydpowl.cli import main
+from pydpowl.cli.dask_engine import dask_client, files_fingerprint
+from pydpowl.datasets import make_synthetic_owl
+
+DATA_OPTS = ["--treatment", "arm", "--treated", "new", "--benefit", "B", "--features", "x1,x2,x3,x4",
+             "--bounds", "x1=0:1,x2=0:1,x3=0:1,x4=0:1", "--weights-upper-bound", "30"]
+FIT_OPTS = ["--epsilon", "2", "--gamma", "40", "--seed", "1"]
+
+
+@pytest.fixture
+def csvs(tmp_path):
+    d = make_synthetic_owl(1000, random_state=3)
+    frame = d.X.copy()
+    frame["arm"] = np.where(d.treatment > 0, "new", "old")
+    frame["B"] = d.benefit
+    frame.to_csv(tmp_path / "all.csv", index=False)
+    (tmp_path / "parts").mkdir()
+    for k, rows in enumerate(np.array_split(np.arange(1000), 4)):
+        frame.iloc[rows].to_csv(tmp_path / "parts" / f"p{k}.csv", index=False)
+    return tmp_path / "all.csv", str(tmp_path / "parts" / "*.csv")
+
+
+def test_dask_engine_on_a_scheduler_writes_the_in_memory_model(csvs, tmp_path, dask_client, capsys):
+    whole, pattern = csvs
+    assert main(["fit", "--data", str(whole), *DATA_OPTS, *FIT_OPTS, "--out", str(tmp_path / "mem.json")]) == 0
+    address = dask_client.scheduler.address  # the test cluster, reached as a remote scheduler would be
+    assert main(["fit", "--data", pattern, "--engine", "dask", "--scheduler", address, *DATA_OPTS, *FIT_OPTS,
+                 "--out", str(tmp_path / "dask.json")]) == 0
+    out = capsys.readouterr().out
+    assert "4 file(s)" in out and "n=1000" in out and "dask: <Client" in out
+    assert json.loads((tmp_path / "dask.json").read_text()) == json.loads((tmp_path / "mem.json").read_text())
+
+
+def test_dask_engine_on_a_local_cluster_with_a_budget(csvs, tmp_path, capsys):
+    _, pattern = csvs
+    budget = tmp_path / "budget.json"
+    args = ["fit", "--data", pattern, "--engine", "dask", *DATA_OPTS, *FIT_OPTS, "--budget-file", str(budget)]
+    assert main([*args, "--total-epsilon", "3", "--out", str(tmp_path / "a.json")]) == 0
+    assert files_fingerprint(pattern) in budget.read_text()
+    assert main([*args, "--out", str(tmp_path / "b.json")]) == 2  # 2 + 2 > 3: refused before the data are read
+    assert "budget" in capsys.readouterr().err
+
+
+def test_usage_errors(csvs, tmp_path, capsys):
+    whole, pattern = csvs
+    assert main(["fit", "--data", str(whole), "--scheduler", "tcp://127.0.0.1:1", *DATA_OPTS, *FIT_OPTS,
+                 "--out", str(tmp_path / "m.json")]) == 2
+    assert "--scheduler needs --engine dask" in capsys.readouterr().err
+    assert main(["fit", "--data", str(tmp_path / "none*.csv"), "--engine", "dask", *DATA_OPTS, *FIT_OPTS,
+                 "--out", str(tmp_path / "m.json")]) == 2
+    assert "no data file matches" in capsys.readouterr().err
+
+
+def test_dask_client_closes_its_local_cluster():
+    with dask_client() as client:
+        assert client.status == "running" and len(client.scheduler_info()["workers"]) >= 1
+    assert client.status == "closed"
