@@ -86,13 +86,17 @@ class FeatureScaler:
             raise ValueError(f"X must have {self.n_features} columns (one per bound), got {X.shape[1]}.")
         return self.transform_checked(X)
 
-    def transform_checked(self, X: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
+    def transform_checked(self, X: NDArray[np.float64], *, backend: str = "auto") -> Tuple[NDArray[np.float64], int]:
         """:meth:`transform` for a finite float64 array already known to have ``p`` columns.
 
-        Large inputs go through a fused one-pass kernel (numba) that gives
-        bit-identical results.
+        With ``backend="auto"`` large inputs go through a fused one-pass kernel
+        (numba) that gives bit-identical results; ``backend="numpy"`` never
+        loads numba (for one-off fits in a fresh process, where loading it
+        costs more than it saves).
         """
-        if X.shape[0] >= _FUSED_MIN_ROWS:
+        if backend not in ("auto", "numpy"):
+            raise ValueError(f"backend must be one of {{'auto', 'numpy'}}, got backend={backend!r}.")
+        if backend == "auto" and X.shape[0] >= _FUSED_MIN_ROWS:
             from ._kernels import fused_scale_features
 
             out = fused_scale_features(X, self.lower, self.upper, self.column_scale,
