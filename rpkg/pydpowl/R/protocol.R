@@ -85,6 +85,9 @@ get_value <- function(con) {
     n <- get_int(con)
     return(vapply(seq_len(n), function(i) get_string(con), character(1)))
   }
+  if (!(type %in% .TYPE[c("double", "integer", "logical")])) {
+    stop("internal error: the Python worker sent a value of unknown type ", type, ".")
+  }
   head <- get_int(con, 2L)
   n <- head[1L]
   d <- if (head[2L] > 0L) get_int(con, head[2L])

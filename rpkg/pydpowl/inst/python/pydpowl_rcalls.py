@@ -81,6 +81,11 @@ def _state_out(rng: Any) -> Optional[np.ndarray]:
     return get_state() if get_state is not None and hasattr(rng, "rgamma") else None
 
 
+def _column_names(columns: Any) -> Optional[Sequence[str]]:
+    """R's ``colnames()``: None, one name (a length-1 character vector arrives as a str) or several."""
+    return [columns] if isinstance(columns, str) else columns
+
+
 def _r_whole_number(name: str, value: Any, minimum: int) -> int:
     """R's numbers are doubles: a whole double counts as an integer."""
     if isinstance(value, float) and value.is_integer():
@@ -142,7 +147,7 @@ def fit_svm(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: A
     above the bound are clipped to it with a :class:`WeightsClippedWarning`.
     """
     s = svm_settings(eps=eps, gamma=gamma, huber_h=huber_h)
-    X = v.check_array("X", X, columns=columns, index_base=R_INDEX)
+    X = v.check_array("X", X, columns=_column_names(columns), index_base=R_INDEX)
     n, p = X.shape
     y01 = v.check_labels("y", y, length=n, allowed=(0, 1), length_of=_PER_ROW, index_base=R_INDEX,
                          hint="DPpack's svmDP codes labels 0 and 1; for labels in {-1, 1} use (y + 1) / 2.")
@@ -212,7 +217,7 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     W = v.check_positive("weights_upper_bound", weights_upper_bound)
     h = v.check_positive("huber_h", huber_h)
     fit_intercept = v.check_bool("intercept", intercept)
-    X = v.check_array("x", x, columns=columns, index_base=R_INDEX)
+    X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
     n, p = X.shape
     A = v.check_labels("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
     B = v.check_vector("benefit", benefit, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)

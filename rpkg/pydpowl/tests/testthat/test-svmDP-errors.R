@@ -63,6 +63,7 @@ test_that("data errors name the argument, with counts and positions counted from
   expect_error(m$fit(Xinf, d$y, d$upper, d$lower),
                regexp = "X must be finite; it has 0 NaN and 1 infinite entries of 40 in column\\(s\\) 'a' \\(rows 5\\)")
   expect_error(m$fit(unname(Xinf), d$y, d$upper, d$lower), regexp = "in column\\(s\\) 1 \\(rows 5\\)")
+  expect_error(m$fit(data.frame(bmi = Xna$b), d$y, 1, 0), regexp = "in column\\(s\\) 'bmi' \\(rows 3, 7\\)")
   yna <- d$y
   yna[4] <- NA
   expect_error(m$fit(d$X, yna, d$upper, d$lower),
