@@ -61,6 +61,7 @@ worker_start <- function() {
   if (!file.exists(choice$path)) engine_not_found("the Python executable does not exist", choice)
   script <- system.file("python", "pydpowl_worker.py", package = "pydpowl")
   w <- new.env(parent = emptyenv())
+  w$owner <- Sys.getpid()
   w$choice <- choice
   w$dir <- tempfile("pydpowl-worker-")
   dir.create(w$dir, mode = "0700")
@@ -158,9 +159,16 @@ worker_stop <- function() {
   invisible(NULL)
 }
 
-# The session's worker, started (or restarted) when needed.
+# The session's worker, started (or restarted) when needed. A forked R process
+# (parallel::mclapply and the like) inherits its parent's worker but must not
+# speak to it (their requests would interleave): it starts its own, leaving the
+# parent's alone.
 worker_get <- function() {
   w <- .pydpowl$worker
+  if (!is.null(w) && !identical(w$owner, Sys.getpid())) {
+    w <- NULL
+    .pydpowl$worker <- NULL
+  }
   if (!is.null(w) && worker_alive(w)) return(w)
   if (!is.null(w)) {
     message(sprintf("pydpowl: the Python worker (pid %s) had stopped (exit status %s); starting a new one.",

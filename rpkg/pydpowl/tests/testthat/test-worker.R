@@ -108,6 +108,18 @@ test_that("an exchange cut short stops the worker, and the next call starts a ne
   expect_identical(pydpowl:::engine("echo", list(a = 1))$a, 1)
 })
 
+test_that("a forked R process starts its own worker and leaves its parent's alone", {
+  require_backends(dppack = FALSE)
+  skip_if_not(.Platform$OS.type == "unix")
+  pid <- pydpowl_config()$worker_pid
+  job <- parallel::mcparallel(pydpowl_config()$worker_pid)
+  child_pid <- parallel::mccollect(job)[[1L]]
+  expect_true(is.numeric(child_pid) || is.integer(child_pid))
+  expect_false(identical(child_pid, pid))
+  expect_identical(pydpowl_config()$worker_pid, pid)
+  expect_identical(pydpowl:::engine("echo", list(a = 2))$a, 2)
+})
+
 test_that("the worker exits when R closes its request FIFO", {
   require_backends(dppack = FALSE)
   w <- pydpowl:::worker_get()
