@@ -99,6 +99,7 @@ def test_r_sample_kind_digit_does_not_change_the_noise():
     (dict(upper_bounds=np.array([89.0, 1.0])), ValueError,
      r"^upper\.bounds must have length 3 \(one per feature\), got length 2\.$"),
     (dict(add_bias=None), TypeError, r"^add\.bias must be True or False, got None\.$"),
+    (dict(eps=1e-320), ValueError, r"noise scale Delta/epsilon = inf, which must be finite and > 0; nothing was released"),
 ])
 def test_fit_svm_checks_speak_r(change, exc, match):
     X, y01, w = _data(4)

@@ -25,6 +25,7 @@ repeatedly gains that back within a few fits.
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
@@ -62,7 +63,10 @@ def _backend(n_rows: int) -> str:
 
 
 class WeightsClippedWarning(DataClippedWarning):
-    """Weights above ``weights.upper.bound`` were clipped to it, as DPpack does (R class ``pydpowl_weights_clipped``)."""
+    """Weights above ``weights.upper.bound`` were clipped to it, as DPpack does.
+
+    Its R class is ``pydpowl_weights_clipped``.
+    """
 
 
 def _r_stream(random_seed: Any):
@@ -94,39 +98,45 @@ def _r_whole_number(name: str, value: Any, minimum: int) -> int:
 
 
 def _release(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, *, feature_bounds, fit_intercept: bool,
-             epsilon: float, gamma: float, weights_upper_bound: float, huber_h: float, random_state: Any,
-             backend: str = "auto") -> Dict[str, Any]:
+             epsilon: float, gamma: float, weights_upper_bound: float, huber_h: float = 0.5, C: float = 0.0,
+             tol: float = 1e-10, random_state: Any, backend: str = "auto") -> SimpleNamespace:
     """Scale with the public bounds, clip the weights at W, solve exactly, add the noise, map back.
 
-    TEMPORARY composition of engine-level pieces, until the engine exports one
-    function for it (then this function is replaced by that import). Inputs are
-    already checked; ``backend`` is passed to the scaling and the solver.
+    TEMPORARY composition of engine-level pieces with the signature asked of the
+    engine (``release_output_perturbation``); when the engine exports it, this
+    function is replaced by that import. Inputs are already checked (X finite,
+    y in {-1, 1}, weights >= 0, bounds valid); ``backend`` goes to the scaling
+    and the solver.
 
-    Returns ``coef`` (original space, intercept first, as DPpack's ``coeff``),
-    ``sensitivity``, ``n_iter``, ``n_clipped_weights`` and ``n_clipped_features``.
+    Returns an object with ``coef`` (original space, intercept first, as
+    DPpack's ``coeff``), ``scaled_coef``, ``sensitivity``, ``n_iter``,
+    ``n_clipped_weights`` and ``n_clipped_features``.
     """
     from pydpowl.engine.losses import HuberHingeLoss
     from pydpowl.engine.mechanisms import noise_rate, output_sensitivity, sample_output_noise
     from pydpowl.engine.preprocessing import FeatureScaler
     from pydpowl.engine.solver import solve_weighted_erm
+    # the rule's one place (its module does not import an estimator base yet)
+    from pydpowl.estimators.werm import check_noise_scale
 
+    check_noise_scale(epsilon, gamma, weights_upper_bound, C)
     lower, upper = feature_bounds
     scaler = FeatureScaler(lower=lower, upper=upper, fit_intercept=fit_intercept)
     Z, n_clipped_features = scaler.transform_checked(X, backend=backend)
     over = sample_weight > weights_upper_bound
     w = np.where(over, weights_upper_bound, sample_weight)
-    result = solve_weighted_erm(Z, y, w, gamma=gamma, loss=HuberHingeLoss(huber_h), backend=backend)
-    rate = noise_rate(epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound)
+    result = solve_weighted_erm(Z, y, w, gamma=gamma, loss=HuberHingeLoss(huber_h), tol=tol, backend=backend)
+    rate = noise_rate(epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound, C=C)
     release = result.x + sample_output_noise(Z.shape[1], rate, rng=random_state)
     if not np.all(np.isfinite(release)):
         raise ValueError(
-            f"the noise for eps={epsilon!r}, gamma={gamma!r}, weights.upper.bound={weights_upper_bound!r} overflowed "
-            "(its scale is too large for double precision); nothing was released."
+            f"the noise for epsilon={epsilon!r}, gamma={gamma!r}, weights_upper_bound={weights_upper_bound!r}, "
+            f"C={C!r} overflowed (its scale is too large for double precision); nothing was released."
         )
-    return {"coef": scaler.coef_to_original(release),
-            "sensitivity": output_sensitivity(gamma=gamma, weights_upper_bound=weights_upper_bound),
-            "n_iter": result.nit, "n_clipped_weights": int(np.count_nonzero(over)),
-            "n_clipped_features": n_clipped_features}
+    return SimpleNamespace(
+        coef=scaler.coef_to_original(release), scaled_coef=release,
+        sensitivity=output_sensitivity(gamma=gamma, weights_upper_bound=weights_upper_bound, C=C),
+        n_iter=result.nit, n_clipped_weights=int(np.count_nonzero(over)), n_clipped_features=n_clipped_features)
 
 
 # ---- svmDP ------------------------------------------------------------------------------------
@@ -167,11 +177,11 @@ def fit_svm(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: A
     release = _release(X, 2.0 * y01 - 1.0, w, feature_bounds=(lower, upper), fit_intercept=add_bias,
                        epsilon=s["eps"], gamma=s["gamma"], weights_upper_bound=W, huber_h=s["huber.h"],
                        random_state=rng, backend=_backend(n))
-    if release["n_clipped_weights"]:
+    if release.n_clipped_weights:
         warnings.warn(WeightsClippedWarning(
-            f"{release['n_clipped_weights']} of {n} weights exceed weights.upper.bound = {W:.7g} and were clipped "
+            f"{release.n_clipped_weights} of {n} weights exceed weights.upper.bound = {W:.7g} and were clipped "
             "to it (as DPpack does)."))
-    return {"coeff": release["coef"], "random_seed": _state_out(rng)}
+    return {"coeff": release.coef, "random_seed": _state_out(rng)}
 
 
 # ---- dpowl ---------------------------------------------------------------------------------------
