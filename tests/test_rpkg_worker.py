@@ -265,3 +265,20 @@ def test_a_python_without_the_engine_says_so_in_its_hello(tmp_path):
     assert err["class"] == ["pydpowl_python_missing"]
     assert err["message"][0].startswith("'import pydpowl' fails in /usr/bin/python3 (ModuleNotFoundError")
     assert c.proc.wait(timeout=30) == 1
+
+
+def test_a_result_the_protocol_cannot_carry_is_answered_with_an_error():
+    import importlib.util
+    import io
+
+    spec = importlib.util.spec_from_file_location("pydpowl_worker", WORKER)
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
+    out = io.BytesIO()
+    worker.send(out, 0, {"result": {"f": object()}, "warnings": []})
+    data = out.getvalue()
+    assert data[:4] == b"PDWS" and struct.unpack("<i", data[4:8])[0] == len(data) - 8
+    body = Decoder(data[8:])
+    assert body.int32() == 1
+    err = body.value()
+    assert err["message"] == ["cannot send an object of type object to R"] and err["class"][0] == "pydpowl_type_error"

@@ -234,7 +234,7 @@ class Writer:
             self.value(v.item())
             return
         if not isinstance(v, np.ndarray):
-            raise TypeError(f"cannot send a {type(v).__name__} to R")
+            raise TypeError(f"cannot send an object of type {type(v).__name__} to R")
         if v.size > INT32_MAX:
             raise ValueError(f"an array of {v.size} entries is too large to send to R (at most {INT32_MAX})")
         if v.dtype.kind == "b":
@@ -253,18 +253,26 @@ class Writer:
         self.parts.append(data.tobytes(order="F"))
 
 
-def send(stream, status, payload):
-    """Write one length-prefixed response and flush it."""
+def _body(status, payload):
     w = Writer()
     w.int32(status)
     w.value(payload)
-    body = b"".join(w.parts)
-    if len(body) > INT32_MAX:
-        w = Writer()
-        w.int32(1)
-        w.value(_error_payload(ValueError(
-            f"the response ({len(body)} bytes) is too large for the protocol (at most {INT32_MAX} bytes)")))
-        body = b"".join(w.parts)
+    return b"".join(w.parts)
+
+
+def send(stream, status, payload):
+    """Write one length-prefixed response and flush it.
+
+    The body is encoded in memory first, so a result that cannot be sent (a
+    type the protocol lacks, too many bytes) is answered with an error instead.
+    """
+    try:
+        body = _body(status, payload)
+        if len(body) > INT32_MAX:
+            raise ValueError(f"the response ({len(body)} bytes) is too large for the protocol (at most "
+                             f"{INT32_MAX} bytes)")
+    except (TypeError, ValueError) as exc:
+        body = _body(1, _error_payload(exc))
     stream.write(RESPONSE_MAGIC + _I32.pack(len(body)) + body)
     stream.flush()
 
@@ -338,8 +346,10 @@ def call(name, args):
 
     if name in BUILTINS:
         return 0, {"result": BUILTINS[name](args), "warnings": []}
-    import pydpowl_rcalls
-
+    try:
+        import pydpowl_rcalls
+    except Exception as exc:  # e.g. numpy missing: an answer, not a dead worker
+        return 1, _error_payload(exc, traceback.format_exc())
     fn = getattr(pydpowl_rcalls, name, None) if name in pydpowl_rcalls.__all__ else None
     if fn is None:
         return 1, _error_payload(ValueError(f"the Python worker has no function {name!r}"))
