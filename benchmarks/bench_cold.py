@@ -109,21 +109,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     head = "| n | Python script + pydpowl | R script + DPpack | R script + pydpowl::svmDP |"
     print(head)
     print("|---|---|---|---|")
-    ok = True
+    py_ok = r_ok = True
     for n, med in rows:
         dp = med["DPpack"]
         py_ratio = med["python"] / dp
-        ok &= py_ratio <= PY_GOAL
+        py_ok &= py_ratio <= PY_GOAL
         r_cell = "-"
         if "R+pydpowl" in med:
             r_ratio = med["R+pydpowl"] / dp
             goal = next(g for lo, g in R_GOALS if n >= lo)
-            ok &= r_ratio <= goal
+            r_ok &= r_ratio <= goal
             r_cell = f"{med['R+pydpowl']:.2f} s ({r_ratio:.2f}x)"
         print(f"| {n:,} | {med['python']:.2f} s ({py_ratio:.2f}x) | {dp:.2f} s | {r_cell} |")
     print()
-    print(f"goals: Python <= {PY_GOAL}x DPpack; R front end <= 1.0x at n >= 20,000 and <= 1.3x below: "
-          + ("met" if ok else "NOT met"))
+    verdict = {True: "met", False: "NOT met"}
+    print(f"goals: Python <= {PY_GOAL}x DPpack: {verdict[py_ok]}; R front end <= 1.0x at n >= 20,000 and "
+          f"<= 1.3x below: " + (verdict[r_ok] if not args.skip_r_frontend else "not measured"))
     return 0
 
 

@@ -2,12 +2,17 @@
 
 Messages name the argument, the allowed range in interval notation and what was
 received. For private data they report counts and positions, never values.
+
+The R front end calls these checks with R's argument names (``eps``,
+``weights.upper.bound``, ...) so that its users read the names they typed;
+``index_base=1`` makes the positions in messages count from 1, as R does
+(the default, 0, is Python's).
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -23,6 +28,8 @@ __all__ = [
     "check_labels",
     "check_both_arms",
     "check_same_length",
+    "check_nonnegative",
+    "check_in_interval",
     "check_bounds",
     "feature_names_of",
     "resolve_rng",
@@ -30,8 +37,31 @@ __all__ = [
 ]
 
 
-def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
-    """Return ``value`` as a float in ``(0, inf)`` (or ``(0, inf]`` with ``allow_inf``).
+def _describe(value: Any) -> str:
+    """What was received, for TypeError messages: the type, or the shape of an array."""
+    if value is None:
+        return "None"
+    if isinstance(value, np.ndarray):
+        if value.ndim == 1:
+            return f"an array of length {value.shape[0]}"
+        return f"an array of shape {value.shape}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of length {len(value)}"
+    return type(value).__name__
+
+
+def _positions(mask: NDArray[np.bool_], index_base: int, max_shown: int = 5) -> str:
+    """The first positions where ``mask`` holds, counted from ``index_base`` ("3, 7" or "1, 2, 3, 4, 5, ...")."""
+    idx = np.flatnonzero(mask)
+    shown = ", ".join(str(int(i) + index_base) for i in idx[:max_shown])
+    return shown + (", ..." if idx.size > max_shown else "")
+
+
+def check_positive(name: str, value: Any, *, allow_inf: bool = False, allow_zero: bool = False) -> float:
+    """Return ``value`` as a float in ``(0, inf)``.
+
+    ``allow_inf`` admits ``inf`` (``(0, inf]``) and ``allow_zero`` admits 0
+    (``[0, inf)``).
 
     Raises
     ------
@@ -41,11 +71,13 @@ def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
         If ``value`` is NaN, non-positive, or infinite when that is not allowed.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
+        raise TypeError(f"{name} must be a real number, got {_describe(value)}.")
     value = float(value)
-    if not (0.0 < value < np.inf or (allow_inf and value == np.inf)):
+    low_ok = value >= 0.0 if allow_zero else value > 0.0
+    if not (low_ok and (value < np.inf or (allow_inf and value == np.inf))):
+        left = "[" if allow_zero else "("
         right = "]" if allow_inf else ")"
-        raise ValueError(f"{name} must be in (0, inf{right}, got {name}={value!r}.")
+        raise ValueError(f"{name} must be in {left}0, inf{right}, got {name}={value!r}.")
     return value
 
 
@@ -59,7 +91,7 @@ def check_probability(
 ) -> float:
     """Return a scalar probability in ``(0, 1]`` (interval ends configurable)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
+        raise TypeError(f"{name} must be a real number, got {_describe(value)}.")
     value = float(value)
     lo_ok = value > 0 if low_open else value >= 0
     hi_ok = value < 1 if high_open else value <= 1
@@ -72,7 +104,7 @@ def check_probability(
 def check_int(name: str, value: Any, *, minimum: Optional[int] = None) -> int:
     """Return ``value`` as an int, at least ``minimum`` when given."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}.")
+        raise TypeError(f"{name} must be an integer, got {_describe(value)}.")
     value = int(value)
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value}.")
@@ -82,7 +114,7 @@ def check_int(name: str, value: Any, *, minimum: Optional[int] = None) -> int:
 def check_bool(name: str, value: Any) -> bool:
     """Return ``value`` if it is a bool."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}.")
+        raise TypeError(f"{name} must be True or False, got {_describe(value)}.")
     return bool(value)
 
 
@@ -114,19 +146,47 @@ def _to_float_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(arr, dtype=np.float64)
 
 
-def _check_finite(name: str, arr: NDArray[np.float64]) -> None:
+def nonfinite_message(name: str, n_nan: int, n_inf: int, size: int, *, rows: Sequence[int],
+                      columns: Optional[Sequence[str]] = None, max_shown: int = 5) -> str:
+    """The one message for non-finite entries (in-memory and chunked checks alike).
+
+    ``rows`` are the (first) positions holding them, already counted from the
+    caller's base, at least ``max_shown + 1`` of them when there are that many;
+    ``columns`` the labels of the columns holding them (2-D data) or None (1-D).
+    """
+    shown = ", ".join(str(int(i)) for i in list(rows)[:max_shown]) + (", ..." if len(rows) > max_shown else "")
+    where = f" in column(s) {', '.join(columns)} (rows {shown})" if columns is not None else f" at position(s) {shown}"
+    return (f"{name} must be finite; it has {n_nan} NaN and {n_inf} infinite entries of {size}{where}. "
+            "Nothing is dropped silently: remove or impute them first.")
+
+
+def column_labels(cols: Sequence[int], columns: Optional[Sequence[str]], index_base: int) -> List[str]:
+    """Labels of the columns ``cols``: ``repr`` of their names when known, else numbers from ``index_base``."""
+    return [repr(str(columns[j])) if columns is not None and j < len(columns) else str(j + index_base)
+            for j in cols]
+
+
+def _check_finite(name: str, arr: NDArray[np.float64], *, columns: Optional[Sequence[str]] = None,
+                  index_base: int = 0) -> None:
     bad = ~np.isfinite(arr)
     if bad.any():
         n_nan = int(np.isnan(arr).sum())
         n_inf = int(bad.sum()) - n_nan
-        raise ValueError(
-            f"{name} must be finite; it has {n_nan} NaN and {n_inf} infinite entries "
-            f"of {arr.size}. Nothing is dropped silently: remove or impute them first."
-        )
+        rows = np.flatnonzero(bad.any(axis=1) if arr.ndim == 2 else bad)[:6] + index_base
+        labels = (column_labels(np.flatnonzero(bad.any(axis=0)).tolist(), columns, index_base)
+                  if arr.ndim == 2 else None)
+        raise ValueError(nonfinite_message(name, n_nan, n_inf, arr.size, rows=rows.tolist(), columns=labels))
 
 
-def check_array(name: str, value: ArrayLike, *, min_rows: int = 1) -> NDArray[np.float64]:
-    """Return a finite 2-D float64 array with at least ``min_rows`` rows."""
+def check_array(name: str, value: ArrayLike, *, min_rows: int = 1, columns: Optional[Sequence[str]] = None,
+                index_base: int = 0) -> NDArray[np.float64]:
+    """Return a finite 2-D float64 array with at least ``min_rows`` rows.
+
+    Non-finite entries are reported by column (``columns``, else a DataFrame's
+    column names, else numbers from ``index_base``) and row.
+    """
+    if columns is None:
+        columns = feature_names_of(value)
     arr = _to_float_array(name, value)
     if arr.ndim == 1:
         raise ValueError(
@@ -139,36 +199,47 @@ def check_array(name: str, value: ArrayLike, *, min_rows: int = 1) -> NDArray[np
         raise ValueError(f"{name} must have at least {min_rows} row(s), got {arr.shape[0]}.")
     if arr.shape[1] < 1:
         raise ValueError(f"{name} must have at least 1 column, got shape {arr.shape}.")
-    _check_finite(name, arr)
+    _check_finite(name, arr, columns=columns, index_base=index_base)
     return np.ascontiguousarray(arr)
 
 
 def check_vector(
-    name: str, value: ArrayLike, *, length: Optional[int] = None
+    name: str, value: ArrayLike, *, length: Optional[int] = None, length_of: Optional[str] = None,
+    index_base: int = 0,
 ) -> NDArray[np.float64]:
-    """Return a finite 1-D float64 array (optionally of a given length)."""
+    """Return a finite 1-D float64 array (optionally of a given length).
+
+    ``length_of`` says what the length counts (e.g. ``"one per row of X"``) in
+    the message; non-finite entries are reported by position from ``index_base``.
+    """
     arr = _to_float_array(name, value)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}.")
     if length is not None and arr.shape[0] != length:
-        raise ValueError(f"{name} must have length {length}, got length {arr.shape[0]}.")
-    _check_finite(name, arr)
+        per = f" ({length_of})" if length_of else ""
+        raise ValueError(f"{name} must have length {length}{per}, got length {arr.shape[0]}.")
+    _check_finite(name, arr, index_base=index_base)
     return arr
 
 
 def check_labels(
-    name: str, value: ArrayLike, *, length: Optional[int] = None, allowed: Tuple[int, int] = (-1, 1)
+    name: str, value: ArrayLike, *, length: Optional[int] = None, allowed: Tuple[int, int] = (-1, 1),
+    length_of: Optional[str] = None, hint: str = "", index_base: int = 0,
 ) -> NDArray[np.float64]:
-    """Return labels as float64 after checking every entry is in ``allowed``."""
-    arr = check_vector(name, value, length=length)
+    """Return labels as float64 after checking every entry is in ``allowed``.
+
+    ``hint`` is appended to the message when entries are outside ``allowed``
+    (e.g. how to recode labels from another convention).
+    """
+    arr = check_vector(name, value, length=length, length_of=length_of, index_base=index_base)
     bad = ~np.isin(arr, allowed)
     if bad.any():
-        first = int(np.flatnonzero(bad)[0])
+        first = int(np.flatnonzero(bad)[0]) + index_base
         raise ValueError(
             f"{name} must take values in {{{allowed[0]}, {allowed[1]}}}; {int(bad.sum())} of "
-            f"{arr.size} entries do not (first at position {first})."
+            f"{arr.size} entries do not (first at position {first}).{' ' + hint if hint else ''}"
         )
     return arr
 
@@ -191,10 +262,46 @@ def check_same_length(names: Sequence[str], lengths: Sequence[int]) -> None:
         raise ValueError(f"inconsistent numbers of samples: {parts}.")
 
 
+def check_nonnegative(name: str, arr: NDArray[np.float64], *, why: str = "", hint: str = "",
+                      index_base: int = 0) -> None:
+    """Raise unless every entry of the (finite) vector ``arr`` is >= 0.
+
+    ``why`` is a parenthetical after "non-negative", ``hint`` a sentence after
+    the counts; the first offending position counts from ``index_base``.
+    """
+    negative = arr < 0
+    if negative.any():
+        first = int(np.flatnonzero(negative)[0]) + index_base
+        raise ValueError(
+            f"{name} must be non-negative{' (' + why + ')' if why else ''}; {int(negative.sum())} of {arr.size} "
+            f"entries are negative (first at position {first}).{' ' + hint if hint else ''}"
+        )
+
+
+def check_in_interval(name: str, arr: NDArray[np.float64], low: float, high: float, *, low_open: bool = True,
+                      high_open: bool = False, why: str = "", index_base: int = 0) -> None:
+    """Raise unless every entry of the (finite) vector ``arr`` lies in the interval from ``low`` to ``high``."""
+    inside_low = arr > low if low_open else arr >= low
+    inside_high = arr < high if high_open else arr <= high
+    bad = ~(inside_low & inside_high)
+    if bad.any():
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        first = int(np.flatnonzero(bad)[0]) + index_base
+        raise ValueError(
+            f"{name} must be in {interval}{' (' + why + ')' if why else ''}; {int(bad.sum())} of {arr.size} "
+            f"entries are outside (first at position {first})."
+        )
+
+
 def check_bounds(
-    name: str, bounds: Any, n_features: int
+    name: str, bounds: Any, n_features: int, *, names: Optional[Tuple[str, str]] = None, index_base: int = 0,
 ) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Validate public feature bounds ``(lower, upper)``, each of length ``n_features``."""
+    """Validate public feature bounds ``(lower, upper)``, each of length ``n_features``.
+
+    ``names = (lower_name, upper_name)`` names the two vectors separately in
+    messages (as the R front end's ``lower.bounds``/``upper.bounds``), with
+    positions counted from ``index_base``; by default both are parts of ``name``.
+    """
     if isinstance(bounds, str):
         raise TypeError(
             f"{name} must be a pair (lower, upper) of array-likes, got the string "
@@ -207,24 +314,39 @@ def check_bounds(
         raise TypeError(
             f"{name} must be a pair (lower, upper) of array-likes of length {n_features}."
         ) from None
-    lower = check_vector(f"{name}[0] (lower)", lower)
-    upper = check_vector(f"{name}[1] (upper)", upper)
-    for label, arr in (("lower", lower), ("upper", upper)):
+    if names is None:
+        lower = check_vector(f"{name}[0] (lower)", lower)
+        upper = check_vector(f"{name}[1] (upper)", upper)
+        labels = (f"{name}: lower bounds", f"{name}: upper bounds")
+    else:
+        lower = check_vector(names[0], lower, index_base=index_base)
+        upper = check_vector(names[1], upper, index_base=index_base)
+        labels = names
+    for label, arr in zip(labels, (lower, upper)):
         if arr.shape[0] != n_features:
             raise ValueError(
-                f"{name}: {label} bounds must have length {n_features} (one per feature), "
-                f"got length {arr.shape[0]}."
+                f"{label} must have length {n_features} (one per feature), got length {arr.shape[0]}."
             )
     reversed_ = lower > upper
-    if reversed_.any():
-        idx = np.flatnonzero(reversed_).tolist()
-        raise ValueError(f"{name}: lower must be <= upper for every feature; reversed at {idx}.")
-    if np.any(np.maximum(np.abs(lower), np.abs(upper)) == 0):
-        idx = np.flatnonzero(np.maximum(np.abs(lower), np.abs(upper)) == 0).tolist()
-        raise ValueError(
-            f"{name}: max(|lower|, |upper|) must be > 0 for every feature (used as its "
-            f"scale); it is 0 at {idx}."
-        )
+    zero = np.maximum(np.abs(lower), np.abs(upper)) == 0
+    if names is None:
+        if reversed_.any():
+            idx = np.flatnonzero(reversed_).tolist()
+            raise ValueError(f"{name}: lower must be <= upper for every feature; reversed at {idx}.")
+        if zero.any():
+            idx = np.flatnonzero(zero).tolist()
+            raise ValueError(
+                f"{name}: max(|lower|, |upper|) must be > 0 for every feature (used as its "
+                f"scale); it is 0 at {idx}."
+            )
+    else:
+        lo, up = names
+        if reversed_.any():
+            raise ValueError(f"{lo} must be <= {up} for every feature; reversed at position(s) "
+                             f"{_positions(reversed_, index_base)}.")
+        if zero.any():
+            raise ValueError(f"max(|{lo}|, |{up}|) must be > 0 for every feature (used as its scale); it is 0 at "
+                             f"position(s) {_positions(zero, index_base)}.")
     return lower, upper
 
 

@@ -1,9 +1,11 @@
 """Lazy access to an embedded R through rpy2, with local conversion only.
 
-Every call into R goes through :func:`call_r`: it loads rpy2 on first use,
-evaluates an R function's source once (cached), converts numpy arguments inside
-a ``localconverter`` context (never globally) and turns R errors into
-:class:`RError` with R's message.
+Every call into R goes through :func:`call_r_file` (a function defined in one
+of the ``.R`` files next to this module, called with named arguments) or
+:func:`call_r` (an R function given as source, for short test snippets). Both
+load rpy2 on first use, evaluate the R code once (cached), convert numpy
+arguments inside a ``localconverter`` context (never globally) and turn R
+errors into :class:`RError` with R's message.
 """
 
 from __future__ import annotations
@@ -11,11 +13,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import warnings
+from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import numpy as np
 
-__all__ = ["RError", "RUnavailableError", "r_available", "call_r", "require_packages"]
+__all__ = ["RError", "RUnavailableError", "r_available", "call_r", "call_r_file", "require_packages"]
+
+#: the folder holding the package's R code (``dppack.R``, ``rng.R``)
+R_DIR = Path(__file__).resolve().parent
 
 SETUP_HINT = "run 'bash scripts/setup.sh' (or 'make setup') from the repository root"
 
@@ -79,6 +85,46 @@ def _r_function(source: str) -> Any:
         return api["robjects"].r(source)
 
 
+@functools.lru_cache(maxsize=None)
+def _r_file_function(file: str, function: str) -> Any:
+    api = _rpy2()
+    robjects = api["robjects"]
+    with api["localconverter"](api["converter"]):
+        env = robjects.r["new.env"](parent=robjects.globalenv)
+        robjects.r["sys.source"](str(R_DIR / file), envir=env)
+        return env[function]
+
+
+def call_r_file(file: str, function: str, **kwargs: Any) -> Any:
+    """Call the R function ``function`` defined in ``r_reference/<file>`` with named arguments.
+
+    Parameters
+    ----------
+    file : str
+        An R file of this package, e.g. ``"dppack.R"``; sourced once into its
+        own environment.
+    function : str
+        The name of a function defined there.
+    **kwargs
+        The arguments, by name (numpy arrays, floats, ints, bools, strings). A
+        value of None leaves the argument out, so that R's default applies
+        (rpy2 has no conversion for None).
+
+    Returns
+    -------
+    object
+        The R result converted with numpy2ri (named lists become ``OrdDict``).
+
+    Raises
+    ------
+    RError
+        With R's message when R signals an error.
+    """
+    api = _rpy2()
+    fn = _r_file_function(file, function)
+    return _invoke(api, fn, (), {k: v for k, v in kwargs.items() if v is not None})
+
+
 def call_r(source: str, *args: Any, **kwargs: Any) -> Any:
     """Evaluate the R function ``source`` and call it with converted arguments.
 
@@ -102,7 +148,10 @@ def call_r(source: str, *args: Any, **kwargs: Any) -> Any:
         With R's message when R signals an error.
     """
     api = _rpy2()
-    fn = _r_function(source)
+    return _invoke(api, _r_function(source), args, kwargs)
+
+
+def _invoke(api: Dict[str, Any], fn: Any, args: tuple, kwargs: Dict[str, Any]) -> Any:
     with api["localconverter"](api["converter"]), _captured_r_console(api["callbacks"]) as console:
         try:
             result = fn(*args, **kwargs)
@@ -110,7 +159,7 @@ def call_r(source: str, *args: Any, **kwargs: Any) -> Any:
             raise RError(f"R error: {str(exc).strip()}") from None
     text = "".join(console).strip()
     if text:  # R wrote a warning while succeeding: pass it on rather than lose it
-        warnings.warn(f"R: {text}", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"R: {text}", RuntimeWarning, stacklevel=3)
     return result
 
 

@@ -19,7 +19,8 @@ Conventions translated at the boundary: labels are {-1, 1} on the Python side;
 Feature bounds are ``(lower, upper)`` here and are passed to R BY NAME
 (DPpack's ``fit`` takes ``upper.bounds`` before ``lower.bounds``). All data are
 float64; conversion happens inside rpy2's local converter (see
-:mod:`r_reference._session`).
+:mod:`r_reference._session`). The R code is in ``r_reference/dppack.R``
+(``svmdp_fits``, ``cms_fits``), called with named arguments.
 
 Everything else (weight clipping at the bound, the noise draws, the
 optimiser) is DPpack's own: the adapter does not re-implement it, so DPpack's
@@ -35,85 +36,12 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._session import call_r, require_packages
+from ._session import call_r_file, require_packages
 
 __all__ = ["DPpackData", "DPpackFits", "fit_svmdp", "fit_weighted_erm_cms", "R_SEED_MAX"]
 
 #: largest seed accepted (R integers are 32-bit)
 R_SEED_MAX = 2**31 - 1
-
-# Shared parts of the two R functions below: argument coercion, DPpack's own
-# preprocessing read once (scaling, labels, clipped weights; no random numbers
-# are used for the linear kernel), the loop over seeds timing each ``fit``
-# alone, and the optional preprocessed data in the result.
-_R_COERCE = r"""  X <- as.data.frame(X)
-  y <- as.numeric(y)
-  upper <- as.numeric(upper)
-  lower <- as.numeric(lower)
-  seeds <- as.integer(seeds)
-  w <- if (has_weights) as.numeric(weights) else NULL
-  b <- if (has_weights && !is.na(wub)) wub else NULL
-"""
-_R_FIT_SEEDS = r"""  prep <- m$.__enclos_env__$private$preprocess_data(
-    X, y, upper.bounds = upper, lower.bounds = lower, add.bias = add_bias,
-    weights = w, weights.upper.bound = b)
-  K <- length(seeds)
-  coef <- matrix(NA_real_, K, ncol(prep$X))
-  secs <- numeric(K)
-  for (k in seq_len(K)) {
-    set.seed(seeds[k])
-    t0 <- Sys.time()
-    m$fit(X, y, upper.bounds = upper, lower.bounds = lower, add.bias = add_bias,
-          weights = w, weights.upper.bound = b)
-    secs[k] <- as.numeric(Sys.time()) - as.numeric(t0)
-    coef[k, ] <- as.numeric(m$coeff)
-  }
-"""
-_R_RETURN_DATA = r"""       Z = if (return_data) prep$X else NULL,
-       y = if (return_data) as.numeric(prep$y) else NULL,
-       w = if (return_data && has_weights) as.numeric(prep$weights) else NULL)
-}
-"""
-
-# svmDP: the model is built once, then fitted for every seed in one R call.
-_R_SVMDP = r"""
-function(X, y, weights, has_weights, upper, lower, add_bias, eps, gamma, huber_h, wub,
-         seeds, return_data) {
-""" + _R_COERCE + r"""  m <- DPpack::svmDP$new("l2", eps, gamma, perturbation.method = "output",
-                         kernel = "linear", huber.h = huber_h)
-""" + _R_FIT_SEEDS + r"""  scale <- prep$scale1 * prep$scale2
-  list(coef = coef, scaled = sweep(coef, 2, scale, "*"), scale1 = as.numeric(prep$scale1),
-       scale2 = as.numeric(prep$scale2), seconds = secs,
-""" + _R_RETURN_DATA
-
-# WeightedERMDP.CMS with mapXy.linear (y.hat = X theta) and labels in {-1, 1}.
-# The logistic loss is written here because DPpack's loss.cross.entropy takes
-# no weights: l(y.hat, y, w) = w * log(1 + exp(-y * y.hat)) (stable form) and
-# its derivative in y.hat, -w * y / (1 + exp(y * y.hat)); |l'| <= w, l'' <= w/4.
-_R_CMS = r"""
-function(X, y, weights, has_weights, upper, lower, add_bias, eps, gamma, loss_name, huber_h,
-         wub, seeds, return_data) {
-""" + _R_COERCE + r"""  if (loss_name == "huber") {
-    loss <- DPpack::generate.loss.huber(huber_h)
-    loss.gr <- DPpack::generate.loss.gr.huber(huber_h)
-    c2 <- 1 / (2 * huber_h)
-  } else {
-    loss <- function(y.hat, y, w = NULL) {
-      w <- if (is.null(w)) rep(1, length(y)) else as.numeric(w)
-      z <- y * y.hat
-      w * (pmax(-z, 0) + log1p(exp(-abs(z))))
-    }
-    loss.gr <- function(y.hat, y, w = NULL) {
-      w <- if (is.null(w)) rep(1, length(y)) else as.numeric(w)
-      -w * y / (1 + exp(y * y.hat))
-    }
-    c2 <- 1 / 4
-  }
-  m <- DPpack::WeightedERMDP.CMS$new(DPpack::mapXy.linear, loss, "l2", eps, gamma,
-                                     perturbation.method = "output", c = c2,
-                                     mapXy.gr = DPpack::mapXy.gr.linear, loss.gr = loss.gr)
-""" + _R_FIT_SEEDS + r"""  list(coef = coef, scaled = coef, scale1 = rep(1, ncol(prep$X)), scale2 = 1, seconds = secs,
-""" + _R_RETURN_DATA
 
 
 @dataclass(frozen=True)
@@ -209,9 +137,11 @@ def _bounds(feature_bounds: Tuple[ArrayLike, ArrayLike], p: int) -> Tuple[np.nda
 
 
 def _weights(sample_weight, n):
-    if sample_weight is None:
-        return np.ones(n), False
-    return _f64_vector("sample_weight", sample_weight, n), True
+    return None if sample_weight is None else _f64_vector("sample_weight", sample_weight, n)
+
+
+def _optional_float(value) -> Optional[float]:
+    return None if value is None else float(value)
 
 
 def _unpack(res, seeds, return_data: bool) -> DPpackFits:
@@ -292,13 +222,12 @@ def fit_svmdp(
     X = _f64_matrix("X", X)
     n = X.shape[0]
     y01 = (_labels("treatment", treatment, n) + 1.0) / 2.0
-    w, has_w = _weights(sample_weight, n)
     lower, upper = _bounds(feature_bounds, X.shape[1])
     seeds_arr = _seeds(seeds)
-    res = call_r(
-        _R_SVMDP, X, y01, w, has_w, upper, lower, bool(fit_intercept), float(epsilon), float(gamma),
-        float(huber_h), float(weights_upper_bound) if weights_upper_bound is not None else float("nan"),
-        seeds_arr, bool(return_data),
+    res = call_r_file(
+        "dppack.R", "svmdp_fits", X=X, y=y01, upper=upper, lower=lower, eps=float(epsilon), gamma=float(gamma),
+        weights=_weights(sample_weight, n), weights_upper_bound=_optional_float(weights_upper_bound),
+        add_bias=bool(fit_intercept), huber_h=float(huber_h), seeds=seeds_arr, return_data=bool(return_data),
     )
     return _unpack(res, seeds_arr, return_data)
 
@@ -358,14 +287,13 @@ def fit_weighted_erm_cms(
     X = _f64_matrix("X", X)
     n, p = X.shape
     yy = _labels("y", y, n)
-    w, has_w = _weights(sample_weight, n)
     if feature_bounds is None:
         feature_bounds = (-np.ones(p), np.ones(p))
     lower, upper = _bounds(feature_bounds, p)
     seeds_arr = _seeds(seeds)
-    res = call_r(
-        _R_CMS, X, yy, w, has_w, upper, lower, bool(add_bias), float(epsilon), float(gamma), loss,
-        float(huber_h), float(weights_upper_bound) if weights_upper_bound is not None else float("nan"),
-        seeds_arr, bool(return_data),
+    res = call_r_file(
+        "dppack.R", "cms_fits", X=X, y=yy, upper=upper, lower=lower, eps=float(epsilon), gamma=float(gamma),
+        loss=loss, weights=_weights(sample_weight, n), weights_upper_bound=_optional_float(weights_upper_bound),
+        add_bias=bool(add_bias), huber_h=float(huber_h), seeds=seeds_arr, return_data=bool(return_data),
     )
     return _unpack(res, seeds_arr, return_data)

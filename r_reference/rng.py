@@ -5,7 +5,8 @@ default kinds) or loads a ``.Random.seed``, evaluates a batch of R expressions
 in order on that one stream, and returns every result together with the final
 ``.Random.seed``. Doubles come back as float64 unchanged (compare them with
 ``float.hex`` or :func:`numpy.array_equal`); :func:`r_literal` writes a Python
-float as an exact R literal for use inside the expressions.
+float as an exact R literal for use inside the expressions. The R code is
+``r_streams`` in ``r_reference/rng.R``, called with named arguments.
 """
 
 from __future__ import annotations
@@ -16,23 +17,9 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._session import call_r
+from ._session import call_r_file
 
 __all__ = ["r_streams", "r_literal", "r_random_seed"]
-
-_R_RUN = """function(seed, state, exprs) {
-  if (length(state) == 0) {
-    set.seed(seed, kind = "Mersenne-Twister", normal.kind = "Inversion",
-             sample.kind = "Rejection")
-  } else {
-    RNGkind("Mersenne-Twister", "Inversion", "Rejection")
-    assign(".Random.seed", as.integer(state), envir = globalenv())
-  }
-  env <- new.env(parent = globalenv())
-  out <- lapply(exprs, function(e) as.numeric(eval(parse(text = e), envir = env)))
-  c(length(out), lengths(out), unlist(out),
-    as.numeric(get(".Random.seed", envir = globalenv())))
-}"""
 
 
 def r_literal(x: float) -> str:
@@ -81,22 +68,22 @@ def r_streams(
     """
     if (seed is None) == (state is None):
         raise ValueError("give exactly one of seed and state.")
-    exprs_arr = np.array(list(exprs), dtype=str)
-    # rpy2 has no conversion for None: an empty state vector means "use the seed"
-    st = np.empty(0) if state is None else np.asarray(state, dtype=np.float64)
-    sd = math.nan if seed is None else float(seed)
-    flat = np.array(call_r(_R_RUN, sd, st, exprs_arr), dtype=np.float64, copy=True)
-    k = int(flat[0])
-    lengths = flat[1 : 1 + k].astype(np.int64)
-    pos = 1 + k
-    results = []
-    for m in lengths.tolist():
-        results.append(flat[pos : pos + m].copy())
-        pos += m
-    random_seed = flat[pos:].astype(np.int64)
+    res = call_r_file(
+        "rng.R", "r_streams", exprs=np.array(list(exprs), dtype=str),
+        seed=None if seed is None else float(seed),
+        state=None if state is None else np.asarray(state, dtype=np.int32),
+    )
+    values = np.array(res["values"], dtype=np.float64, copy=True).ravel()
+    lengths = np.array(res["lengths"], dtype=np.int64).ravel()
+    random_seed = np.array(res["random_seed"], dtype=np.int32, copy=True).ravel()
+    if lengths.shape[0] != len(exprs) or lengths.sum() != values.shape[0]:
+        raise RuntimeError(f"R returned {values.shape[0]} values in {lengths.shape[0]} results for {len(exprs)} "
+                           "expressions.")
     if random_seed.shape[0] != 626:
         raise RuntimeError(f"expected R's .Random.seed of length 626, got {random_seed.shape[0]}.")
-    return results, random_seed.astype(np.int32)
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    results = [values[bounds[i]:bounds[i + 1]].copy() for i in range(lengths.shape[0])]
+    return results, random_seed
 
 
 def r_random_seed(seed: float) -> NDArray[np.int32]:

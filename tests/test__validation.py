@@ -10,6 +10,8 @@ from pydpowl._validation import (
     check_labels,
     check_positive,
     check_probability,
+    check_in_interval,
+    check_nonnegative,
     check_vector,
     feature_names_of,
     resolve_rng,
@@ -22,7 +24,9 @@ from pydpowl._validation import (
     (float("nan"), ValueError, "got g=nan"),
     ("1", TypeError, "g must be a real number, got str"),
     (True, TypeError, "got bool"),
-    (None, TypeError, "got NoneType"),
+    (None, TypeError, "got None"),
+    (np.array([1.0, 2.0]), TypeError, r"g must be a real number, got an array of length 2\.$"),
+    ([1.0], TypeError, r"got a list of length 1\.$"),
 ])
 def test_check_positive(value, exc, match):
     with pytest.raises(exc, match=match):
@@ -32,6 +36,14 @@ def test_check_positive(value, exc, match):
 def test_check_positive_allows_inf_when_asked():
     assert check_positive("epsilon", float("inf"), allow_inf=True) == float("inf")
     assert check_positive("x", np.float32(2.5)) == 2.5
+
+
+def test_check_positive_allows_zero_when_asked():
+    assert check_positive("ridge", 0, allow_zero=True) == 0.0
+    with pytest.raises(ValueError, match=r"^ridge must be in \[0, inf\), got ridge=-1\.0\.$"):
+        check_positive("ridge", -1, allow_zero=True)
+    with pytest.raises(ValueError, match=r"^ridge must be in \[0, inf\), got ridge=inf\.$"):
+        check_positive("ridge", np.inf, allow_zero=True)
 
 
 def test_check_probability_and_int_and_bool():
@@ -63,17 +75,75 @@ def test_check_array_shapes_and_types():
     assert check_array("X", pd.DataFrame({"a": [1, 2], "b": [True, False]})).shape == (2, 2)
 
 
+def test_non_finite_entries_are_located_by_column_and_row():
+    X = np.ones((8, 3))
+    X[2, 1] = np.nan
+    X[6, 1] = np.inf
+    X[6, 2] = np.nan
+    with pytest.raises(ValueError, match=r"^X must be finite; it has 2 NaN and 1 infinite entries of 24 in "
+                                         r"column\(s\) 1, 2 \(rows 2, 6\)\. Nothing is dropped silently"):
+        check_array("X", X)
+    # R's conventions: names from the caller, positions from 1
+    with pytest.raises(ValueError, match=r"in column\(s\) 'b', 'c' \(rows 3, 7\)\."):
+        check_array("X", X, columns=["a", "b", "c"], index_base=1)
+    # a DataFrame's own column names
+    with pytest.raises(ValueError, match=r"in column\(s\) 'u', 'v' \(rows 2, 6\)\."):
+        check_array("X", pd.DataFrame(X, columns=["t", "u", "v"]))
+    v = np.arange(10.0)
+    v[[1, 3, 4, 5, 8, 9]] = np.nan
+    with pytest.raises(ValueError, match=r"^w must be finite; it has 6 NaN and 0 infinite entries of 10 at "
+                                         r"position\(s\) 2, 4, 5, 6, 9, \.\.\.\. "):
+        check_vector("w", v, index_base=1)
+
+
 def test_check_vector_and_labels():
     np.testing.assert_array_equal(check_vector("v", [[1], [2]]), [1.0, 2.0])
     with pytest.raises(ValueError, match="v must have length 3, got length 2"):
         check_vector("v", [1, 2], length=3)
     with pytest.raises(ValueError, match=r"y must take values in \{-1, 1\}; 2 of 3 entries do not \(first at position 1\)"):
         check_labels("y", [1, 0, 2])
+    with pytest.raises(ValueError, match=r"^y must have length 3 \(one per row of X\), got length 2\.$"):
+        check_vector("y", [1, 2], length=3, length_of="one per row of X")
+    with pytest.raises(ValueError, match=r"^y must take values in \{0, 1\}; 2 of 3 entries do not \(first at "
+                                         r"position 1\)\. Recode\.$"):
+        check_labels("y", [-1, 1, -1], allowed=(0, 1), hint="Recode.", index_base=1)
+
+
+def test_check_nonnegative_and_in_interval_report_count_and_first_position():
+    check_nonnegative("w", np.array([0.0, 2.0]))
+    with pytest.raises(ValueError, match=r"^w must be non-negative; 2 of 4 entries are negative \(first at "
+                                         r"position 1\)\.$"):
+        check_nonnegative("w", np.array([0.0, -1.0, 2.0, -3.0]))
+    with pytest.raises(ValueError, match=r"^B must be non-negative \(why\); 1 of 2 entries are negative \(first "
+                                         r"at position 2\)\. Shift\.$"):
+        check_nonnegative("B", np.array([0.0, -1.0]), why="why", hint="Shift.", index_base=1)
+    check_in_interval("p", np.array([0.5, 1.0]), 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^p must be in \(0, 1\] \(P\); 2 of 3 entries are outside \(first at "
+                                         r"position 2\)\.$"):
+        check_in_interval("p", np.array([0.5, 0.0, 1.5]), 0.0, 1.0, why="P", index_base=1)
+    with pytest.raises(ValueError, match=r"p must be in \[0, 1\)"):
+        check_in_interval("p", np.array([1.0]), 0.0, 1.0, low_open=False, high_open=True)
 
 
 def test_check_bounds_wrong_length_and_names():
     with pytest.raises(ValueError, match=r"upper bounds must have length 2 \(one per feature\), got length 3"):
         check_bounds("feature_bounds", ([0, 0], [1, 1, 1]), 2)
+    with pytest.raises(ValueError, match=r"feature_bounds: lower must be <= upper for every feature; reversed at \[1\]"):
+        check_bounds("feature_bounds", ([0, 2], [1, 1]), 2)
+
+
+def test_check_bounds_with_separate_names_counts_from_index_base():
+    names = ("lower.bounds", "upper.bounds")
+    with pytest.raises(ValueError, match=r"^upper\.bounds must have length 2 \(one per feature\), got length 3\.$"):
+        check_bounds("bounds", ([0, 0], [1, 1, 1]), 2, names=names)
+    with pytest.raises(ValueError, match=r"^lower\.bounds must be <= upper\.bounds for every feature; reversed at "
+                                         r"position\(s\) 1, 2\.$"):
+        check_bounds("bounds", ([1, 1], [0, 0.5]), 2, names=names, index_base=1)
+    with pytest.raises(ValueError, match=r"^max\(\|lower\.bounds\|, \|upper\.bounds\|\) must be > 0 for every feature "
+                                         r"\(used as its scale\); it is 0 at position\(s\) 2\.$"):
+        check_bounds("bounds", ([1, 0], [2, 0]), 2, names=names, index_base=1)
+    with pytest.raises(ValueError, match=r"^upper\.bounds must be finite; it has 1 NaN .* at position\(s\) 2\."):
+        check_bounds("bounds", ([0, 0], [1, np.nan]), 2, names=names, index_base=1)
     assert feature_names_of(pd.DataFrame({"a": [1]})) == ["a"]
     assert feature_names_of(np.zeros((1, 1))) is None
 

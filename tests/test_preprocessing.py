@@ -61,3 +61,15 @@ def test_bounds_from_data_warns():
         lo, hi = bounds_from_data(np.array([[1.0, 2.0], [3.0, -1.0]]))
     np.testing.assert_array_equal(lo, [1.0, -1.0])
     np.testing.assert_array_equal(hi, [3.0, 2.0])
+
+
+def test_numpy_backend_gives_the_fused_scaling_bit_for_bit_without_numba(scaler):
+    rng = np.random.default_rng(3)
+    n = 6000
+    X = np.column_stack([rng.uniform(10, 95, n), rng.integers(0, 2, n), rng.uniform(-3, 4, n)])
+    Z_kernel, clipped_kernel = scaler.transform_checked(X, backend="numba")
+    Z_numpy, clipped_numpy = scaler.transform_checked(X, backend="numpy")
+    np.testing.assert_array_equal(Z_numpy, Z_kernel)
+    assert clipped_numpy == clipped_kernel > 0
+    with pytest.raises(ValueError, match=r"backend must be one of \{'auto', 'numpy', 'numba'\}, got backend='gpu'"):
+        scaler.transform_checked(X, backend="gpu")

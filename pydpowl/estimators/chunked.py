@@ -40,11 +40,11 @@ row chunks of ``X``.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import check_bool, check_positive
+from .._validation import check_bool, check_positive, column_labels, nonfinite_message
 from ..engine.dask_problem import compute, count_pass, distributed_client, on_client, persist, tree_reduce
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 
@@ -98,14 +98,14 @@ def _erm_block(X, y, w, offset, w_max, slack):
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()
     w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=np.float64).ravel()
-    s = _finite_counts("X", X)
-    s.update(_finite_counts("y", y))
+    s = _finite_counts("X", X, offset)
+    s.update(_finite_counts("y", y, offset))
     s.update(_label_counts("y", y, offset))
     with np.errstate(invalid="ignore", over="ignore"):
         too_long = np.sqrt(np.einsum("ij,ij->i", X, X)) > 1.0 + slack
     s["rows_too_long"] = int(np.count_nonzero(too_long))
     s["first_row_too_long"] = _first(too_long, offset)
-    s.update(_finite_counts("sample_weight", w))
+    s.update(_finite_counts("sample_weight", w, offset))
     s["sample_weight_negative"] = int(np.count_nonzero(w < 0))
     s["sample_weight_over"] = int(np.count_nonzero(w > w_max))
     return X, y, w, s
@@ -187,16 +187,16 @@ def _owl_block(X, A, B, P, offset, spec, scaler, w_max):
     X = np.asarray(X, dtype=np.float64)
     A = np.asarray(A, dtype=np.float64).ravel()
     B = np.asarray(B, dtype=np.float64).ravel()
-    s = _finite_counts("X", X)
-    s.update(_finite_counts("treatment", A))
+    s = _finite_counts("X", X, offset)
+    s.update(_finite_counts("treatment", A, offset))
     s.update(_label_counts("treatment", A, offset))
     s["treatment_plus"] = int(np.count_nonzero(A == 1.0))
     s["treatment_minus"] = int(np.count_nonzero(A == -1.0))
-    s.update(_finite_counts("benefit", B))
+    s.update(_finite_counts("benefit", B, offset))
     s["benefit_negative"] = int(np.count_nonzero(B < 0))
     if P is not None:
         P = np.asarray(P, dtype=np.float64).ravel()
-        s.update(_finite_counts("propensity", P))
+        s.update(_finite_counts("propensity", P, offset))
         outside = (P <= 0) | (P > 1)
         s["propensity_outside"] = int(np.count_nonzero(outside))
         s["first_propensity_outside"] = _first(outside, offset)
@@ -242,9 +242,13 @@ def _bounds_from_chunks(X):
     import dask.array as da
 
     count_pass("validation", X.numblocks[0])
-    lo, hi, bad, n_nan = compute(X.min(axis=0), X.max(axis=0), (~da.isfinite(X)).sum(), da.isnan(X).sum())
+    nonfinite = ~da.isfinite(X)
+    lo, hi, bad, n_nan = compute(X.min(axis=0), X.max(axis=0), nonfinite.sum(), da.isnan(X).sum())
     if bad:
-        _raise_finite("X", {"X_nan": n_nan, "X_inf": int(bad) - n_nan}, X.size)
+        rows, cols = compute(da.flatnonzero(nonfinite.any(axis=1))[:6], da.flatnonzero(nonfinite.any(axis=0)))
+        counts = {"X_nan": int(n_nan), "X_inf": int(bad) - int(n_nan),
+                  "nonfinite_rows_X": tuple(int(i) for i in rows), "nonfinite_cols_X": tuple(int(j) for j in cols)}
+        _raise_finite("X", counts, X.size)
     return bounds_from_data(np.vstack([lo, hi]))
 
 
@@ -411,9 +415,16 @@ def _should_persist(nbytes: int) -> bool:
 # --------------------------------------------------------------------------- per-chunk counts
 
 
-def _finite_counts(name: str, arr: np.ndarray) -> Dict[str, int]:
+def _finite_counts(name: str, arr: np.ndarray, offset: int) -> Dict[str, Any]:
+    """Non-finite counts, the first 6 global row positions holding them and (2-D) the columns."""
+    bad = ~np.isfinite(arr)
     n_nan = int(np.count_nonzero(np.isnan(arr)))
-    return {f"{name}_nan": n_nan, f"{name}_inf": int(np.count_nonzero(np.isinf(arr)))}
+    out: Dict[str, Any] = {f"{name}_nan": n_nan, f"{name}_inf": int(np.count_nonzero(bad)) - n_nan}
+    rows = bad.any(axis=1) if arr.ndim == 2 else bad
+    out[f"nonfinite_rows_{name}"] = tuple(int(i) + offset for i in np.flatnonzero(rows)[:6])
+    if arr.ndim == 2:
+        out[f"nonfinite_cols_{name}"] = tuple(int(j) for j in np.flatnonzero(bad.any(axis=0)))
+    return out
 
 
 def _label_counts(name: str, labels: np.ndarray, offset: int) -> Dict[str, int]:
@@ -442,6 +453,10 @@ def _merge_counts(*parts: Dict[str, Any]) -> Dict[str, Any]:
         for key, value in part.items():
             if key.startswith("first_"):
                 out[key] = value if out[key] < 0 else (out[key] if value < 0 else min(out[key], value))
+            elif key.startswith("nonfinite_rows_"):  # the first 6 positions over both parts
+                out[key] = tuple(sorted(out[key] + value)[:6])
+            elif key.startswith("nonfinite_cols_"):
+                out[key] = tuple(sorted(set(out[key]) | set(value)))
             elif key == "C":
                 out[key] = max(out[key], value)
             else:
@@ -449,13 +464,13 @@ def _merge_counts(*parts: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def _raise_finite(name: str, s: Dict[str, int], size: int) -> None:
+def _raise_finite(name: str, s: Dict[str, Any], size: int, columns: Optional[Sequence[str]] = None) -> None:
     n_nan, n_inf = s.get(f"{name}_nan", 0), s.get(f"{name}_inf", 0)
     if n_nan or n_inf:
-        raise ValueError(
-            f"{name} must be finite; it has {n_nan} NaN and {n_inf} infinite entries "
-            f"of {size}. Nothing is dropped silently: remove or impute them first."
-        )
+        cols = s.get(f"nonfinite_cols_{name}")
+        labels = None if cols is None else column_labels(cols, columns, 0)
+        rows = s.get(f"nonfinite_rows_{name}", ())
+        raise ValueError(nonfinite_message(name, n_nan, n_inf, size, rows=rows, columns=labels))
 
 
 def _raise_labels(name: str, s: Dict[str, int], n: int) -> None:

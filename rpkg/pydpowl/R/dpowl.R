@@ -36,7 +36,7 @@ code_treatment <- function(a, n, call) {
   if (is.logical(a)) {
     return(list(A = ifelse(a, 1, -1), coding = list(type = "logical", levels = c(FALSE, TRUE))))
   }
-  a <- check_numeric_vector(a, "treatment", n, call = call)
+  a <- as_numeric_arg(a, "treatment", call)
   if (all(a %in% c(-1, 1))) return(list(A = a, coding = list(type = "numeric", levels = c(-1, 1))))
   if (all(a %in% c(0, 1))) return(list(A = 2 * a - 1, coding = list(type = "numeric", levels = c(0, 1))))
   bad <- !(a %in% c(-1, 0, 1))
@@ -63,14 +63,15 @@ decode_treatment <- function(label, coding) {
 propensity_logistic <- function(benefit_bound, logit_bound = 3, ridge = 0, hessian_lower_bound = NULL,
                                 fitted_on = c("private", "external")) {
   call <- sys.call()
-  spec <- list(
-    benefit_bound = check_number(benefit_bound, "benefit_bound", 0, Inf, call = call),
-    logit_bound = check_number(logit_bound, "logit_bound", 0, Inf, call = call),
-    ridge = check_number(ridge, "ridge", 0, Inf, lower_open = FALSE, call = call),
-    hessian_lower_bound = if (is.null(hessian_lower_bound)) NULL
-                          else check_number(hessian_lower_bound, "hessian_lower_bound", 0, Inf, call = call),
-    fitted_on = match.arg(fitted_on)
-  )
+  fitted_on <- match.arg(fitted_on)
+  spec <- engine("propensity_logistic", list(
+    benefit_bound = as_setting(benefit_bound, "benefit_bound", call),
+    logit_bound = as_setting(logit_bound, "logit_bound", call),
+    ridge = as_setting(ridge, "ridge", call),
+    hessian_lower_bound = as_setting(hessian_lower_bound, "hessian_lower_bound", call)
+  ), call)
+  spec <- spec[c("benefit_bound", "logit_bound", "ridge", "hessian_lower_bound")]
+  spec$fitted_on <- fitted_on
   structure(spec, class = "pydpowl_propensity_logistic")
 }
 
@@ -81,21 +82,17 @@ print.pydpowl_propensity_logistic <- function(x, ...) {
   invisible(x)
 }
 
-check_propensity <- function(propensity, n, call) {
+# A propensity_logistic() specification, one probability (of the arm coded +1)
+# or one P(A_i | x_i) per subject; the worker checks the values.
+propensity_arg <- function(propensity, call) {
   if (inherits(propensity, "pydpowl_propensity_logistic")) {
     return(list(spec = unclass(propensity), label = sprintf("logistic model fitted on %s data", propensity$fitted_on)))
   }
-  if (is.numeric(propensity) && length(propensity) == 1L && is.null(dim(propensity))) {
-    p <- check_number(propensity, "propensity", 0, 1, call = call)
+  if (is.numeric(propensity) && length(propensity) == 1L && is.null(dim(propensity)) && !is.factor(propensity)) {
+    p <- as.double(propensity)
     return(list(spec = p, label = sprintf("P(treatment coded +1) = %s (randomised)", format(p))))
   }
-  p <- check_numeric_vector(propensity, "propensity", n, call = call)
-  bad <- p <= 0 | p > 1
-  if (any(bad)) {
-    arg_error(sprintf(paste0("propensity must be in (0, 1] (P(A_i | x_i) of the treatment received); %d of %d ",
-                             "entries are outside (first at position %d)."), sum(bad), n, which(bad)[1L]), call)
-  }
-  list(spec = p, label = "P(A_i | x_i) given per subject")
+  list(spec = as_numeric_arg(propensity, "propensity", call), label = "P(A_i | x_i) given per subject")
 }
 
 # ---- bounds -------------------------------------------------------------------
@@ -146,12 +143,7 @@ resolve_bounds <- function(bounds, cols, dummy, call) {
     }
     unname(out)
   }
-  lower <- fill(lower, "lower", 0)
-  upper <- fill(upper, "upper", 1)
-  b <- check_bounds(lower, upper, p, "bounds$lower", "bounds$upper", call = call)
-  names(b$lower) <- cols
-  names(b$upper) <- cols
-  b
+  list(lower = stats::setNames(fill(lower, "lower", 0), cols), upper = stats::setNames(fill(upper, "upper", 1), cols))
 }
 
 # ---- fitting ------------------------------------------------------------------
@@ -162,34 +154,32 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
   cols <- colnames(M)
   if (is.null(cols)) cols <- paste0("x", seq_len(ncol(M)))
   colnames(M) <- cols
-  eps <- check_number(epsilon, "epsilon", 0, Inf, upper_open = FALSE, call = call)
-  gam <- check_number(gamma, "gamma", 0, Inf, call = call)
-  W <- check_number(weights_upper_bound, "weights_upper_bound", 0, Inf, call = call)
-  h <- check_number(huber_h, "huber_h", 0, Inf, call = call)
-  intercept <- check_flag(intercept, "intercept", call = call)
-  rng <- check_string(rng, "rng", c("R", "system"), call = call)
-  tr <- code_treatment(treatment, n, call)
-  B <- check_numeric_vector(benefit, "benefit", n, call = call)
-  if (any(B < 0)) {
-    arg_error(sprintf(paste0("benefit must be non-negative (OWL weights are benefit / propensity); %d of %d ",
-                             "entries are negative (first at position %d). Shift by a public lower bound first."),
-                      sum(B < 0), n, which(B < 0)[1L]), call)
+  if (!is.character(rng) || length(rng) != 1L || !(rng %in% c("R", "system"))) {
+    arg_error(sprintf("rng must be one of \"R\", \"system\", got %s.", fmt_value(rng)), call)
   }
-  prop <- check_propensity(propensity, n, call)
+  tr <- code_treatment(treatment, n, call)
+  prop <- propensity_arg(propensity, call)
   b <- resolve_bounds(bounds, cols, dummy, call)
-  state <- if (rng == "R") r_rng_state(call) else NULL
-  res <- engine_call(bridge()$fit_owl(
-    unname(M), tr$A, B, prop$spec, unname(b$lower), unname(b$upper), intercept, eps, gam, W, h, state
-  ), call = call)
-  if (rng == "R") r_rng_restore(res$r_state, state)
-  relay_warnings(res$warnings)
+  state <- if (rng == "R") r_rng_state(call)
+  res <- engine("fit_owl", list(
+    x = wire_matrix(M), treatment = as_numeric_arg(tr$A, "treatment", call),
+    benefit = as_numeric_arg(benefit, "benefit", call), propensity = prop$spec,
+    lower = as_numeric_arg(unname(b$lower), "bounds$lower", call),
+    upper = as_numeric_arg(unname(b$upper), "bounds$upper", call),
+    intercept = as_setting(intercept, "intercept", call), epsilon = as_setting(epsilon, "epsilon", call),
+    gamma = as_setting(gamma, "gamma", call),
+    weights_upper_bound = as_setting(weights_upper_bound, "weights_upper_bound", call),
+    huber_h = as_setting(huber_h, "huber_h", call), random_seed = state, columns = cols
+  ), call)
+  if (rng == "R") r_rng_restore(res$random_seed, state)
   coef <- as.numeric(res$coef)
   names(coef) <- cols
+  intercept <- isTRUE(intercept)
   if (intercept) coef <- c("(Intercept)" = res$intercept, coef)
   structure(list(
     coefficients = coef,
-    epsilon = eps, gamma = gam, weights_upper_bound = W, huber_h = h,
-    sensitivity = res$sensitivity, C = res$C,
+    epsilon = as.numeric(epsilon), gamma = as.numeric(gamma), weights_upper_bound = as.numeric(weights_upper_bound),
+    huber_h = as.numeric(huber_h), sensitivity = res$sensitivity, C = res$C,
     bounds = b, intercept = intercept, n = n, propensity = prop$label,
     treatment_coding = tr$coding, rng = rng,
     diagnostics = c(clipped_weights = res$n_clipped_weights, clipped_features = res$n_clipped_features,
@@ -289,7 +279,7 @@ dpowl_design <- function(object, newdata, call) {
       }
       newdata <- newdata[, object$feature_names, drop = FALSE]
     }
-    M <- as_feature_matrix(newdata, "newdata", allow_na = TRUE, call = call)
+    M <- as_feature_matrix(newdata, "newdata", call = call)  # NA rows predict NA
   }
   if (ncol(M) != length(object$feature_names)) {
     arg_error(sprintf("newdata must give the %d feature(s) %s, got %d column(s).", length(object$feature_names),
@@ -378,9 +368,8 @@ pydpowl_data <- function(name = c("cyp_guides_style", "synthetic"), n = NULL, se
   call <- sys.call()
   name <- match.arg(name)
   if (is.null(n)) n <- if (name == "cyp_guides_style") 1459L else 1000L
-  n <- check_number(n, "n", 2, Inf, lower_open = FALSE, call = call)
-  seed <- check_number(seed, "seed", 0, 2^31 - 1, lower_open = FALSE, upper_open = FALSE, call = call)
-  d <- engine_call(bridge()$make_data(name, as.integer(n), as.integer(seed)), call = call)
+  d <- engine("make_data", list(name = name, n = as_setting(n, "n", call), seed = as_setting(seed, "seed", call)),
+              call)
   X <- as.data.frame(matrix(d$X, ncol = length(d$names), dimnames = list(NULL, unlist(d$names))))
   out <- cbind(X, treatment = as.numeric(d$treatment), benefit = as.numeric(d$benefit),
                propensity = as.numeric(d$propensity))

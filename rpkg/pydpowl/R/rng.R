@@ -19,7 +19,7 @@ r_rng_state <- function(call = sys.call(-1L)) {
   seed <- get(".Random.seed", envir = genv, inherits = FALSE)
   if (!is.integer(seed) || length(seed) != 626L || is.na(seed[1L]) || seed[1L] %% 10000L != .MT_INVERSION) {
     kinds <- RNGkind()
-    stop(structure(class = c("pydpowl_rng_error", "error", "condition"), list(
+    stop(structure(class = c("pydpowl_rng_error", "pydpowl_error", "error", "condition"), list(
       message = paste0(
         "pydpowl draws the noise from R's generator state with pydpowl.RRandom, which reproduces ",
         "R's default generator only (Mersenne-Twister with Inversion normals); RNGkind() is c(\"",

@@ -1,66 +1,39 @@
 # svmDP: DPpack's svmDP interface (linear kernel, output perturbation) on the Python engine.
 
-check_svm_settings <- function(self, call) {
-  check_number(self$eps, "eps", 0, Inf, upper_open = FALSE, call = call)
-  check_number(self$gamma, "gamma", 0, Inf, call = call)
-  check_number(self$huber.h, "huber.h", 0, Inf, call = call)
+# DPpack options this class does not implement are refused here, in R: they
+# choose between R-level features (some of them functions, which do not cross
+# to Python). The numeric settings are checked by the worker.
+refuse_unsupported <- function(self, call) {
+  refuse <- function(msg) arg_error(msg, call, class = "pydpowl_not_supported")
   if (!identical(self$regularizer, "l2")) {
-    arg_error(sprintf(paste0("regularizer must be \"l2\" (the only regularizer pydpowl supports; custom ",
-                             "regularizer functions are not supported), got %s."),
-                      if (is.function(self$regularizer)) "a function" else fmt_value(self$regularizer)), call)
+    refuse(sprintf(paste0("regularizer must be \"l2\" (the only regularizer pydpowl supports; custom ",
+                          "regularizer functions are not supported), got %s."), fmt_value(self$regularizer)))
   }
   if (!identical(self$perturbation.method, "output")) {
-    arg_error(sprintf(paste0("perturbation.method must be \"output\": pydpowl implements output perturbation ",
-                             "only (objective perturbation is available in DPpack::svmDP), got %s."),
-                      fmt_value(self$perturbation.method)), call)
+    refuse(sprintf(paste0("perturbation.method must be \"output\": pydpowl implements output perturbation ",
+                          "only (objective perturbation is available in DPpack::svmDP), got %s."),
+                   fmt_value(self$perturbation.method)))
   }
   if (!identical(self$kernel, "linear")) {
-    arg_error(sprintf(paste0("kernel must be \"linear\": the Gaussian (random Fourier feature) kernel is not ",
-                             "supported by pydpowl yet (use DPpack::svmDP for it), got %s."),
-                      fmt_value(self$kernel)), call)
+    refuse(sprintf(paste0("kernel must be \"linear\": the Gaussian (random Fourier feature) kernel is not ",
+                          "supported by pydpowl yet (use DPpack::svmDP for it), got %s."), fmt_value(self$kernel)))
   }
   invisible(TRUE)
 }
 
-# 0/1 labels in DPpack's coding.
-check_labels01 <- function(y, n, call) {
+svm_settings <- function(self, call) {
+  list(eps = as_setting(self$eps, "eps", call), gamma = as_setting(self$gamma, "gamma", call),
+       huber.h = as_setting(self$huber.h, "huber.h", call))
+}
+
+# 0/1 labels in DPpack's coding: a factor's numbers would be its level codes.
+labels01_arg <- function(y, call) {
   if (is.factor(y)) {
     arg_error(sprintf(paste0("y must be numeric labels 0 and 1 (DPpack's svmDP coding), got a factor with ",
                              "levels %s. Code it explicitly, e.g. y = as.numeric(f == \"%s\")."),
                       paste(dQuote(levels(y), FALSE), collapse = ", "), utils::tail(levels(y), 1L)), call)
   }
-  y <- check_numeric_vector(y, "y", n, call = call)
-  bad <- !(y %in% c(0, 1))
-  if (any(bad)) {
-    hint <- if (all(y %in% c(-1, 1))) " For labels in {-1, 1} use (y + 1) / 2." else ""
-    arg_error(sprintf("y must take the values 0 and 1 (DPpack's svmDP coding); %d of %d entries do not (first at position %d).%s",
-                      sum(bad), n, which(bad)[1L], hint), call)
-  }
-  y
-}
-
-# Weights in [0, W], clipped at W like DPpack, with a classed warning giving the count.
-prepare_weights <- function(weights, weights.upper.bound, n, call) {
-  if (is.null(weights)) return(list(weights = rep(1, n), bound = 1))
-  if (is.null(weights.upper.bound)) {
-    arg_error("weights.upper.bound must be given when weights are given (the public bound W on every weight).", call)
-  }
-  W <- check_number(weights.upper.bound, "weights.upper.bound", 0, Inf, call = call)
-  w <- check_numeric_vector(weights, "weights", n, call = call)
-  if (any(w < 0)) {
-    arg_error(sprintf("weights must be non-negative; %d of %d entries are negative (first at position %d).",
-                      sum(w < 0), n, which(w < 0)[1L]), call)
-  }
-  over <- w > W
-  if (any(over)) {
-    warning(structure(class = c("pydpowl_weights_clipped", "warning", "condition"), list(
-      message = sprintf(paste0("%d of %d weights exceed weights.upper.bound = %s and were clipped to it ",
-                               "(as DPpack does)."), sum(over), n, format(W)),
-      call = call
-    )))
-    w[over] <- W
-  }
-  list(weights = w, bound = W)
+  as_numeric_arg(y, "y", call)
 }
 
 add_bias_column <- function(M) {
@@ -92,30 +65,30 @@ svmDP <- R6::R6Class("svmDP",
       for (arg in c("D", "kernel.param", "regularizer.gr")) {
         if (!is.null(get(arg))) {
           arg_error(sprintf(paste0("%s is not supported by pydpowl::svmDP (linear kernel and the l2 ",
-                                   "regularizer only); leave it NULL or use DPpack::svmDP."), arg), call)
+                                   "regularizer only); leave it NULL or use DPpack::svmDP."), arg), call,
+                    class = "pydpowl_not_supported")
         }
       }
-      check_svm_settings(self, call)
+      refuse_unsupported(self, call)
+      engine("svm_settings", svm_settings(self, call), call)
       invisible(self)
     },
 
     fit = function(X, y, upper.bounds, lower.bounds, add.bias = FALSE, weights = NULL,
                    weights.upper.bound = NULL) {
       call <- sys.call()
-      check_svm_settings(self, call)
+      refuse_unsupported(self, call)
       M <- as_feature_matrix(X, "X", call = call)
-      n <- nrow(M)
-      y <- check_labels01(y, n, call)
-      b <- check_bounds(lower.bounds, upper.bounds, ncol(M), "lower.bounds", "upper.bounds", call = call)
-      add.bias <- check_flag(add.bias, "add.bias", call = call)
-      wt <- prepare_weights(weights, weights.upper.bound, n, call)
-      state <- r_rng_state(call)
-      res <- engine_call(bridge()$fit_svm(
-        M, y, b$lower, b$upper, add.bias, wt$weights, wt$bound,
-        as.numeric(self$eps), as.numeric(self$gamma), as.numeric(self$huber.h), state
-      ), call = call)
-      r_rng_restore(res$r_state, state)
-      relay_warnings(res$warnings)
+      args <- c(list(X = wire_matrix(M), y = labels01_arg(y, call),
+                     upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
+                     lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+                     add.bias = as_setting(add.bias, "add.bias", call),
+                     weights = if (!is.null(weights)) as_numeric_arg(weights, "weights", call),
+                     weights.upper.bound = as_setting(weights.upper.bound, "weights.upper.bound", call)),
+                svm_settings(self, call), list(columns = colnames(M)))
+      args$random_seed <- state <- r_rng_state(call)
+      res <- engine("fit_svm", args, call)
+      r_rng_restore(res$random_seed, state)
       self$coeff <- as.numeric(res$coeff)
       invisible(self)
     },
@@ -125,7 +98,7 @@ svmDP <- R6::R6Class("svmDP",
       if (is.null(self$coeff)) {
         arg_error("this svmDP model is not fitted yet; call $fit() first.", call)
       }
-      M <- as_feature_matrix(X, "X", allow_na = TRUE, call = call)
+      M <- as_feature_matrix(X, "X", call = call)  # NA rows predict NA, as in DPpack
       if (check_flag(add.bias, "add.bias", call = call)) M <- add_bias_column(M)
       check_flag(raw.value, "raw.value", call = call)
       if (ncol(M) != length(self$coeff)) {

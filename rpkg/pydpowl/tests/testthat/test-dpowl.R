@@ -117,10 +117,16 @@ test_that("a logistic propensity model sets C > 0 and a larger sensitivity", {
                epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds"))
   expect_gt(fit$C, 0)
   expect_equal(fit$sensitivity, (fit$C + 2 * 40) / 75)
-  expect_error(propensity_logistic(benefit_bound = -1), regexp = "benefit_bound must be in \\(0, Inf\\)")
+  expect_error(propensity_logistic(benefit_bound = -1),
+               regexp = "^benefit_bound must be in \\(0, inf\\), got benefit_bound=-1\\.0\\.$", class = "pydpowl_value_error")
+  expect_error(propensity_logistic(benefit_bound = 1, ridge = -0.5), regexp = "^ridge must be in \\[0, inf\\), got ridge=-0\\.5\\.$")
+  expect_error(propensity_logistic(benefit_bound = 1, hessian_lower_bound = 0), regexp = "^hessian_lower_bound must be in \\(0, inf\\)")
+  expect_identical(unclass(propensity_logistic(benefit_bound = 2L, ridge = 0)),
+                   list(benefit_bound = 2, logit_bound = 3, ridge = 0, hessian_lower_bound = NULL, fitted_on = "private"))
 })
 
 test_that("dpowl input errors name the argument", {
+  require_backends(dppack = FALSE)
   d <- cyp(100, seed = 1)
   b <- attr(d, "bounds")
   call_dpowl <- function(..., data = d) {
@@ -130,11 +136,18 @@ test_that("dpowl input errors name the argument", {
     args[names(new)] <- new
     do.call(dpowl, args)
   }
-  expect_error(call_dpowl(epsilon = 0), regexp = "epsilon must be in \\(0, Inf\\], got epsilon = 0")
-  expect_error(call_dpowl(gamma = -2), regexp = "gamma must be in \\(0, Inf\\)")
-  expect_error(call_dpowl(weights_upper_bound = NA), regexp = "weights_upper_bound must be a single number")
-  expect_error(call_dpowl(propensity = 1), regexp = "propensity must be in \\(0, 1\\)")
-  expect_error(call_dpowl(propensity = rep(0.5, 99)), regexp = "propensity must have length 100")
+  expect_error(call_dpowl(epsilon = 0), regexp = "^epsilon must be in \\(0, inf\\], got epsilon=0\\.0\\.$",
+               class = "pydpowl_value_error")
+  expect_error(call_dpowl(gamma = -2), regexp = "^gamma must be in \\(0, inf\\), got gamma=-2\\.0\\.$")
+  expect_error(call_dpowl(weights_upper_bound = NA), regexp = "^weights_upper_bound must be a real number, got None\\.$",
+               class = "pydpowl_type_error")
+  expect_error(call_dpowl(huber_h = 0), regexp = "^huber_h must be in \\(0, inf\\)")
+  expect_error(call_dpowl(propensity = 1), regexp = "^propensity must be in \\(0, 1\\), got propensity=1\\.0\\.$")
+  expect_error(call_dpowl(propensity = rep(0.5, 99)),
+               regexp = "^propensity must have length 100 \\(one per subject\\), got length 99\\.$")
+  expect_error(call_dpowl(propensity = c(0, rep(0.5, 99))),
+               regexp = paste0("^propensity must be in \\(0, 1\\] \\(P\\(A_i \\| x_i\\) of the treatment received\\); ",
+                               "1 of 100 entries are outside \\(first at position 1\\)\\.$"))
   expect_error(call_dpowl(bounds = list(lower = c(18, 0, 0), upper = c(89, 1, 1))),
                regexp = "bounds\\$lower must have length 4 .*got length 3")
   expect_error(call_dpowl(bounds = list(lower = c(age = 18), upper = c(age = 89))),
@@ -146,9 +159,17 @@ test_that("dpowl input errors name the argument", {
   expect_error(call_dpowl(data = dn), regexp = "data has missing values \\(NA\\) in 'age' \\(2 row\\(s\\): 2, 9\\)")
   dn <- d
   dn$benefit[3] <- NA
-  expect_error(call_dpowl(data = dn), regexp = "benefit has 1 missing value\\(s\\) \\(NA\\) at position\\(s\\) 3")
+  expect_error(call_dpowl(data = dn),
+               regexp = "^benefit must be finite; it has 1 NaN and 0 infinite entries of 100 at position\\(s\\) 3\\.")
   dn$benefit[3] <- -1
-  expect_error(call_dpowl(data = dn), regexp = "benefit must be non-negative \\(OWL weights are benefit / propensity\\); 1 of 100")
+  expect_error(call_dpowl(data = dn),
+               regexp = paste0("^benefit must be non-negative \\(OWL weights are benefit / propensity\\); 1 of 100 ",
+                               "entries are negative \\(first at position 3\\)\\. Shift by a public lower bound first\\.$"))
+  dn$benefit[3] <- 1
+  dn$age[4] <- 200
+  expect_error(call_dpowl(data = dn, bounds = list(lower = c(age = 89, male = 0, nonwhite = 0, mdd = 0),
+                                                   upper = c(age = 18, male = 1, nonwhite = 1, mdd = 1))),
+               regexp = "^bounds\\$lower must be <= bounds\\$upper for every feature; reversed at position\\(s\\) 1\\.$")
   dn <- d
   dn$arm[5] <- NA
   expect_error(call_dpowl(data = dn), regexp = "treatment has 1 missing value\\(s\\) \\(NA\\) at position\\(s\\) 5")

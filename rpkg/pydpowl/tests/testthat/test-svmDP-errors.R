@@ -8,77 +8,123 @@ small <- function() {
 
 new_model <- function(...) svmDP$new("l2", 1, 1, perturbation.method = "output", ...)
 
-test_that("constructor settings are checked and unsupported DPpack options are refused", {
-  expect_error(svmDP$new("l2", 0, 1), regexp = "^eps must be in \\(0, Inf\\], got eps = 0",
-               class = "pydpowl_argument_error")
-  expect_error(svmDP$new("l2", -1, 1), regexp = "eps must be in \\(0, Inf\\]")
-  expect_error(svmDP$new("l2", NA, 1), regexp = "eps must be a single number")
-  expect_error(svmDP$new("l2", "1", 1), regexp = "eps must be a single number")
-  expect_error(svmDP$new("l2", 1, 0), regexp = "gamma must be in \\(0, Inf\\)")
-  expect_error(svmDP$new("l2", 1, Inf), regexp = "gamma must be in \\(0, Inf\\)")
-  expect_error(svmDP$new("l2", 1, 1, huber.h = 0), regexp = "huber.h must be in")
+test_that("unsupported DPpack options are refused in R, before any Python", {
   expect_error(svmDP$new("l2", 1, 1, perturbation.method = "objective"),
-               regexp = "perturbation.method must be \"output\".*objective perturbation")
+               regexp = "perturbation.method must be \"output\".*objective perturbation", class = "pydpowl_not_supported")
   expect_error(svmDP$new("l2", 1, 1, kernel = "Gaussian", D = 20),
                regexp = "D is not supported|kernel must be \"linear\"")
   expect_error(svmDP$new("l2", 1, 1, kernel = "Gaussian"), regexp = "kernel must be \"linear\".*Gaussian")
-  expect_error(svmDP$new("l1", 1, 1), regexp = "regularizer must be \"l2\"")
+  expect_error(svmDP$new("l1", 1, 1), regexp = "regularizer must be \"l2\"", class = "pydpowl_argument_error")
   expect_error(svmDP$new(function(coeff) sum(abs(coeff)), 1, 1), regexp = "regularizer must be .*a function")
-  expect_error(svmDP$new("l2", 1, 1, regularizer.gr = function(x) x), regexp = "regularizer.gr is not supported")
+  expect_error(svmDP$new("l2", 1, 1, regularizer.gr = function(x) x), regexp = "regularizer.gr is not supported",
+               class = "pydpowl_error")
+})
+
+test_that("constructor settings are checked by the engine, with Python's message and classes", {
+  require_backends(dppack = FALSE)
+  err <- expect_error(svmDP$new("l2", 0, 1), regexp = "^eps must be in \\(0, inf\\], got eps=0\\.0\\.$",
+                      class = "pydpowl_value_error")
+  expect_s3_class(err, c("pydpowl_value_error", "pydpowl_argument_error", "pydpowl_engine_error", "pydpowl_error",
+                         "error", "condition"), exact = TRUE)
+  expect_identical(err$python_type, "ValueError")
+  expect_identical(deparse(conditionCall(err)), "svmDP$new(\"l2\", 0, 1)")
+  expect_error(svmDP$new("l2", -1, 1), regexp = "^eps must be in \\(0, inf\\], got eps=-1\\.0\\.$")
+  expect_error(svmDP$new("l2", NA, 1), regexp = "^eps must be a real number, got None\\.$",
+               class = "pydpowl_type_error")
+  expect_error(svmDP$new("l2", "1", 1), regexp = "^eps must be a real number, got str\\.$", class = "pydpowl_type_error")
+  expect_error(svmDP$new("l2", c(1, 2), 1), regexp = "^eps must be a real number, got an array of length 2\\.$")
+  expect_error(svmDP$new("l2", factor(1), 1), regexp = "^eps must be a single value, got factor\\.$",
+               class = "pydpowl_argument_error")
+  expect_error(svmDP$new("l2", 1, 0), regexp = "^gamma must be in \\(0, inf\\), got gamma=0\\.0\\.$")
+  expect_error(svmDP$new("l2", 1, Inf), regexp = "^gamma must be in \\(0, inf\\), got gamma=inf\\.$")
+  expect_error(svmDP$new("l2", 1, 1, huber.h = 0), regexp = "^huber.h must be in \\(0, inf\\), got huber.h=0\\.0\\.$")
+  expect_s3_class(svmDP$new("l2", Inf, 2L), "svmDP")  # eps = Inf is the non-private fit; integers are numbers
   m <- new_model()
   m$eps <- 0  # fields are public, so fit() checks them again
   d <- small()
-  expect_error(m$fit(d$X, d$y, d$upper, d$lower), regexp = "eps must be in \\(0, Inf\\]")
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower), regexp = "^eps must be in \\(0, inf\\]",
+               class = "pydpowl_value_error")
+  m$eps <- 1
+  m$perturbation.method <- "objective"
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower), class = "pydpowl_not_supported")
 })
 
-test_that("data errors name the argument", {
+test_that("data errors name the argument, with counts and positions counted from 1", {
+  require_backends(dppack = FALSE)
   d <- small()
   m <- new_model()
   Xna <- d$X
   Xna$b[c(3, 7)] <- NA
-  expect_error(m$fit(Xna, d$y, d$upper, d$lower),
-               regexp = "X has 2 missing value\\(s\\) \\(NA\\) in column\\(s\\) 'b' \\(rows 3, 7\\)")
+  expect_error(m$fit(Xna, d$y, d$upper, d$lower), class = "pydpowl_value_error",
+               regexp = paste0("^X must be finite; it has 2 NaN and 0 infinite entries of 40 in column\\(s\\) 'b' ",
+                               "\\(rows 3, 7\\)\\. Nothing is dropped silently: remove or impute them first\\.$"))
+  Xinf <- as.matrix(d$X)
+  Xinf[5, 1] <- -Inf
+  expect_error(m$fit(Xinf, d$y, d$upper, d$lower),
+               regexp = "X must be finite; it has 0 NaN and 1 infinite entries of 40 in column\\(s\\) 'a' \\(rows 5\\)")
+  expect_error(m$fit(unname(Xinf), d$y, d$upper, d$lower), regexp = "in column\\(s\\) 1 \\(rows 5\\)")
+  expect_error(m$fit(data.frame(bmi = Xna$b), d$y, 1, 0), regexp = "in column\\(s\\) 'bmi' \\(rows 3, 7\\)")
   yna <- d$y
   yna[4] <- NA
-  expect_error(m$fit(d$X, yna, d$upper, d$lower), regexp = "y has 1 missing value\\(s\\) \\(NA\\) at position\\(s\\) 4")
+  expect_error(m$fit(d$X, yna, d$upper, d$lower),
+               regexp = "^y must be finite; it has 1 NaN and 0 infinite entries of 20 at position\\(s\\) 4\\.")
   expect_error(m$fit(d$X, 2 * d$y - 1, d$upper, d$lower),
-               regexp = "y must take the values 0 and 1.*10 of 20 entries.*\\(y \\+ 1\\) / 2")
-  expect_error(m$fit(d$X, factor(d$y), d$upper, d$lower), regexp = "y must be numeric labels 0 and 1.*factor")
-  expect_error(m$fit(d$X, d$y[-1], d$upper, d$lower), regexp = "y must have length 20")
-  expect_error(m$fit(d$X, d$y, c(1, 1, 1), d$lower), regexp = "upper.bounds must have length 2 .*got length 3")
-  expect_error(m$fit(d$X, d$y, d$upper, 0), regexp = "lower.bounds must have length 2 .*got length 1")
-  expect_error(m$fit(d$X, d$y, c(1, NA), d$lower), regexp = "upper.bounds must be finite")
-  expect_error(m$fit(d$X, d$y, c(0, 0.5), c(1, 1)), regexp = "lower.bounds must be <= upper.bounds.*position\\(s\\) 1, 2")
-  expect_error(m$fit(d$X, d$y, c(0, 1), c(0, 0)), regexp = "must be > 0 for every feature")
+               regexp = paste0("^y must take values in \\{0, 1\\}; 10 of 20 entries do not \\(first at position 1\\)\\. ",
+                               "DPpack's svmDP codes labels 0 and 1; for labels in \\{-1, 1\\} use \\(y \\+ 1\\) / 2\\.$"))
+  expect_error(m$fit(d$X, factor(d$y), d$upper, d$lower), regexp = "y must be numeric labels 0 and 1.*factor",
+               class = "pydpowl_argument_error")
+  expect_error(m$fit(d$X, as.character(d$y), d$upper, d$lower), regexp = "^y must be numeric, got a character\\.$")
+  expect_error(m$fit(d$X, d$y[-1], d$upper, d$lower),
+               regexp = "^y must have length 20 \\(one per row of X\\), got length 19\\.$")
+  expect_error(m$fit(d$X, d$y, c(1, 1, 1), d$lower),
+               regexp = "^upper.bounds must have length 2 \\(one per feature\\), got length 3\\.$")
+  expect_error(m$fit(d$X, d$y, d$upper, 0),
+               regexp = "^lower.bounds must have length 2 \\(one per feature\\), got length 1\\.$")
+  expect_error(m$fit(d$X, d$y, c(1, NA), d$lower),
+               regexp = "^upper.bounds must be finite; it has 1 NaN and 0 infinite entries of 2 at position\\(s\\) 2\\.")
+  expect_error(m$fit(d$X, d$y, c(0, 0.5), c(1, 1)),
+               regexp = "^lower.bounds must be <= upper.bounds for every feature; reversed at position\\(s\\) 1, 2\\.$")
+  expect_error(m$fit(d$X, d$y, c(0, 1), c(0, 0)),
+               regexp = paste0("^max\\(\\|lower.bounds\\|, \\|upper.bounds\\|\\) must be > 0 for every feature ",
+                               "\\(used as its scale\\); it is 0 at position\\(s\\) 1\\.$"))
+  expect_error(m$fit(d$X, d$y, c("1", "1"), d$lower), regexp = "^upper.bounds must be numeric, got a character\\.$")
   Xf <- d$X
   Xf$g <- factor(rep(c("u", "v"), 10))
   expect_error(m$fit(Xf, d$y, c(1, 1, 1), c(0, 0, 0)), regexp = "X must have numeric .*'g' are factor")
   expect_error(m$fit(as.list(d$X), d$y, d$upper, d$lower), regexp = "X must be a data frame or a numeric matrix")
-  expect_error(m$fit(d$X, d$y, d$upper, d$lower, add.bias = NA), regexp = "add.bias must be TRUE or FALSE")
+  expect_error(m$fit(d$X[0, ], d$y[0], d$upper, d$lower), regexp = "^X must have at least 1 row\\(s\\), got 0\\.$")
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower, add.bias = NA),
+               regexp = "^add.bias must be True or False, got None\\.$", class = "pydpowl_type_error")
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower, add.bias = "yes"), regexp = "^add.bias must be True or False, got str\\.$")
+  expect_null(m$coeff)  # nothing was released by the failed fits
 })
 
 test_that("weight errors name the argument", {
+  require_backends(dppack = FALSE)
   d <- small()
   m <- new_model()
   w <- rep(1, 20)
-  expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w), regexp = "weights.upper.bound must be given")
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w),
+               regexp = "^weights.upper.bound must be given when weights are given \\(the public bound W on every weight\\)\\.$")
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w, weights.upper.bound = 0),
-               regexp = "weights.upper.bound must be in \\(0, Inf\\)")
+               regexp = "^weights.upper.bound must be in \\(0, inf\\), got weights.upper.bound=0\\.0\\.$")
   w[5] <- -1
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w, weights.upper.bound = 2),
-               regexp = "weights must be non-negative; 1 of 20 entries are negative \\(first at position 5\\)")
+               regexp = "^weights must be non-negative; 1 of 20 entries are negative \\(first at position 5\\)\\.$")
   w[5] <- NA
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w, weights.upper.bound = 2),
-               regexp = "weights has 1 missing value")
+               regexp = "^weights must be finite; it has 1 NaN and 0 infinite entries of 20 at position\\(s\\) 5\\.")
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = rep(1, 3), weights.upper.bound = 2),
-               regexp = "weights must have length 20")
+               regexp = "^weights must have length 20 \\(one per row of X\\), got length 3\\.$")
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = factor(w), weights.upper.bound = 2),
+               regexp = "^weights must be numeric, got a factor\\.$")
 })
 
 test_that("predict checks its input and needs a fit", {
+  require_backends(dppack = FALSE)
   d <- small()
   m <- new_model()
   expect_error(m$predict(d$X), regexp = "not fitted yet")
-  require_backends(dppack = FALSE)
   m$fit(d$X, d$y, d$upper, d$lower, add.bias = TRUE)
   expect_error(m$predict(d$X), regexp = "X must have 3 columns to match the 3 fitted coefficients, got 2")
   expect_error(m$predict(d$X[, 1, drop = FALSE], add.bias = TRUE), regexp = "X must have 2 columns \\(plus the bias\\)")
@@ -88,15 +134,23 @@ test_that("predict checks its input and needs a fit", {
   expect_true(is.na(p[2]) && !anyNA(p[-2]))
 })
 
-test_that("Python exceptions surface as R errors with the original message", {
+test_that("Python exceptions surface as R errors with Python's message and one class per Python type", {
   require_backends(dppack = FALSE)
-  err <- tryCatch(pydpowl:::engine_call(pydpowl:::bridge()$make_data("nope", 10L, 1L)), error = identity)
-  expect_s3_class(err, "pydpowl_engine_error")
-  expect_match(conditionMessage(err), "^ValueError: name must be 'synthetic' or 'cyp_guides_style', got name='nope'\\.$")
-  # a check made by the engine (the R-side check is bypassed here) reaches the user verbatim
-  err2 <- tryCatch(pydpowl:::engine_call(pydpowl:::bridge()$fit_owl(
-    matrix(0.5, 3, 1), c(1, -1, 1), c(1, 1, 1), 1.5, 0, 1, TRUE, 1, 1, 5, 0.5, NULL)), error = identity)
-  expect_s3_class(err2, "pydpowl_engine_error")
-  expect_match(conditionMessage(err2),
-               "^ValueError: propensity \\(the probability of treatment \\+1\\) must be in \\(0, 1\\), got propensity=1\\.5\\.$")
+  err <- tryCatch(pydpowl:::engine("make_data", list(name = "nope", n = 10, seed = 1)), error = identity)
+  expect_s3_class(err, c("pydpowl_value_error", "pydpowl_argument_error", "pydpowl_engine_error", "pydpowl_error"))
+  expect_identical(conditionMessage(err), "name must be 'synthetic' or 'cyp_guides_style', got name='nope'.")
+  expect_match(err$traceback, "ValueError: name must be")
+  err <- tryCatch(pydpowl:::engine("make_data", list(name = "synthetic", n = 2.5, seed = 1)), error = identity)
+  expect_s3_class(err, "pydpowl_type_error")
+  expect_identical(conditionMessage(err), "n must be an integer, got float.")
+  # a check only the engine makes (not the worker's argument checks) reaches the user verbatim
+  err <- tryCatch(pydpowl:::engine("fit_owl", list(
+    x = matrix(0.5, 3, 1), treatment = array(c(1, 1, 1)), benefit = array(c(1, 1, 1)), propensity = 0.5,
+    lower = array(0), upper = array(1), intercept = TRUE, epsilon = 1, gamma = 1, weights_upper_bound = 5,
+    huber_h = 0.5, random_seed = NULL)), error = identity)
+  expect_s3_class(err, "pydpowl_value_error")
+  expect_identical(conditionMessage(err), "treatment must contain both arms -1 and 1; all 3 entries are +1.")
+  err <- tryCatch(pydpowl:::engine("no_such_function", list()), error = identity)
+  expect_identical(conditionMessage(err), "the Python worker has no function 'no_such_function'")
+  expect_true(pydpowl_available())  # an error leaves the worker usable
 })
