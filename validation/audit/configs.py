@@ -222,25 +222,42 @@ class AuditConfig:
         """``2W / gamma``: the sensitivity if the weights of the other records could not move (C = 0)."""
         return 2.0 * self.weights_upper_bound / self.gamma
 
-    def releases(self, data: Dataset, epsilon: float, seeds: Sequence[int], *,
-                 all_attributes: bool = False) -> NDArray[np.float64]:
-        """One pydpowl release per seed (noise space), through the public ``fit``.
+    def releases(self, data: Dataset, epsilon: float, seeds: Sequence[int]) -> NDArray[np.float64]:
+        """One pydpowl release per seed in the noise space (``coef_`` / ``scaled_coef_``), through ``fit``."""
+        return self.released_attributes(data, epsilon, seeds)[self.noise_space_attribute]
 
-        With ``all_attributes`` each row holds every released number: for DPOWL
-        ``scaled_coef_`` then ``intercept_`` and ``coef_`` (original space).
+    @property
+    def noise_space_attribute(self) -> str:
+        """Name of the released attribute that lives in the space where the noise is added."""
+        return "coef_" if self.kind == "werm" else "scaled_coef_"
+
+    def released_attributes(self, data: Dataset, epsilon: float, seeds: Sequence[int]
+                            ) -> Dict[str, NDArray[np.float64]]:
+        """Every number pydpowl releases, one row per seed, by attribute.
+
+        DPWeightedERM: ``coef_`` and ``summary()``'s coefficients. DPOWL:
+        ``scaled_coef_``, ``intercept_, coef_``, ``summary()``'s coefficients
+        and the coefficients of the JSON export (``model_io``), parsed back from
+        the JSON text.
         """
+        import json
+
+        from pydpowl.model_io import model_to_dict
+
         prop = None if self.kind == "werm" else self.propensity_for(data)
-        width = self.d * (2 if all_attributes and self.kind == "owl" else 1)
-        out = np.empty((len(seeds), width))
-        for k, seed in enumerate(seeds):
+        rows: Dict[str, list] = {}
+        for seed in seeds:
             model = self.fit(data, epsilon, random_state=int(seed), propensity=prop)
-            if self.kind == "werm":
-                out[k] = model.coef_
-            elif all_attributes:
-                out[k] = np.r_[model.scaled_coef_, model.intercept_, model.coef_]
-            else:
-                out[k] = model.scaled_coef_
-        return out
+            views = {self.noise_space_attribute: model.coef_ if self.kind == "werm" else model.scaled_coef_,
+                     "summary()": np.asarray(model.summary().coefficients)}
+            if self.kind == "owl":
+                views["intercept_, coef_"] = np.r_[model.intercept_, model.coef_]
+                if np.isfinite(epsilon):
+                    content = json.loads(json.dumps(model_to_dict(model)))
+                    views["JSON export"] = np.r_[content["intercept"], content["coef"]]
+            for name, value in views.items():
+                rows.setdefault(name, []).append(np.asarray(value, dtype=np.float64))
+        return {name: np.array(v) for name, v in rows.items()}
 
     # -- DPpack ----------------------------------------------------------------
     def dppack_epsilon(self, data: Dataset, epsilon: float) -> float:
@@ -256,11 +273,11 @@ class AuditConfig:
         return epsilon * 2.0 * self.weights_upper_bound / (C + 2.0 * self.weights_upper_bound)
 
     def dppack_releases(self, data: Dataset, epsilon: float, seeds: Sequence[int], *,
-                        all_attributes: bool = False) -> NDArray[np.float64]:
+                        as_released: bool = False) -> NDArray[np.float64]:
         """One DPpack release per R seed, all in one R call.
 
         Rows are in the noise space (``svmDP``: DPpack's ``coeff`` times its scales,
-        computed in R); with ``all_attributes`` they are what DPpack releases,
+        computed in R); with ``as_released`` they are what DPpack releases,
         ``coeff`` (the original space for ``svmDP``).
         """
         from r_reference import fit_svmdp, fit_weighted_erm_cms
@@ -270,7 +287,7 @@ class AuditConfig:
             fits = fit_weighted_erm_cms(data.X, data.y, data.v, epsilon=eps, gamma=self.gamma,
                                         weights_upper_bound=self.weights_upper_bound, loss=self.loss,
                                         huber_h=self.huber_h, seeds=list(seeds))
-            return fits.coef if all_attributes else fits.scaled_coef
+            return fits.coef if as_released else fits.scaled_coef
         prop = self.propensity_for(data)
         if isinstance(prop, LogisticPropensity):
             p_received, _ = prop.probability_of(data.X, data.y)
@@ -279,7 +296,7 @@ class AuditConfig:
         fits = fit_svmdp(data.X, data.y, data.v / p_received, epsilon=eps, gamma=self.gamma,
                          weights_upper_bound=self.weights_upper_bound, feature_bounds=self.bounds,
                          huber_h=self.huber_h, fit_intercept=True, seeds=list(seeds))
-        return fits.coef if all_attributes else fits.scaled_coef
+        return fits.coef if as_released else fits.scaled_coef
 
     def with_epsilons(self, *epsilons: float) -> "AuditConfig":
         return replace(self, epsilons=tuple(float(e) for e in epsilons))

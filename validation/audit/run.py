@@ -181,25 +181,30 @@ def floating_rows(config: AuditConfig, D: Dataset, D1: Dataset, *, epsilon: floa
                   n_per_split: int, seed: int, alpha: float = 0.05) -> List[FloatingRow]:
     """Bit-level bounds per released attribute, as returned and rounded to :data:`ROUNDING_GRID`.
 
-    pydpowl's DPOWL releases two views, audited separately: ``scaled_coef_``
-    and ``intercept_, coef_``; :mod:`pydpowl.model_io` writes ``scaled_coef_``
-    rounded to the grid and mapped back (the rounded ``scaled_coef_`` row);
-    DPWeightedERM releases ``coef_``; DPpack releases ``coeff``.
+    Engines and their released attributes: ``"pydpowl"``, every attribute of
+    :meth:`AuditConfig.released_attributes` (``coef_`` or ``scaled_coef_``,
+    ``intercept_, coef_``, ``summary()``, the JSON export); ``"pydpowl-R"``, the
+    R front end's ``svmDP $coeff`` and ``dpowl()`` coefficients (seeds are R
+    seeds); ``"DPpack"``, ``coeff``.
     """
     m = 2 * n_per_split
     s0, s1 = _seeds(seed, m), _seeds(seed + m, m)
     if engine == "pydpowl":
-        R0 = config.releases(D, epsilon, s0, all_attributes=True)
-        R1 = config.releases(D1, epsilon, s1, all_attributes=True)
-        views = [("coef_", slice(None))] if config.kind == "werm" else [
-            ("scaled_coef_", slice(0, config.d)), ("intercept_, coef_", slice(config.d, None))]
+        A0 = config.released_attributes(D, epsilon, s0)
+        A1 = config.released_attributes(D1, epsilon, s1)
+        views = [(name, A0[name], A1[name]) for name in A0]
+    elif engine == "pydpowl-R":
+        from .rfrontend import R_INTERFACES, r_front_end_releases
+
+        views = [(what, r_front_end_releases(config, D, epsilon, s0, interface=api),
+                  r_front_end_releases(config, D1, epsilon, s1, interface=api)) for api, what in R_INTERFACES.items()]
+    elif engine == "DPpack":
+        views = [("coeff", config.dppack_releases(D, epsilon, s0, as_released=True),
+                  config.dppack_releases(D1, epsilon, s1, as_released=True))]
     else:
-        R0 = config.dppack_releases(D, epsilon, s0, all_attributes=True)
-        R1 = config.dppack_releases(D1, epsilon, s1, all_attributes=True)
-        views = [("coeff", slice(None))]
+        raise ValueError(f"engine must be 'pydpowl', 'pydpowl-R' or 'DPpack', got {engine!r}.")
     rows = []
-    for what, cols in views:
-        a, b = R0[:, cols], R1[:, cols]
+    for what, a, b in views:
         rows.append(FloatingRow(config.name, engine, epsilon, None, lsb_lower_bound(a, b, alpha=alpha), what))
         rows.append(FloatingRow(config.name, engine, epsilon, ROUNDING_GRID,
                                 lsb_lower_bound(round_releases(a, ROUNDING_GRID), round_releases(b, ROUNDING_GRID),
