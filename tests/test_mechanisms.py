@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -111,3 +113,64 @@ def test_r_stream_draws_rgamma_then_rnorm_like_dppack():
     noise = sample_output_noise(2, 0.5, rng=fake)
     assert fake.calls == [("rgamma", 1, 2, 0.5), ("rnorm", 2)]
     np.testing.assert_allclose(noise, [2.0 * 3 / 5, 2.0 * 4 / 5])
+
+
+# ------------------------------------------------------------------ privacy review: Delta terms, safe releases
+
+def test_sensitivity_with_lipschitz_constant_and_solver_tolerance():
+    """Delta = (L (C + 2W) + 2 n tol) / gamma (items 5 and 8)."""
+    got = output_sensitivity(gamma=4.0, weights_upper_bound=3.0, C=2.0, lipschitz=1.5, n_samples=1000, tol=1e-4)
+    assert got == pytest.approx((1.5 * (2.0 + 6.0) + 2 * 1000 * 1e-4) / 4.0, rel=1e-15)
+    assert noise_rate(epsilon=0.5, gamma=4.0, weights_upper_bound=3.0, C=2.0, lipschitz=1.5, n_samples=1000,
+                      tol=1e-4) == pytest.approx(0.5 / got, rel=1e-15)
+    with pytest.raises(TypeError):
+        output_sensitivity(gamma=4.0, weights_upper_bound=3.0)  # n and tol must be stated
+
+
+def _exact_rounded_sum(theta, noise, grid):
+    from fractions import Fraction
+
+    out = []
+    for t, b in zip(theta, noise):
+        q = (Fraction(t) + Fraction(b)) / Fraction(grid)
+        lo = q.numerator // q.denominator
+        frac = q - lo
+        out.append(float((lo + (1 if frac > Fraction(1, 2) else 0 if frac < Fraction(1, 2) else lo % 2)) * Fraction(grid)))
+    return np.array(out)
+
+
+def test_release_is_the_exact_sum_rounded_to_the_grid():
+    """Item 7: round(theta + b) of the real sum, computed without the float sum's rounding."""
+    from pydpowl.engine.mechanisms import round_release
+
+    rng = np.random.default_rng(0)
+    grid = 2.0 ** -12
+    theta = np.r_[rng.normal(size=400) * 10 ** rng.uniform(-6, 3, 400), 0.0, 1.0, -3.5]
+    noise = np.r_[rng.normal(size=400) * 10 ** rng.uniform(-8, 2, 400), 0.0, 2.0 ** -13, -2.0 ** -13]
+    # adversarial: sums one ulp around half-way points, and a tiny noise below the sum's ulp
+    mid = (np.arange(40) + 0.5) * grid
+    theta = np.r_[theta, mid, mid, 1e3 + 0.5 * grid, 0.3]
+    noise = np.r_[noise, np.full(40, 1e-30), np.full(40, -1e-30), 1e-20, 2.0 ** -60]
+    got = round_release(theta, noise, grid=grid)
+    np.testing.assert_array_equal(got, _exact_rounded_sum(theta, noise, grid))
+    assert np.all(np.round(got / grid) * grid == got)
+
+
+def test_release_grid_is_a_power_of_two_tied_to_the_noise_scale():
+    from pydpowl.engine.mechanisms import RELEASE_GRID_BITS, release_grid
+
+    for lam in (1e-3, 0.3, 1.0, 2.0, 7.5, 1e4):
+        g = release_grid(sensitivity=lam, epsilon=1.0)
+        assert g == 2.0 ** round(math.log2(g))
+        assert lam * 2.0 ** -(RELEASE_GRID_BITS + 1) < g <= lam * 2.0 ** -RELEASE_GRID_BITS
+    assert release_grid(sensitivity=1.0, epsilon=math.inf) is None
+
+
+def test_floating_point_delta_is_small_and_grows_with_the_grid_resolution():
+    from pydpowl.engine.mechanisms import floating_point_delta
+
+    d5 = floating_point_delta(epsilon=1.0, dim=5, grid=2.0 ** -11, noise_scale=1.0)
+    assert 0 < d5 < 1e-7
+    finer = floating_point_delta(epsilon=1.0, dim=5, grid=2.0 ** -21, noise_scale=1.0)
+    assert finer > 100 * d5
+    assert floating_point_delta(epsilon=1.0, dim=20, grid=2.0 ** -11, noise_scale=1.0) > d5

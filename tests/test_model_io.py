@@ -126,3 +126,22 @@ def test_non_private_model_is_not_exported(tmp_path):
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="model file not found"):
         load_model(tmp_path / "nope.json")
+
+
+def test_export_holds_the_floating_point_safe_release(fitted, content):
+    """Review item 7: the file holds the model's own grid values, mapped to the original space."""
+    model, _ = fitted
+    grid = model.release_grid_
+    np.testing.assert_array_equal(np.round(model.scaled_coef_ / grid) * grid, model.scaled_coef_)
+    assert content["intercept"] == model.intercept_ and content["coef"] == list(model.coef_)
+
+
+def test_a_validation_fit_reproducing_dppack_is_not_exported(tmp_path):
+    from pydpowl import PrivacyLeakWarning
+
+    data = make_synthetic_owl(100, random_state=2)
+    with pytest.warns(PrivacyLeakWarning, match="reproduce_dppack"):
+        model = DPOWL(epsilon=1.0, gamma=5.0, weights_upper_bound=30.0, feature_bounds=data.feature_bounds,
+                      reproduce_dppack=True, random_state=1).fit(data.X, data.treatment, data.benefit, 0.5)
+    with pytest.raises(ValueError, match="not floating-point safe"):
+        export_model(model, tmp_path / "m.json")
