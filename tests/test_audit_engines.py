@@ -52,7 +52,7 @@ def pydpowl_rows():
 
 def test_pydpowl_release_does_not_exceed_its_claim(pydpowl_rows):
     row, _ = pydpowl_rows
-    assert row.ideal == pytest.approx(1.0, abs=1e-9)
+    assert row.ideal == pytest.approx(1.0, abs=1e-8)  # 1 - 2e-9: Delta's solver-tolerance term
     assert row.epsilon_lb <= 1.0, f"pydpowl: empirical lower bound {row.epsilon_lb:.3f} > claimed 1"
     assert row.epsilon_lb >= 0.4, f"pydpowl: lower bound {row.epsilon_lb:.3f} < 0.4: the audit lost its power"
     assert row.verdict == "PASS"

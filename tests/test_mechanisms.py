@@ -15,16 +15,19 @@ from pydpowl.engine.mechanisms import (
 ALPHA = 1e-3  # KS tests with fixed seeds: fail if p < 0.001
 
 
+EXACT = dict(n_samples=10, tol=0.0)  # an exact minimiser: no tolerance term
+
+
 def test_sensitivity_formula():
-    assert output_sensitivity(gamma=4.0, weights_upper_bound=3.0, C=2.0) == pytest.approx((2.0 + 6.0) / 4.0)
-    assert output_sensitivity(gamma=75.0, weights_upper_bound=1.0) == pytest.approx(2.0 / 75.0)
+    assert output_sensitivity(gamma=4.0, weights_upper_bound=3.0, C=2.0, **EXACT) == pytest.approx((2.0 + 6.0) / 4.0)
+    assert output_sensitivity(gamma=75.0, weights_upper_bound=1.0, **EXACT) == pytest.approx(2.0 / 75.0)
 
 
-def test_rate_uses_dppack_operation_order():
-    # DPpack: beta <- gamma*eps/(2*weights.upper.bound)
+def test_rate_without_tolerance_term_uses_dppack_operation_order():
+    # DPpack: beta <- gamma*eps/(2*weights.upper.bound); L = 1, C = 0 and tol = 0 add exact operations only
     gamma, eps, w = 75.0, 0.3, np.log(24 * 365) / (1 / 3)
-    assert noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=w) == gamma * eps / (2 * w)
-    assert noise_rate(epsilon=np.inf, gamma=gamma, weights_upper_bound=w) == np.inf
+    assert noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=w, **EXACT) == gamma * eps / (2 * w)
+    assert noise_rate(epsilon=np.inf, gamma=gamma, weights_upper_bound=w, **EXACT) == np.inf
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -32,21 +35,24 @@ def test_rate_uses_dppack_operation_order():
     (dict(gamma=1.0, weights_upper_bound=-2.0), r"weights_upper_bound must be in \(0, inf\)"),
     (dict(gamma=1.0, weights_upper_bound=1.0, C=-1.0), r"C must be in \[0, inf\)"),
     (dict(gamma=1.0, weights_upper_bound=1.0, C=float("nan")), r"C must be in \[0, inf\)"),
+    (dict(gamma=1.0, weights_upper_bound=1.0, lipschitz=0.0), r"lipschitz must be in \(0, inf\)"),
+    (dict(gamma=1.0, weights_upper_bound=1.0, tol=-1e-3), r"tol must be in \[0, inf\)"),
+    (dict(gamma=1.0, weights_upper_bound=1.0, n_samples=-1), r"n_samples must be an integer >= 0"),
 ])
 def test_bad_sensitivity_inputs(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        output_sensitivity(**kwargs)
+        output_sensitivity(**{**EXACT, **kwargs})
 
 
 @pytest.mark.parametrize("eps", [0.0, -1.0, float("nan")])
 def test_bad_epsilon(eps):
     with pytest.raises(ValueError, match=r"epsilon must be in \(0, inf\]"):
-        noise_rate(epsilon=eps, gamma=1.0, weights_upper_bound=1.0)
+        noise_rate(epsilon=eps, gamma=1.0, weights_upper_bound=1.0, **EXACT)
 
 
 def test_epsilon_as_string_is_type_error():
     with pytest.raises(TypeError, match="epsilon must be a real number"):
-        noise_rate(epsilon="1", gamma=1.0, weights_upper_bound=1.0)
+        noise_rate(epsilon="1", gamma=1.0, weights_upper_bound=1.0, **EXACT)
 
 
 @pytest.mark.parametrize("d, rate", [(1, 2.0), (5, 0.7), (12, 30.0)])

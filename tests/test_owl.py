@@ -73,10 +73,12 @@ def test_sensitivity_on_worst_case_neighbour_subjects():
 def test_dataframe_and_summary():
     data = make_cyp_guides_style(300, random_state=2)
     m = DPOWL(epsilon=1.0, gamma=75.0, weights_upper_bound=data.weights_upper_bound,
-              feature_bounds=data.feature_bounds, random_state=0).fit(data.X, data.treatment, data.benefit, data.propensity)
+              feature_bounds=data.feature_bounds, weight_sensitivity=0.0,  # the trial's known probabilities
+              random_state=0).fit(data.X, data.treatment, data.benefit, data.propensity)
     assert m.feature_names_in_ == ["age", "male", "nonwhite", "mdd"]
     text = str(m.summary())
     assert "(intercept)" in text and "mdd" in text
+    assert "floating-point safe" in text and "multiples of 2^" in text
     assert set(np.unique(m.predict(data.X))) <= {-1, 1}
     assert m.coef_.shape == (4,) and isinstance(m.intercept_, float)
 
@@ -101,8 +103,9 @@ def test_logistic_propensity_sets_C_and_known_propensity_does_not():
     bounds = ([0] * 4, [1] * 4)
     prop = LogisticPropensity(feature_bounds=bounds, benefit_bound=21.0, ridge=0.05).fit(data.X, data.treatment)
     m = owl(epsilon=1.0, gamma=50.0, weights_upper_bound=60.0, random_state=0).fit(data.X, data.treatment, data.benefit, prop)
-    assert m.weight_sensitivity_ == pytest.approx(prop.weight_sensitivity())
-    assert m.sensitivity_ == pytest.approx((prop.weight_sensitivity() + 120.0) / 50.0)
+    C = prop.weight_sensitivity(300)
+    assert m.weight_sensitivity_ == C == 300 * prop.per_weight_bound()
+    assert m.sensitivity_ == pytest.approx((C + 120.0 + 2 * 300 * 1e-10) / 50.0, rel=1e-14)
     m0 = owl(epsilon=1.0, random_state=0).fit(data.X, data.treatment, data.benefit, 0.5)
     assert m0.weight_sensitivity_ == 0.0
 

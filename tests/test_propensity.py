@@ -55,14 +55,14 @@ def test_ridge_guarantees_b_x_and_no_warning(data):
     g = D.T @ (q - a01) / len(X) + 0.1 * model.coef_
     assert np.linalg.norm(g) < 1e-10
     assert model.feature_norm_bound_ == pytest.approx(math.sqrt(3.0))
-    assert model.weight_sensitivity() == pytest.approx(
-        proposition8_H(benefit_bound=5.0, feature_norm_bound=math.sqrt(3), logit_bound=3.0, hessian_lower_bound=0.1))
+    assert model.n_samples_ == len(X) and model.hessian_bound_kind_ == "hessian"
+    assert model.weight_sensitivity(100) == pytest.approx(100 * _per_weight(5.0, math.sqrt(3), 3.0, len(X), 0.1))
 
 
 def test_external_model_has_zero_C(data):
     X, A, _ = data
     model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1, fitted_on="external").fit(X, A)
-    assert model.weight_sensitivity() == 0.0
+    assert model.weight_sensitivity(100) == 0.0 and model.per_weight_bound() == 0.0
 
 
 def test_logit_clipping_counted():
@@ -75,14 +75,14 @@ def test_logit_clipping_counted():
     assert np.all(model.predict_proba(X) >= 1 / (1 + math.e) - 1e-15)
 
 
-def test_weight_change_per_record_within_proposition8(data):
-    """Replacing one record moves every weight by at most H/n (the per-weight bound behind C = H)."""
+def test_weight_change_per_record_within_the_bound(data):
+    """Replacing one record moves every weight by at most h (the per-weight bound behind C = n h)."""
     X, A, _ = data
     X, A = X[:400], A[:400]
     n = len(A)
     kw = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=1.0, logit_bound=3.0, ridge=0.5)
     base = LogisticPropensity(**kw).fit(X, A)
-    H = base.weight_sensitivity()
+    h, C = base.per_weight_bound(), base.weight_sensitivity(n)
     rng = np.random.default_rng(2)
     worst_total = 0.0
     for _ in range(20):
@@ -94,9 +94,9 @@ def test_weight_change_per_record_within_proposition8(data):
         keep = np.arange(n) != j
         w1 = 1.0 / base.probability_of(X[keep], A[keep])[0]  # B = C_B = 1
         w2 = 1.0 / other.probability_of(X[keep], A[keep])[0]
-        assert np.max(np.abs(w1 - w2)) <= H / n
+        assert np.max(np.abs(w1 - w2)) <= h
         worst_total = max(worst_total, np.sum(np.abs(w1 - w2)))
-    assert worst_total <= H, f"total weight change {worst_total:.4g} exceeds C = H = {H:.4g}"
+    assert worst_total <= C, f"total weight change {worst_total:.4g} exceeds C = n h = {C:.4g}"
 
 
 @pytest.mark.parametrize("bad, exc, match", [
@@ -113,9 +113,9 @@ def test_resolve_propensity_errors(bad, exc, match):
 
 
 def test_scalar_propensity_means_probability_of_arm_plus_one():
-    p, C, _ = resolve_propensity(2 / 3, np.zeros((3, 1)), np.array([1.0, -1.0, 1.0]))
-    np.testing.assert_allclose(p, [2 / 3, 1 / 3, 2 / 3])
-    assert C == 0.0
+    r = resolve_propensity(2 / 3, np.zeros((3, 1)), np.array([1.0, -1.0, 1.0]))
+    np.testing.assert_allclose(r.probability, [2 / 3, 1 / 3, 2 / 3])
+    assert r.C == 0.0 and r.benefit_bound is None
 
 
 def test_private_fit_without_a_public_b_x_is_refused(data):
@@ -124,13 +124,16 @@ def test_private_fit_without_a_public_b_x_is_refused(data):
         LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0).fit(X, A)
 
 
-def test_public_b_x_assumption_is_used(data):
+def test_assumed_b_x_is_used(data):
     X, A, _ = data
-    model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, hessian_lower_bound=0.02).fit(X, A)
+    with pytest.warns(PrivacyLeakWarning, match="assume_hessian_bound=True"):
+        model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, hessian_lower_bound=0.02,
+                                   assume_hessian_bound=True).fit(X, A)
     assert model.hessian_lower_bound_ == 0.02
+    assert model.per_weight_bound() == pytest.approx(_per_weight(5.0, math.sqrt(3), 3.0, len(X), 0.02))
     unpenalised_external = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0,
                                               fitted_on="external").fit(X, A)
-    assert unpenalised_external.weight_sensitivity() == 0.0
+    assert unpenalised_external.weight_sensitivity(10) == 0.0
 
 
 # ------------------------------------------------------------------ privacy review: n_p, b_x, tight bound

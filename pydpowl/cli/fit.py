@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
         budget.check(args.epsilon, label=label)  # before the data are read
     data, coded = data_from_args(args, with_labels=True)
     model = DPOWL(epsilon=args.epsilon, gamma=args.gamma, weights_upper_bound=data.weights_upper_bound,
-                  feature_bounds=data.feature_bounds, huber_h=args.huber_h, random_state=args.seed)
+                  feature_bounds=data.feature_bounds, huber_h=args.huber_h,
+                  weight_sensitivity=data.weight_sensitivity, random_state=args.seed)
     model.fit(data.X, data.treatment, data.benefit, data.propensity)
     plus, minus = _labels(args, coded)
     path = export_model(model, args.out, feature_names=list(data.X.columns), treatment_labels=(plus, minus))

@@ -125,7 +125,7 @@ def treatment_codes(values: pd.Series, treated: Optional[str] = None) -> Tuple[n
 def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, features: Sequence[str],
                         bounds: Any, weights_upper_bound: float, propensity: Any = 0.5,
                         treated: Optional[str] = None, benefit_lower_bound: Optional[float] = None,
-                        source: str = "user data") -> OWLData:
+                        weight_sensitivity: Any = None, source: str = "user data") -> OWLData:
     """Build :class:`OWLData` from a table and public settings, recording the coding in ``notes``.
 
     Parameters
@@ -147,6 +147,11 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     benefit_lower_bound : float, optional
         Public lower bound of the benefit: benefits are shifted by it (values
         below are clipped to it, counted). Without it benefits must be >= 0.
+    weight_sensitivity : float, "trivial" or None, default=None
+        C for propensities read from a column (see :class:`pydpowl.DPOWL`): 0
+        when the column holds known probabilities or estimates from
+        independent data. A constant propensity is a known randomisation
+        probability (C = 0); stating more is allowed.
     source : str
         Shown in the description.
     """
@@ -201,15 +206,19 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
             raise ValueError(f"{source}: propensity column {prop!r} must hold probabilities in (0, 1); "
                              f"{int(bad.sum())} of {len(p_plus)} entries do not.")
         p_recv = np.where(A > 0, p_plus, 1.0 - p_plus)
-        notes.append(f"propensity: P(+1 | x) from column {prop!r}")
+        notes.append(f"propensity: P(+1 | x) from column {prop!r}"
+                     + ("" if weight_sensitivity is None else f"; weight sensitivity C stated as {weight_sensitivity}"))
+        stated = weight_sensitivity
     else:
         p_recv = np.where(A > 0, prop, 1.0 - prop)
         notes.append(f"propensity: P(+1) = {prop:g} (randomised)")
+        stated = 0.0 if weight_sensitivity is None else weight_sensitivity
     notes.append(f"public settings: bounds {dict(zip(features, zip(lower.tolist(), upper.tolist())))}, W = {W:g}")
     n_plus = int((A > 0).sum())
     return OWLData(
         X=X.reset_index(drop=True), treatment=A, benefit=B, propensity=p_recv,
         feature_bounds=(lower, upper), weights_upper_bound=W, optimal=None,
         description=f"{source}, n={len(A)} ({n_plus} +1 : {len(A) - n_plus} -1)", notes=tuple(notes),
+        weight_sensitivity=stated,
     )
 
