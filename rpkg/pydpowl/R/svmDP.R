@@ -78,10 +78,12 @@ svmDP <- R6::R6Class("svmDP",
     perturbation.method = NULL,
     kernel = NULL,
     huber.h = NULL,
+    reproduce.dppack = NULL,
     coeff = NULL,
 
     initialize = function(regularizer = "l2", eps, gamma, perturbation.method = "output", kernel = "linear",
-                          D = NULL, kernel.param = NULL, regularizer.gr = NULL, huber.h = 0.5) {
+                          D = NULL, kernel.param = NULL, regularizer.gr = NULL, huber.h = 0.5,
+                          reproduce.dppack = FALSE) {
       call <- sys.call(-1L)
       self$regularizer <- regularizer
       self$eps <- eps
@@ -89,6 +91,7 @@ svmDP <- R6::R6Class("svmDP",
       self$perturbation.method <- perturbation.method
       self$kernel <- kernel
       self$huber.h <- huber.h
+      self$reproduce.dppack <- check_flag(reproduce.dppack, "reproduce.dppack", call = call)
       for (arg in c("D", "kernel.param", "regularizer.gr")) {
         if (!is.null(get(arg))) {
           arg_error(sprintf(paste0("%s is not supported by pydpowl::svmDP (linear kernel and the l2 ",
@@ -112,7 +115,8 @@ svmDP <- R6::R6Class("svmDP",
       state <- r_rng_state(call)
       res <- engine_call(bridge()$fit_svm(
         M, y, b$lower, b$upper, add.bias, wt$weights, wt$bound,
-        as.numeric(self$eps), as.numeric(self$gamma), as.numeric(self$huber.h), state
+        as.numeric(self$eps), as.numeric(self$gamma), as.numeric(self$huber.h), state,
+        reproduce_dppack = isTRUE(self$reproduce.dppack)
       ), call = call)
       r_rng_restore(res$r_state, state)
       relay_warnings(res$warnings)
@@ -142,8 +146,9 @@ svmDP <- R6::R6Class("svmDP",
 
     print = function(...) {
       cat("<pydpowl::svmDP> linear kernel, output perturbation (Python engine)\n")
-      cat(sprintf("  eps = %s, gamma = %s, huber.h = %s\n", format(self$eps), format(self$gamma),
-                  format(self$huber.h)))
+      cat(sprintf("  eps = %s, gamma = %s, huber.h = %s%s\n", format(self$eps), format(self$gamma),
+                  format(self$huber.h), if (isTRUE(self$reproduce.dppack))
+                    " (reproduce.dppack = TRUE: full precision, validation only)" else ""))
       if (is.null(self$coeff)) cat("  not fitted\n")
       else cat("  coeff:", format(signif(self$coeff, 6)), "\n")
       invisible(self)

@@ -4,7 +4,10 @@ One call per fit: R sends numeric arrays, public settings and R's generator
 state (``.Random.seed``); Python validates, solves, adds the noise with an
 R-compatible stream positioned at that state, and returns only the release,
 public diagnostics and the advanced state. The exact minimiser and the noise
-never leave Python and are not kept.
+never leave Python and are not kept. The release is the estimators' own,
+floating-point safe by default (rounded in the noise space by
+:func:`pydpowl.engine.mechanisms.round_release`); ``reproduce_dppack=True`` is
+the validation switch that reproduces DPpack's arithmetic bit for bit.
 """
 
 from __future__ import annotations
@@ -55,11 +58,12 @@ def engine_version() -> str:
 
 def fit_svm(X: Any, y01: Any, lower: Any, upper: Any, add_bias: bool, weights: Any,
             weights_upper_bound: float, eps: float, gamma: float, huber_h: float,
-            r_state: Optional[Any]) -> Dict[str, Any]:
+            r_state: Optional[Any], reproduce_dppack: bool = False) -> Dict[str, Any]:
     """DPpack ``svmDP`` (linear kernel, output perturbation) with the Python engine.
 
     ``y01`` in {0, 1}; ``weights`` already clipped to ``[0, weights_upper_bound]``
-    by the caller. Returns the released coefficients in DPpack's order and scale.
+    by the caller. Returns the released coefficients in DPpack's order and scale
+    (floating-point safe unless ``reproduce_dppack``).
     """
     X = _matrix(X)
     scaler = FeatureScaler.from_bounds((_vector(lower), _vector(upper)), X.shape[1], bool(add_bias))
@@ -70,10 +74,12 @@ def fit_svm(X: Any, y01: Any, lower: Any, upper: Any, add_bias: bool, weights: A
         warnings.simplefilter("always")
         model = DPWeightedERM(epsilon=float(eps), gamma=float(gamma),
                               weights_upper_bound=float(weights_upper_bound), loss="huber",
-                              huber_h=float(huber_h), random_state=rng).fit(Z, y, _vector(weights))
+                              huber_h=float(huber_h), reproduce_dppack=bool(reproduce_dppack),
+                              random_state=rng).fit(Z, y, _vector(weights))
     return {
         "coeff": scaler.coef_to_original(model.coef_),
         "sensitivity": float(model.sensitivity_),
+        "release_grid": model.release_grid_,
         "n_iter": int(model.n_iter_),
         "r_state": _state_out(rng),
         "warnings": _warning_texts(caught),
@@ -87,6 +93,8 @@ def _propensity(spec: Any, lower: np.ndarray, upper: np.ndarray) -> Any:
             logit_bound=float(spec["logit_bound"]), ridge=float(spec["ridge"]),
             hessian_lower_bound=None if spec.get("hessian_lower_bound") is None
             else float(spec["hessian_lower_bound"]),
+            hessian_bound_kind=str(spec.get("hessian_bound_kind", "hessian")),
+            assume_hessian_bound=bool(spec.get("assume_hessian_bound", False)),
             fitted_on=str(spec["fitted_on"]),
         )
     arr = _vector(spec)
@@ -95,11 +103,13 @@ def _propensity(spec: Any, lower: np.ndarray, upper: np.ndarray) -> Any:
 
 def fit_owl(X: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any, upper: Any,
             fit_intercept: bool, eps: float, gamma: float, weights_upper_bound: float,
-            huber_h: float, r_state: Optional[Any]) -> Dict[str, Any]:
+            huber_h: float, r_state: Optional[Any], weight_sensitivity: Any = None,
+            reproduce_dppack: bool = False) -> Dict[str, Any]:
     """DP-OWL with :class:`pydpowl.DPOWL`; ``treatment`` in {-1, 1}.
 
     ``propensity``: a probability of arm +1, a vector of P(A_i | x_i), or a dict
     describing a :class:`LogisticPropensity` fitted here on the same data.
+    ``weight_sensitivity``: None, a number or ``"trivial"`` (as ``DPOWL``).
     """
     X = _matrix(X)
     lower, upper = _vector(lower), _vector(upper)
@@ -110,18 +120,23 @@ def fit_owl(X: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any, u
         warnings.simplefilter("always")
         if isinstance(prop, LogisticPropensity):
             prop = prop.fit(X, A)
+        stated = weight_sensitivity if weight_sensitivity is None or isinstance(weight_sensitivity, str) \
+            else float(weight_sensitivity)
         model = DPOWL(epsilon=float(eps), gamma=float(gamma), weights_upper_bound=float(weights_upper_bound),
                       feature_bounds=(lower, upper), huber_h=float(huber_h), fit_intercept=bool(fit_intercept),
+                      weight_sensitivity=stated, reproduce_dppack=bool(reproduce_dppack),
                       random_state=rng).fit(X, A, _vector(benefit), prop)
     return {
         "intercept": float(model.intercept_),
         "coef": np.asarray(model.coef_, dtype=np.float64),
         "sensitivity": float(model.sensitivity_),
         "C": float(model.weight_sensitivity_),
+        "release_grid": model.release_grid_,
         "n_iter": int(model.n_iter_),
         "n_clipped_weights": int(model.n_clipped_weights_),
         "n_clipped_features": int(model.n_clipped_features_),
         "n_clipped_logits": int(model.n_clipped_logits_),
+        "n_clipped_benefits": int(model.n_clipped_benefits_),
         "r_state": _state_out(rng),
         "warnings": _warning_texts(caught),
     }
