@@ -250,3 +250,24 @@ def test_released_coefficients_are_floating_point_safe(toy):
     assert m.summary().coefficients == tuple(m.coef_)
     exact = DPWeightedERM(epsilon=math.inf, gamma=2.0, weights_upper_bound=2.0).fit(Z, y, w)
     assert exact.release_grid_ is None  # epsilon = inf is not a release: nothing to round
+
+
+def test_reproduce_dppack_is_an_explicit_validation_switch(toy):
+    """Bit-for-bit DPpack replay needs reproduce_dppack=True: full precision, DPpack's rate, a warning."""
+    from pydpowl import PrivacyLeakWarning, RRandom
+    from pydpowl.engine.mechanisms import sample_output_noise
+
+    Z, y, w = toy
+    kw = dict(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, keep_nonprivate=True)
+    with pytest.warns(PrivacyLeakWarning, match="reproduce_dppack=True") as record:
+        val = DPWeightedERM(reproduce_dppack=True, random_state=RRandom(5), **kw).fit(Z, y, w)
+    assert record[0].filename == __file__
+    expected = sample_output_noise(4, 2.0 * 1.0 / (2 * 2.0), rng=RRandom(5))  # DPpack: gamma*eps/(2*W)
+    np.testing.assert_array_equal(val.noise_, expected)
+    np.testing.assert_array_equal(val.coef_, val.nonprivate_coef_ + expected)
+    assert val.release_grid_ is None and val.sensitivity_ == 2 * 2.0 / 2.0
+    assert any("not floating-point safe" in note for note in val.summary().notes)
+    safe = DPWeightedERM(random_state=RRandom(5), **kw).fit(Z, y, w)  # the default: safe release
+    # rounding (half a grid step) plus the tolerance term in the rate (relative n tol / W = 1e-8 of the radius)
+    assert np.max(np.abs(safe.coef_ - val.coef_)) <= 0.5 * safe.release_grid_ + 1e-6
+    assert any("floating-point safe" in note for note in safe.summary().notes)
