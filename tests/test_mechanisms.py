@@ -180,3 +180,33 @@ def test_floating_point_delta_is_small_and_grows_with_the_grid_resolution():
     finer = floating_point_delta(epsilon=1.0, dim=5, grid=2.0 ** -21, noise_scale=1.0)
     assert finer > 100 * d5
     assert floating_point_delta(epsilon=1.0, dim=20, grid=2.0 ** -11, noise_scale=1.0) > d5
+
+
+def _size_biased_marginal(x, d):
+    """psi(x) = int ||(x, y)|| f(x, y) dy for the noise density f = exp(-||b||) / (S_{d-1} Gamma(d)) (lambda = 1)."""
+    from scipy import integrate
+
+    def sphere(k):
+        return 2 * math.pi ** (k / 2) / math.gamma(k / 2)
+
+    norm = sphere(d) * math.gamma(d)
+    if d == 2:
+        return 2 * integrate.quad(lambda y: math.hypot(x, y) * math.exp(-math.hypot(x, y)), 0, np.inf)[0] / norm
+    return integrate.quad(lambda r: sphere(d - 1) * r ** (d - 2) * math.hypot(x, r) * math.exp(-math.hypot(x, r)),
+                          0, np.inf)[0] / norm
+
+
+@pytest.mark.parametrize("d", [2, 3, 5])
+def test_constants_of_the_floating_point_bound(d):
+    """docs/privacy_audit.md: integral of psi is E||b|| = d lambda; for d >= 3 psi decreases from psi(0) = c_d;
+    for d = 2 it rises a little then falls (unimodal) and stays below the bound 1 used there."""
+    xs = np.linspace(0.0, 12.0, 121)
+    psi = np.array([_size_biased_marginal(x, d) for x in xs])
+    assert 2 * np.trapz(psi, xs) == pytest.approx(d, rel=5e-3)
+    c_d = math.gamma(d / 2) / (math.sqrt(math.pi) * math.gamma((d - 1) / 2))
+    assert psi[0] == pytest.approx(c_d, rel=1e-9)
+    if d >= 3:
+        assert np.all(np.diff(psi) <= 1e-12)
+    else:
+        top = int(np.argmax(psi))
+        assert np.all(np.diff(psi[: top + 1]) >= 0) and np.all(np.diff(psi[top:]) <= 0) and psi.max() < 1.0
