@@ -62,7 +62,8 @@ def bench_one(n: int, *, repeats: int, gamma: float, seed: int, with_r: bool) ->
     X = data.X.to_numpy(dtype=float)
     A, B, prop = data.treatment, data.benefit, data.propensity
     W, bounds = data.weights_upper_bound, data.feature_bounds
-    est = DPOWL(epsilon=np.inf, gamma=gamma, weights_upper_bound=W, feature_bounds=bounds, keep_nonprivate=True)
+    est = DPOWL(epsilon=np.inf, gamma=gamma, weights_upper_bound=W, feature_bounds=bounds, keep_nonprivate=True,
+                weight_sensitivity=data.weight_sensitivity)
     est.fit(X, A, B, prop)  # warm-up (numba compilation, caches)
     Z, y, w, _, _, _ = est.prepare(X, A, B, prop)
     loss = HuberHingeLoss(0.5)

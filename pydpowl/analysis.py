@@ -64,14 +64,13 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ._validation import (check_array, check_both_arms, check_bounds, check_choice, check_labels, check_positive,
                           check_probability, check_vector, feature_names_of, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from .engine.preprocessing import FeatureScaler
 from .estimators.owl import DPOWL, owl_weights
-from .estimators.propensity import LogisticPropensity
 from .privacy.accountant import BudgetAccountant
 from .privacy.selection import select_gamma_privately, transfer_gamma
 from .privacy.value_estimate import PrivateValue, private_value
@@ -198,25 +197,6 @@ def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_mode
     return eps
 
 
-class _StatedWeightSensitivity(LogisticPropensity):
-    """Propensities with an explicitly stated weight sensitivity C, in the form ``DPOWL.fit`` accepts today.
-
-    Used only by :func:`fit_rule` when C > 0 (the Proposition-8 comparison).
-    Once ``DPOWL.fit`` takes ``weight_sensitivity=`` with array propensities,
-    this adapter goes.
-    """
-
-    def __init__(self, *, propensity_received: Any = None, stated_C: float = 0.0) -> None:
-        self.propensity_received = propensity_received
-        self.stated_C = stated_C
-
-    def probability_of(self, X: ArrayLike, treatment: ArrayLike) -> Tuple[NDArray[np.float64], int]:
-        return np.asarray(self.propensity_received, dtype=np.float64), 0
-
-    def weight_sensitivity(self) -> float:
-        return float(self.stated_C)
-
-
 def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
              epsilon: float, gamma: float, weights_upper_bound: float, feature_bounds: Any,
              weight_sensitivity: float, huber_h: float = 0.5, random_state: Any = None) -> DPOWL:
@@ -240,12 +220,8 @@ def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_
     if not (C >= 0 and math.isfinite(C)):
         raise ValueError(f"weight_sensitivity must be in [0, inf), got weight_sensitivity={weight_sensitivity!r}.")
     model = DPOWL(epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound,
-                  feature_bounds=feature_bounds, huber_h=huber_h, random_state=random_state)
-    # C = 0: an array of propensities is taken as known or released (DPOWL's current API); on the privacy-fix
-    # branch this becomes model.fit(X, treatment, benefit, propensity_received, weight_sensitivity=C).
-    prop = propensity_received if C == 0 else _StatedWeightSensitivity(propensity_received=propensity_received,
-                                                                       stated_C=C)
-    return model.fit(X, treatment, benefit, prop)
+                  feature_bounds=feature_bounds, huber_h=huber_h, weight_sensitivity=C, random_state=random_state)
+    return model.fit(X, treatment, benefit, propensity_received)  # the stated C travels with the propensities
 
 
 @dataclass

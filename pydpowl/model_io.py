@@ -115,10 +115,6 @@ class ReleasedModel:
         return int(np.any((X < np.asarray(self.lower)) | (X > np.asarray(self.upper)), axis=1).sum())
 
 
-#: grid (in DPpack's scaled space) onto which exported coefficients are rounded: 2^-24
-RELEASE_GRID = 2.0 ** -24
-
-
 def canonical_checksum(content: Dict[str, Any]) -> str:
     """SHA-256 (hex) of the canonical JSON of ``content`` (without ``checksum``)."""
     body = {k: v for k, v in content.items() if k != "checksum"}
@@ -131,26 +127,38 @@ def model_to_dict(model: Any, *, feature_names: Optional[Sequence[str]] = None, 
                   treatment_labels: Tuple[str, str] = ("+1", "-1")) -> Dict[str, Any]:
     """The file content of a fitted :class:`pydpowl.DPOWL` (private release + public settings).
 
+    The coefficients are the model's floating-point-safe release (``scaled_coef_``
+    on its power-of-two grid, mapped to the original space), passed once more
+    through :func:`pydpowl.engine.mechanisms.round_release`, the one function
+    that makes releases safe (idempotent on the grid).
+
     Raises
     ------
     ValueError
-        For a non-private model (``epsilon = inf``): such a model is not a release.
+        For a non-private model (``epsilon = inf``): such a model is not a
+        release; and for a validation fit with ``reproduce_dppack=True``, whose
+        full-precision coefficients are not floating-point safe.
     """
     from . import __version__
+    from .engine.mechanisms import round_release
 
     check_is_fitted(model)
     eps = float(model.epsilon)
     if not math.isfinite(eps):
         raise ValueError("only private models can be exported: epsilon=inf is the exact, non-private rule.")
+    grid = getattr(model, "release_grid_", None)
+    if grid is None:
+        raise ValueError("this model's release is not floating-point safe (fitted with reproduce_dppack=True, for "
+                         "validation against DPpack, or by an older pydpowl): refit it with the default "
+                         "reproduce_dppack=False before exporting.")
     total = eps if epsilon_total is None else float(epsilon_total)
     if not (math.isfinite(total) and total >= eps):
         raise ValueError(f"epsilon_total must be finite and >= epsilon={eps:g}, got epsilon_total={epsilon_total!r}.")
     scaler = model.scaler_
     # Full-precision floating-point releases leak through their last bits (Mironov, CCS 2012; measured by
-    # validation.audit's bit-level test). The file therefore holds the release rounded, in the scaled space,
-    # to multiples of RELEASE_GRID, mapped back to the original space: post-processing of the noisy release.
-    rounded = np.round(np.asarray(model.scaled_coef_, dtype=np.float64) / RELEASE_GRID) * RELEASE_GRID
-    original = scaler.coef_to_original(rounded)
+    # validation.audit's bit-level test): the file holds the grid values, mapped back (post-processing).
+    safe = round_release(model.scaled_coef_, np.zeros_like(model.scaled_coef_), grid=grid)
+    original = scaler.coef_to_original(safe)
     intercept, coef = (float(original[0]), original[1:]) if scaler.fit_intercept else (0.0, original)
     names = list(feature_names) if feature_names is not None else (
         getattr(model, "feature_names_in_", None) or [f"x{j + 1}" for j in range(scaler.n_features)])

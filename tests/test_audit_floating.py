@@ -1,6 +1,7 @@
 """Bit-level audit: the least-significant-bit detector and the rounding that defeats it."""
 
 import numpy as np
+import pytest
 
 from validation.audit.floating import lowest_set_bit, lsb_lower_bound, round_releases
 
@@ -38,3 +39,45 @@ def test_no_bit_level_signal_between_identical_mechanisms():
     a = 0.3 + rng.laplace(scale=2.0, size=(4000, 2))
     b = 0.3 + rng.laplace(scale=2.0, size=(4000, 2))
     assert lsb_lower_bound(a, b).epsilon_lb < 0.3
+
+
+def _crossing_pair():
+    from validation.audit.configs import bit_level_configs
+    from validation.audit.run import binade_crossing_pair
+
+    config = bit_level_configs()[0]  # owl-3-features: the original-space attributes keep the float grid
+    base = config.random_dataset(np.random.default_rng([20240601, 99]))
+    return (config,) + binade_crossing_pair(config, base, seed=20240601)
+
+
+def test_every_released_attribute_is_floating_point_safe():
+    """Review item 7: before the fix scaled_coef_, intercept_/coef_ and summary() leaked (bounds about 3.3 at
+    epsilon 1 on this pair); the JSON export was the only rounded view."""
+    from validation.audit.run import floating_rows
+
+    config, D, D1 = _crossing_pair()
+    rows = [r for r in floating_rows(config, D, D1, epsilon=1.0, engine="pydpowl", n_per_split=600, seed=3)
+            if r.grid is None]
+    assert {r.attribute for r in rows} == {"scaled_coef_", "intercept_, coef_", "summary()", "JSON export"}
+    for r in rows:
+        assert r.bound.epsilon_lb <= 1.0, f"{r.attribute}: bit-level lower bound {r.bound.epsilon_lb:.3f} > 1"
+
+
+@pytest.mark.r
+def test_the_r_front_end_releases_are_floating_point_safe():
+    """Review item 7: svmDP $coeff and dpowl() coefficients (3.4 before the fix on this pair)."""
+    import os
+
+    from validation.audit.rfrontend import r_front_end_available
+    from validation.audit.run import floating_rows
+
+    if not r_front_end_available():
+        if os.environ.get("PYDPOWL_REQUIRE_R") == "1":
+            pytest.fail("the R package pydpowl is not installed (R_LIBS) and PYDPOWL_REQUIRE_R=1 requires it.")
+        pytest.skip("the R package pydpowl is not installed")
+    config, D, D1 = _crossing_pair()
+    rows = [r for r in floating_rows(config, D, D1, epsilon=1.0, engine="pydpowl-R", n_per_split=600, seed=3)
+            if r.grid is None]
+    assert {r.attribute for r in rows} == {"svmDP $coeff", "dpowl() coef()"}
+    for r in rows:
+        assert r.bound.epsilon_lb <= 1.0, f"{r.attribute}: bit-level lower bound {r.bound.epsilon_lb:.3f} > 1"

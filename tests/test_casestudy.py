@@ -17,7 +17,8 @@ def cohort():
 
 def _nonprivate(data, gamma):
     return DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
-                 feature_bounds=data.feature_bounds).fit(data.X, data.treatment, data.benefit, data.propensity)
+                 feature_bounds=data.feature_bounds, weight_sensitivity=data.weight_sensitivity).fit(
+        data.X, data.treatment, data.benefit, data.propensity)
 
 
 def test_table1_trends_and_non_private_row(cohort):

@@ -83,3 +83,20 @@ def test_budget_file_total_cannot_be_raised(csv, tmp_path, capsys):
     assert main([*common, "--epsilon", "0.5", "--total-epsilon", "1.0", "--out", str(tmp_path / "a.json")]) == 0
     assert main([*common, "--epsilon", "0.5", "--total-epsilon", "5.0", "--out", str(tmp_path / "b.json")]) == 2
     assert "cannot be raised" in capsys.readouterr().err
+
+
+def test_a_propensity_column_needs_a_stated_weight_sensitivity(csv, tmp_path, capsys):
+    """Review item 6: per-subject propensities do not silently mean C = 0."""
+    import pandas as pd
+
+    frame = pd.read_csv(csv)
+    frame["ps"] = 0.5
+    frame.to_csv(csv, index=False)
+    args = ["fit", "--data", str(csv), *DATA_OPTS, "--propensity", "column:ps", "--epsilon", "1", "--gamma", "40",
+            "--out", str(tmp_path / "m.json")]
+    assert main(args) == 2
+    assert "weight_sensitivity" in capsys.readouterr().err
+    assert main(args + ["--weight-sensitivity", "0"]) == 0
+    assert load_model(tmp_path / "m.json").weight_sensitivity == 0.0
+    assert main(args + ["--weight-sensitivity", "trivial"]) == 0
+    assert load_model(tmp_path / "m.json").weight_sensitivity == 400 * 30.0

@@ -79,7 +79,8 @@ def _write(frame, directory, pieces=3):
 
 
 @pytest.mark.parametrize("opts", [dict(treated="new", benefit_lower_bound=-12.0),
-                                  dict(treated="old", propensity="column:ps", benefit_lower_bound=-12.0)])
+                                  dict(treated="old", propensity="column:ps", benefit_lower_bound=-12.0,
+                                       weight_sensitivity=0.0)])
 def test_csv_chunks_are_coded_like_one_csv(tmp_path, opts):
     frame = _frame()
     pattern = _write(frame, tmp_path / "csv")
@@ -93,7 +94,9 @@ def test_csv_chunks_are_coded_like_one_csv(tmp_path, opts):
     assert data.notes == mem.notes
     assert data.description.startswith(mem.description + ", 3 file(s), 3 chunk(s)")
     assert data.feature_names == tuple(OPTS["features"])
-    kw = dict(epsilon=1.0, gamma=10.0, weights_upper_bound=30.0, feature_bounds=mem.feature_bounds)
+    assert data.weight_sensitivity == mem.weight_sensitivity == 0.0  # a trial's P(+1), or the stated C
+    kw = dict(epsilon=1.0, gamma=10.0, weights_upper_bound=30.0, feature_bounds=mem.feature_bounds,
+              weight_sensitivity=mem.weight_sensitivity)
     ref = DPOWL(**kw, random_state=2).fit(mem.X, mem.treatment, mem.benefit, mem.propensity)
     got = DPOWL(**kw, random_state=2).fit(data.X, data.treatment, data.benefit, data.propensity)
     assert np.linalg.norm(got.scaled_coef_ - ref.scaled_coef_) <= 1e-9 * np.linalg.norm(ref.scaled_coef_)
@@ -171,5 +174,6 @@ def test_each_csv_chunk_is_parsed_once_per_pass(tmp_path, monkeypatch):
                                benefit_lower_bound=-12.0, blocksize=None)
         with track_passes() as log:
             DPOWL(epsilon=1.0, gamma=10.0, weights_upper_bound=30.0, feature_bounds=data.feature_bounds,
-                  random_state=1).fit(data.X, data.treatment, data.benefit, data.propensity)
+                  weight_sensitivity=data.weight_sensitivity, random_state=1).fit(data.X, data.treatment,
+                                                                                  data.benefit, data.propensity)
     assert len(calls) == 3 * log.total  # 3 chunks, once per pass: X, treatment, benefit, propensity from one parse

@@ -2,7 +2,7 @@
 
 The reference was written by ``tests/reference/engine_corpus.py`` at the commit
 before the rebuild; the same cases run here on the current code. Coefficients
-(released and non-private) and study results must agree to 1e-12 relative to
+(released and non-private) must agree to 1e-12 relative to
 the largest entry of each vector, and the random stream must be in the same
 state after each fit (the same draws were taken).
 """

@@ -45,7 +45,8 @@ def _fit_both(est_kw, X, A, B, P, chunks, seed, P_chunked=None):
     return mem, dsk
 
 
-KW = dict(epsilon=1.0, gamma=20.0, weights_upper_bound=30.0, feature_bounds=(np.zeros(4), np.ones(4)))
+KW = dict(epsilon=1.0, gamma=20.0, weights_upper_bound=30.0, feature_bounds=(np.zeros(4), np.ones(4)),
+          weight_sensitivity=0.0)  # P: the design's known (trial) propensities
 
 
 @pytest.mark.parametrize("n,chunks", [
@@ -84,10 +85,13 @@ def test_propensity_specifications():
         assert _rel(dsk.scaled_coef_, mem.scaled_coef_) <= RTOL
     model = LogisticPropensity(feature_bounds=(np.zeros(4), np.ones(4)), benefit_bound=20.0, ridge=0.1,
                                logit_bound=0.2).fit(X, A)
-    mem, dsk = _fit_both(KW, X, A, B, model, 800, 5)
+    B = B.copy()
+    B[:7] = 25.0  # above the model's benefit bound C_B = 20: clipped by design, counted across chunks
+    mem, dsk = _fit_both(dict(KW, weight_sensitivity=None), X, A, B, model, 800, 5)  # C comes from the model
     assert _rel(dsk.scaled_coef_, mem.scaled_coef_) <= RTOL
-    assert dsk.weight_sensitivity_ == mem.weight_sensitivity_ > 0
+    assert dsk.weight_sensitivity_ == mem.weight_sensitivity_ == model.weight_sensitivity(2500) > 0
     assert dsk.n_clipped_logits_ == mem.n_clipped_logits_ > 0
+    assert dsk.n_clipped_benefits_ == mem.n_clipped_benefits_ == 7
 
 
 def test_no_intercept_and_bounds_from_data():

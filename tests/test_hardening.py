@@ -134,11 +134,12 @@ def _owl_secrets(data, seed):
 
 # --------------------------------------------------------------------------- attributes
 
-DPWERM_FITTED = {"coef_", "sensitivity_", "n_features_in_", "n_iter_", "n_samples_", "loss_name_"}
-DPOWL_FITTED = {"coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "weight_sensitivity_", "n_iter_",
-                "n_samples_", "n_features_in_", "n_clipped_weights_", "n_clipped_features_", "n_clipped_logits_"}
+DPWERM_FITTED = {"coef_", "sensitivity_", "release_grid_", "n_features_in_", "n_iter_", "n_samples_", "loss_name_"}
+DPOWL_FITTED = {"coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "release_grid_",
+                "weight_sensitivity_", "n_iter_", "n_samples_", "n_features_in_", "n_clipped_weights_",
+                "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_"}
 #: computed from the data without noise: counts for the analyst, documented as not released
-DIAGNOSTICS = {"n_iter_", "n_clipped_weights_", "n_clipped_features_", "n_clipped_logits_"}
+DIAGNOSTICS = {"n_iter_", "n_clipped_weights_", "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_"}
 
 
 def test_fitted_attributes_are_exactly_the_documented_ones(data):
@@ -199,7 +200,7 @@ def test_a_pickled_generator_would_have_revealed_the_noise(data):
     rng = np.random.default_rng()  # fresh entropy, as a real release
     model = DPWeightedERM(epsilon=1.0, random_state=rng).fit(Z, A)
     exact = DPWeightedERM(epsilon=math.inf).fit(Z, A).coef_
-    rate = noise_rate(epsilon=1.0, gamma=1.0, weights_upper_bound=1.0)
+    rate = noise_rate(epsilon=1.0, gamma=1.0, weights_upper_bound=1.0, n_samples=N, tol=1e-10)
 
     def attack(generator):
         for back in range(1, 12):
@@ -207,7 +208,8 @@ def test_a_pickled_generator_would_have_revealed_the_noise(data):
             bg.advance(-back % 2 ** 128)  # PCG64 steps backwards modulo its period
             g = np.random.Generator(bg)
             radius, z = g.gamma(shape=3, scale=1 / rate), g.standard_normal(3)
-            if np.allclose(model.coef_ - radius * z / np.linalg.norm(z), exact, rtol=0, atol=1e-9):
+            # the release is rounded to its grid: the regenerated noise recovers the exact solution to a grid step
+            if np.allclose(model.coef_ - radius * z / np.linalg.norm(z), exact, rtol=0, atol=model.release_grid_):
                 return True
         return False
 
@@ -223,7 +225,7 @@ def test_json_export_holds_release_and_public_settings_only(data):
     text = json.dumps(content)
     assert _text_hits(text, secrets) == []
     assert "random_state" not in text and "seed" not in text
-    grid = 2.0 ** -24  # the export rounds the release onto this grid in the scaled space
+    grid = model.release_grid_  # the release lies on this grid in the scaled space; the file maps it back
     scale = model.scaler_.column_scale * model.scaler_.dimension_scale
     exported = np.concatenate([[content["intercept"]], content["coef"]]) * scale
     np.testing.assert_allclose(exported, np.round(model.scaled_coef_ / grid) * grid, rtol=1e-15, atol=0)
@@ -248,7 +250,7 @@ def test_propensity_model_keeps_no_training_rows_and_dpowl_keeps_no_propensity_m
     assert "LogisticPropensity" not in kinds
     # the propensity coefficients are an unnoised fit on the private data: never inside the release
     assert _bytes_hits(pickle.dumps(model), {"propensity coef": prop.coef_}) == []
-    assert model.weight_sensitivity_ == pytest.approx(prop.weight_sensitivity())
+    assert model.weight_sensitivity_ == pytest.approx(prop.weight_sensitivity(N))
 
 
 # --------------------------------------------------------------------------- public bounds

@@ -47,15 +47,15 @@ def test_logistic_is_stable_for_extreme_margins():
     assert loss.value(np.array([0.0]))[0] == pytest.approx(np.log(2.0))
 
 
-def test_custom_loss_with_steep_derivative_is_refused():
+def test_custom_loss_steeper_than_declared_is_refused():
     steep = CustomLoss(lambda m: 2 * np.maximum(0, 1 - m), lambda m: np.where(m < 1, -2.0, 0.0),
-                       lambda m: np.zeros_like(m), name="double hinge")
-    with pytest.raises(ValueError, match=r"\|l'\(m\)\| must be <= 1"):
+                       lambda m: np.zeros_like(m), name="double hinge", lipschitz=1.0)
+    with pytest.raises(ValueError, match=r"\|l'\(m\)\| .* exceeds the declared lipschitz=1"):
         get_loss(steep)
 
 
 def test_custom_loss_nonconvex_is_refused():
-    bad = CustomLoss(lambda m: np.sin(m) * 0.5, lambda m: np.cos(m) * 0.5, lambda m: -np.sin(m) * 0.5)
+    bad = CustomLoss(lambda m: np.sin(m) * 0.5, lambda m: np.cos(m) * 0.5, lambda m: -np.sin(m) * 0.5, lipschitz=1.0)
     with pytest.raises(ValueError, match="convexity"):
         get_loss(bad)
 
@@ -64,7 +64,7 @@ def test_custom_loss_accepted_and_usable():
     from scipy.special import expit
 
     soft = CustomLoss(lambda m: np.logaddexp(0, -m), lambda m: -expit(-m),
-                      lambda m: expit(m) * expit(-m), name="softplus")
+                      lambda m: expit(m) * expit(-m), name="softplus", lipschitz=1.0, curvature_bound=0.25)
     assert get_loss(soft) is soft
 
 
@@ -120,5 +120,74 @@ def test_huber_surrogate_is_the_quadratic_piece():
 
 
 def test_huber_surrogate_is_refused_as_a_private_loss():
-    with pytest.raises(ValueError, match=r"\|l'\(m\)\| must be <= 1"):
+    with pytest.raises(ValueError, match=r"lipschitz must be in \(0, inf\), got lipschitz=inf"):
         get_loss(HuberHingeLoss(0.5).quadratic_surrogate())
+
+
+# ------------------------------------------------------------------ privacy review: declared constants
+
+def _spiky():
+    """Logistic loss plus a bump of slope about 5 between two grid points of the check (0.0025..0.0026)."""
+    from scipy.special import expit
+
+    c, s = 0.00255, 2e-5  # centre and width of the bump, far from every grid point
+    bump = lambda m: 2e-4 * np.exp(-0.5 * ((m - c) / s) ** 2)  # noqa: E731
+    dbump = lambda m: -bump(m) * (m - c) / s ** 2  # noqa: E731
+    return (lambda m: np.logaddexp(0, -m) + bump(m), lambda m: -expit(-m) + dbump(m),
+            lambda m: expit(m) * expit(-m))
+
+
+def test_a_derivative_spike_between_grid_points_is_invisible_to_the_grid():
+    """Review item 8: the grid check cannot prove |l'| <= L; the guarantee rests on the declaration."""
+    value, deriv, deriv2 = _spiky()
+    fine = np.linspace(0.0024, 0.0027, 30001)
+    assert np.max(np.abs(deriv(fine))) > 4.0  # the real Lipschitz constant is about 5
+    with pytest.raises(TypeError, match="lipschitz"):
+        CustomLoss(value, deriv, deriv2, name="spiky")  # no declaration, no guarantee
+    declared = CustomLoss(value, deriv, deriv2, name="spiky", lipschitz=5.0)
+    assert get_loss(declared) is declared and declared.lipschitz == 5.0
+
+
+def test_sensitivity_scales_with_the_declared_lipschitz_constant():
+    """Delta = (L (C + 2W) + 2 n tol) / gamma, attained in the linear zone by a convex loss of slope 2.
+
+    Before the fix such a loss was refused (the grid check demanded |l'| <= 1)."""
+    import math
+
+    from pydpowl import DPWeightedERM
+
+    huber = HuberHingeLoss(0.5)
+    double = CustomLoss(lambda m: 2 * huber.value(m), lambda m: 2 * huber.deriv(m), lambda m: 2 * huber.deriv2(m),
+                        name="2 x Huber hinge", lipschitz=2.0, curvature_bound=2.0)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(20, 3))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    X[0] = np.array([1.0, 2.0, -2.0]) / 3.0
+    w = np.full(20, 0.3)
+    w[0] = 1.0
+    y = np.tile([1.0, -1.0], 10)
+    y1 = y.copy()
+    y1[0] = -1.0
+    gamma, W = 40.0, 1.0  # every margin below 1 - h: l' = -2 for every row
+    fit = lambda labels: DPWeightedERM(epsilon=math.inf, gamma=gamma, weights_upper_bound=W,  # noqa: E731
+                                       loss=double).fit(X, labels, w)
+    a, b = fit(y), fit(y1)
+    assert a.sensitivity_ == pytest.approx((2.0 * 2 * W + 2 * 20 * 1e-10) / gamma, rel=1e-15)
+    ratio = np.linalg.norm(a.coef_ - b.coef_) / a.sensitivity_
+    assert 1 - 1e-8 <= ratio <= 1.0, f"||theta - theta'|| / Delta = {ratio:.10f}"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(lipschitz=0.5), r"\|l'\(m\)\| .* exceeds the declared lipschitz=0\.5"),
+    (dict(lipschitz=1.0, curvature_bound=0.1), r"l''\(m\) .* exceeds the declared curvature_bound=0\.1"),
+    (dict(lipschitz=-1.0), r"lipschitz must be in \(0, inf\)"),
+    (dict(lipschitz=1.0, curvature_bound=0.0), r"curvature_bound must be in \(0, inf\)"),
+])
+def test_the_grid_refuses_contradictions_with_the_declaration(kwargs, match):
+    from scipy.special import expit
+
+    def make():
+        return CustomLoss(lambda m: np.logaddexp(0, -m), lambda m: -expit(-m), lambda m: expit(m) * expit(-m),
+                          name="softplus", **kwargs)
+    with pytest.raises(ValueError, match=match):
+        get_loss(make())

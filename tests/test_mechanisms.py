@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -13,16 +15,19 @@ from pydpowl.engine.mechanisms import (
 ALPHA = 1e-3  # KS tests with fixed seeds: fail if p < 0.001
 
 
+EXACT = dict(n_samples=10, tol=0.0)  # an exact minimiser: no tolerance term
+
+
 def test_sensitivity_formula():
-    assert output_sensitivity(gamma=4.0, weights_upper_bound=3.0, C=2.0) == pytest.approx((2.0 + 6.0) / 4.0)
-    assert output_sensitivity(gamma=75.0, weights_upper_bound=1.0) == pytest.approx(2.0 / 75.0)
+    assert output_sensitivity(gamma=4.0, weights_upper_bound=3.0, C=2.0, **EXACT) == pytest.approx((2.0 + 6.0) / 4.0)
+    assert output_sensitivity(gamma=75.0, weights_upper_bound=1.0, **EXACT) == pytest.approx(2.0 / 75.0)
 
 
-def test_rate_uses_dppack_operation_order():
-    # DPpack: beta <- gamma*eps/(2*weights.upper.bound)
+def test_rate_without_tolerance_term_uses_dppack_operation_order():
+    # DPpack: beta <- gamma*eps/(2*weights.upper.bound); L = 1, C = 0 and tol = 0 add exact operations only
     gamma, eps, w = 75.0, 0.3, np.log(24 * 365) / (1 / 3)
-    assert noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=w) == gamma * eps / (2 * w)
-    assert noise_rate(epsilon=np.inf, gamma=gamma, weights_upper_bound=w) == np.inf
+    assert noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=w, **EXACT) == gamma * eps / (2 * w)
+    assert noise_rate(epsilon=np.inf, gamma=gamma, weights_upper_bound=w, **EXACT) == np.inf
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -30,21 +35,24 @@ def test_rate_uses_dppack_operation_order():
     (dict(gamma=1.0, weights_upper_bound=-2.0), r"weights_upper_bound must be in \(0, inf\)"),
     (dict(gamma=1.0, weights_upper_bound=1.0, C=-1.0), r"C must be in \[0, inf\)"),
     (dict(gamma=1.0, weights_upper_bound=1.0, C=float("nan")), r"C must be in \[0, inf\)"),
+    (dict(gamma=1.0, weights_upper_bound=1.0, lipschitz=0.0), r"lipschitz must be in \(0, inf\)"),
+    (dict(gamma=1.0, weights_upper_bound=1.0, tol=-1e-3), r"tol must be in \[0, inf\)"),
+    (dict(gamma=1.0, weights_upper_bound=1.0, n_samples=-1), r"n_samples must be an integer >= 0"),
 ])
 def test_bad_sensitivity_inputs(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        output_sensitivity(**kwargs)
+        output_sensitivity(**{**EXACT, **kwargs})
 
 
 @pytest.mark.parametrize("eps", [0.0, -1.0, float("nan")])
 def test_bad_epsilon(eps):
     with pytest.raises(ValueError, match=r"epsilon must be in \(0, inf\]"):
-        noise_rate(epsilon=eps, gamma=1.0, weights_upper_bound=1.0)
+        noise_rate(epsilon=eps, gamma=1.0, weights_upper_bound=1.0, **EXACT)
 
 
 def test_epsilon_as_string_is_type_error():
     with pytest.raises(TypeError, match="epsilon must be a real number"):
-        noise_rate(epsilon="1", gamma=1.0, weights_upper_bound=1.0)
+        noise_rate(epsilon="1", gamma=1.0, weights_upper_bound=1.0, **EXACT)
 
 
 @pytest.mark.parametrize("d, rate", [(1, 2.0), (5, 0.7), (12, 30.0)])
@@ -111,3 +119,94 @@ def test_r_stream_draws_rgamma_then_rnorm_like_dppack():
     noise = sample_output_noise(2, 0.5, rng=fake)
     assert fake.calls == [("rgamma", 1, 2, 0.5), ("rnorm", 2)]
     np.testing.assert_allclose(noise, [2.0 * 3 / 5, 2.0 * 4 / 5])
+
+
+# ------------------------------------------------------------------ privacy review: Delta terms, safe releases
+
+def test_sensitivity_with_lipschitz_constant_and_solver_tolerance():
+    """Delta = (L (C + 2W) + 2 n tol) / gamma (items 5 and 8)."""
+    got = output_sensitivity(gamma=4.0, weights_upper_bound=3.0, C=2.0, lipschitz=1.5, n_samples=1000, tol=1e-4)
+    assert got == pytest.approx((1.5 * (2.0 + 6.0) + 2 * 1000 * 1e-4) / 4.0, rel=1e-15)
+    assert noise_rate(epsilon=0.5, gamma=4.0, weights_upper_bound=3.0, C=2.0, lipschitz=1.5, n_samples=1000,
+                      tol=1e-4) == pytest.approx(0.5 / got, rel=1e-15)
+    with pytest.raises(TypeError):
+        output_sensitivity(gamma=4.0, weights_upper_bound=3.0)  # n and tol must be stated
+
+
+def _exact_rounded_sum(theta, noise, grid):
+    from fractions import Fraction
+
+    out = []
+    for t, b in zip(theta, noise):
+        q = (Fraction(t) + Fraction(b)) / Fraction(grid)
+        lo = q.numerator // q.denominator
+        frac = q - lo
+        out.append(float((lo + (1 if frac > Fraction(1, 2) else 0 if frac < Fraction(1, 2) else lo % 2)) * Fraction(grid)))
+    return np.array(out)
+
+
+def test_release_is_the_exact_sum_rounded_to_the_grid():
+    """Item 7: round(theta + b) of the real sum, computed without the float sum's rounding."""
+    from pydpowl.engine.mechanisms import round_release
+
+    rng = np.random.default_rng(0)
+    grid = 2.0 ** -12
+    theta = np.r_[rng.normal(size=400) * 10 ** rng.uniform(-6, 3, 400), 0.0, 1.0, -3.5]
+    noise = np.r_[rng.normal(size=400) * 10 ** rng.uniform(-8, 2, 400), 0.0, 2.0 ** -13, -2.0 ** -13]
+    # adversarial: sums one ulp around half-way points, and a tiny noise below the sum's ulp
+    mid = (np.arange(40) + 0.5) * grid
+    theta = np.r_[theta, mid, mid, 1e3 + 0.5 * grid, 0.3]
+    noise = np.r_[noise, np.full(40, 1e-30), np.full(40, -1e-30), 1e-20, 2.0 ** -60]
+    got = round_release(theta, noise, grid=grid)
+    np.testing.assert_array_equal(got, _exact_rounded_sum(theta, noise, grid))
+    assert np.all(np.round(got / grid) * grid == got)
+
+
+def test_release_grid_is_a_power_of_two_tied_to_the_noise_scale():
+    from pydpowl.engine.mechanisms import RELEASE_GRID_BITS, release_grid
+
+    for lam in (1e-3, 0.3, 1.0, 2.0, 7.5, 1e4):
+        g = release_grid(sensitivity=lam, epsilon=1.0)
+        assert g == 2.0 ** round(math.log2(g))
+        assert lam * 2.0 ** -(RELEASE_GRID_BITS + 1) < g <= lam * 2.0 ** -RELEASE_GRID_BITS
+    assert release_grid(sensitivity=1.0, epsilon=math.inf) is None
+
+
+def test_floating_point_delta_is_small_and_grows_with_the_grid_resolution():
+    from pydpowl.engine.mechanisms import floating_point_delta
+
+    d5 = floating_point_delta(epsilon=1.0, dim=5, grid=2.0 ** -11, noise_scale=1.0)
+    assert 0 < d5 < 1e-7
+    finer = floating_point_delta(epsilon=1.0, dim=5, grid=2.0 ** -21, noise_scale=1.0)
+    assert finer > 100 * d5
+    assert floating_point_delta(epsilon=1.0, dim=20, grid=2.0 ** -11, noise_scale=1.0) > d5
+
+
+def _size_biased_marginal(x, d):
+    """psi(x) = int ||(x, y)|| f(x, y) dy for the noise density f = exp(-||b||) / (S_{d-1} Gamma(d)) (lambda = 1)."""
+    from scipy import integrate
+
+    def sphere(k):
+        return 2 * math.pi ** (k / 2) / math.gamma(k / 2)
+
+    norm = sphere(d) * math.gamma(d)
+    if d == 2:
+        return 2 * integrate.quad(lambda y: math.hypot(x, y) * math.exp(-math.hypot(x, y)), 0, np.inf)[0] / norm
+    return integrate.quad(lambda r: sphere(d - 1) * r ** (d - 2) * math.hypot(x, r) * math.exp(-math.hypot(x, r)),
+                          0, np.inf)[0] / norm
+
+
+@pytest.mark.parametrize("d", [2, 3, 5])
+def test_constants_of_the_floating_point_bound(d):
+    """docs/privacy_audit.md: integral of psi is E||b|| = d lambda; for d >= 3 psi decreases from psi(0) = c_d;
+    for d = 2 it rises a little then falls (unimodal) and stays below the bound 1 used there."""
+    xs = np.linspace(0.0, 12.0, 121)
+    psi = np.array([_size_biased_marginal(x, d) for x in xs])
+    assert 2 * np.trapz(psi, xs) == pytest.approx(d, rel=5e-3)
+    c_d = math.gamma(d / 2) / (math.sqrt(math.pi) * math.gamma((d - 1) / 2))
+    assert psi[0] == pytest.approx(c_d, rel=1e-9)
+    if d >= 3:
+        assert np.all(np.diff(psi) <= 1e-12)
+    else:
+        top = int(np.argmax(psi))
+        assert np.all(np.diff(psi[: top + 1]) >= 0) and np.all(np.diff(psi[top:]) <= 0) and psi.max() < 1.0

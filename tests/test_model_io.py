@@ -41,13 +41,9 @@ def _write(tmp_path, content, *, rehash=True):
 def test_round_trip_predicts_like_the_model(fitted, tmp_path):
     model, data = fitted
     loaded = load_model(export_model(model, tmp_path / "m.json"))
-    # the file holds the release rounded to multiples of 2^-24 in the scaled space (against float leaks):
-    # decision values move by at most half a grid step per scaled coefficient (scaled rows have norm <= 1)
-    step = 2.0 ** -24
-    gap = np.abs(loaded.decision_function(data.X.to_numpy()) - model.decision_function(data.X))
-    assert gap.max() <= 0.5 * step * np.sqrt(5) + 1e-15
-    same = np.abs(model.decision_function(data.X)) > step * np.sqrt(5)
-    np.testing.assert_array_equal(loaded.predict(data.X)[same], model.predict(data.X)[same])
+    # the model's release is already on its floating-point-safe grid: the file holds the same numbers
+    np.testing.assert_array_equal(loaded.decision_function(data.X.to_numpy()), model.decision_function(data.X))
+    np.testing.assert_array_equal(loaded.predict(data.X), model.predict(data.X))
     assert (loaded.epsilon, loaded.gamma, loaded.weights_upper_bound, loaded.huber_h) == (2.0, 30.0, 30.0, 0.5)
     assert loaded.feature_names == ("x1", "x2", "x3", "x4")
     # columns are matched by name, not position
@@ -126,3 +122,22 @@ def test_non_private_model_is_not_exported(tmp_path):
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="model file not found"):
         load_model(tmp_path / "nope.json")
+
+
+def test_export_holds_the_floating_point_safe_release(fitted, content):
+    """Review item 7: the file holds the model's own grid values, mapped to the original space."""
+    model, _ = fitted
+    grid = model.release_grid_
+    np.testing.assert_array_equal(np.round(model.scaled_coef_ / grid) * grid, model.scaled_coef_)
+    assert content["intercept"] == model.intercept_ and content["coef"] == list(model.coef_)
+
+
+def test_a_validation_fit_reproducing_dppack_is_not_exported(tmp_path):
+    from pydpowl import PrivacyLeakWarning
+
+    data = make_synthetic_owl(100, random_state=2)
+    with pytest.warns(PrivacyLeakWarning, match="reproduce_dppack"):
+        model = DPOWL(epsilon=1.0, gamma=5.0, weights_upper_bound=30.0, feature_bounds=data.feature_bounds,
+                      reproduce_dppack=True, random_state=1).fit(data.X, data.treatment, data.benefit, 0.5)
+    with pytest.raises(ValueError, match="not floating-point safe"):
+        export_model(model, tmp_path / "m.json")

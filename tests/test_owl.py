@@ -73,10 +73,12 @@ def test_sensitivity_on_worst_case_neighbour_subjects():
 def test_dataframe_and_summary():
     data = make_cyp_guides_style(300, random_state=2)
     m = DPOWL(epsilon=1.0, gamma=75.0, weights_upper_bound=data.weights_upper_bound,
-              feature_bounds=data.feature_bounds, random_state=0).fit(data.X, data.treatment, data.benefit, data.propensity)
+              feature_bounds=data.feature_bounds, weight_sensitivity=0.0,  # the trial's known probabilities
+              random_state=0).fit(data.X, data.treatment, data.benefit, data.propensity)
     assert m.feature_names_in_ == ["age", "male", "nonwhite", "mdd"]
     text = str(m.summary())
     assert "(intercept)" in text and "mdd" in text
+    assert "floating-point safe" in text and "multiples of 2^" in text
     assert set(np.unique(m.predict(data.X))) <= {-1, 1}
     assert m.coef_.shape == (4,) and isinstance(m.intercept_, float)
 
@@ -101,8 +103,9 @@ def test_logistic_propensity_sets_C_and_known_propensity_does_not():
     bounds = ([0] * 4, [1] * 4)
     prop = LogisticPropensity(feature_bounds=bounds, benefit_bound=21.0, ridge=0.05).fit(data.X, data.treatment)
     m = owl(epsilon=1.0, gamma=50.0, weights_upper_bound=60.0, random_state=0).fit(data.X, data.treatment, data.benefit, prop)
-    assert m.weight_sensitivity_ == pytest.approx(prop.weight_sensitivity())
-    assert m.sensitivity_ == pytest.approx((prop.weight_sensitivity() + 120.0) / 50.0)
+    C = prop.weight_sensitivity(300)
+    assert m.weight_sensitivity_ == C == 300 * prop.per_weight_bound()
+    assert m.sensitivity_ == pytest.approx((C + 120.0 + 2 * 300 * 1e-10) / 50.0, rel=1e-14)
     m0 = owl(epsilon=1.0, random_state=0).fit(data.X, data.treatment, data.benefit, 0.5)
     assert m0.weight_sensitivity_ == 0.0
 
@@ -166,3 +169,90 @@ def test_feature_bounds_other_strings_refused():
     data = make_synthetic_owl(20, random_state=0)
     with pytest.raises(TypeError, match="must be a pair"):
         owl(feature_bounds="auto").fit(data.X, data.treatment, data.benefit)
+
+
+# ------------------------------------------------------------------ privacy review: benefits, C statement
+
+def _cb_case(seed=0, n=60):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, (n, 2))
+    A = np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0)
+    A[:2] = (1.0, -1.0)
+    return X, A, rng.uniform(0.5, 1.0, n), rng
+
+
+def test_benefits_above_the_propensity_models_bound_are_clipped_and_counted():
+    """Review item 1: C_B = 1e-5, benefits in [0.5, 1], ridge 3, W = 50.
+
+    Before the fix the other subjects' weights moved in total about 50 times the
+    C the model reported, because benefits above C_B were used unclipped.
+    """
+    X, A, B, rng = _cb_case()
+    kw = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=1e-5, ridge=3.0)
+    est = DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=50.0, feature_bounds=([0, 0], [1, 1]))
+    prop = LogisticPropensity(**kw).fit(X, A)
+    _, _, w0, C, _, counts = est.prepare(X, A, B, prop)
+    worst = 0.0
+    for _ in range(25):
+        j = int(rng.integers(len(B)))
+        X2, A2, B2 = X.copy(), A.copy(), B.copy()
+        X2[j], A2[j], B2[j] = rng.integers(0, 2, 2), -A2[j], 1.0
+        _, _, w1, C1, _, _ = est.prepare(X2, A2, B2, LogisticPropensity(**kw).fit(X2, A2))
+        assert C1 == C, "C must not depend on the data"
+        worst = max(worst, float(np.abs(w0 - w1)[np.arange(len(B)) != j].sum()))
+    assert worst <= C, f"other weights moved by {worst:.4g} in total, {worst / C:.1f} times C = {C:.4g}"
+    assert counts["n_clipped_benefits"] == int(np.sum(B > 1e-5)) == len(B)
+    assert np.all(w0 <= 1e-5 * (1 + math.exp(3.0)) * (1 + 1e-12))
+    fitted = DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=50.0, feature_bounds=([0, 0], [1, 1]),
+                   random_state=0).fit(X, A, B, prop)
+    assert fitted.n_clipped_benefits_ == len(B)
+    assert "n_clipped_benefits_" in DPOWL.__doc__
+
+
+def test_known_and_external_propensities_do_not_clip_benefits():
+    X, A, B, _ = _cb_case(1)
+    external = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=1e-5, ridge=3.0,
+                                  fitted_on="external").fit(X, A)
+    for prop in (0.5, external):
+        m = DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=50.0, feature_bounds=([0, 0], [1, 1]),
+                  random_state=0).fit(X, A, B, prop)
+        assert m.n_clipped_benefits_ == 0 and m.weight_sensitivity_ == 0.0
+
+
+def test_array_propensities_need_an_explicit_weight_sensitivity():
+    """Review item 6: an array of probabilities no longer means C = 0 silently."""
+    data = make_synthetic_owl(80, random_state=3)
+    p = data.propensity
+    with pytest.raises(ValueError, match="weight_sensitivity"):
+        owl(epsilon=1.0, random_state=0).fit(data.X, data.treatment, data.benefit, p)
+    known = owl(epsilon=1.0, random_state=0, weight_sensitivity=0.0).fit(data.X, data.treatment, data.benefit, p)
+    assert known.weight_sensitivity_ == 0.0
+    stated = owl(epsilon=1.0, random_state=0, weight_sensitivity=2.5).fit(data.X, data.treatment, data.benefit, p)
+    assert stated.weight_sensitivity_ == 2.5
+    assert stated.sensitivity_ - known.sensitivity_ == pytest.approx(2.5 / 5.0)
+    trivial = owl(epsilon=1.0, random_state=0, weight_sensitivity="trivial").fit(
+        data.X, data.treatment, data.benefit, p)
+    assert trivial.weight_sensitivity_ == 80 * 30.0
+    # a scalar is the known randomisation probability: C = 0 without a statement
+    assert owl(epsilon=1.0, random_state=0).fit(data.X, data.treatment, data.benefit, 0.5).weight_sensitivity_ == 0.0
+    prop = LogisticPropensity(feature_bounds=([0] * 4, [1] * 4), benefit_bound=21.0, ridge=0.5).fit(
+        data.X, data.treatment)
+    with pytest.raises(ValueError, match="weight_sensitivity .* computed from the LogisticPropensity"):
+        owl(epsilon=1.0, weight_sensitivity=0.0).fit(data.X, data.treatment, data.benefit, prop)
+    for bad in (-1.0, float("nan"), "zero"):
+        with pytest.raises((ValueError, TypeError), match="weight_sensitivity"):
+            owl(epsilon=1.0, weight_sensitivity=bad).fit(data.X, data.treatment, data.benefit, p)
+
+
+def test_released_values_are_floating_point_safe():
+    """Review item 7: scaled_coef_ lies on a power-of-two grid tied to the noise scale, and every other
+    released number is computed from it (post-processing), not from the full-precision sum."""
+    data = make_synthetic_owl(200, random_state=5)
+    m = owl(eps=1.0, random_state=2).fit(data.X, data.treatment, data.benefit, 0.5)
+    grid = m.release_grid_
+    assert grid == 2.0 ** math.floor(math.log2(grid)), "the grid must be a power of two"
+    assert m.sensitivity_ / 1.0 / 2 ** 12 < grid <= m.sensitivity_ / 1.0 / 2 ** 9
+    np.testing.assert_array_equal(np.round(m.scaled_coef_ / grid) * grid, m.scaled_coef_)
+    full = m.scaler_.coef_to_original(m.scaled_coef_)
+    assert m.intercept_ == full[0] and np.array_equal(m.coef_, full[1:])
+    assert m.summary().coefficients == tuple(full)

@@ -55,14 +55,14 @@ def test_ridge_guarantees_b_x_and_no_warning(data):
     g = D.T @ (q - a01) / len(X) + 0.1 * model.coef_
     assert np.linalg.norm(g) < 1e-10
     assert model.feature_norm_bound_ == pytest.approx(math.sqrt(3.0))
-    assert model.weight_sensitivity() == pytest.approx(
-        proposition8_H(benefit_bound=5.0, feature_norm_bound=math.sqrt(3), logit_bound=3.0, hessian_lower_bound=0.1))
+    assert model.n_samples_ == len(X) and model.hessian_bound_kind_ == "hessian"
+    assert model.weight_sensitivity(100) == pytest.approx(100 * _per_weight(5.0, math.sqrt(3), 3.0, len(X), 0.1))
 
 
 def test_external_model_has_zero_C(data):
     X, A, _ = data
     model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1, fitted_on="external").fit(X, A)
-    assert model.weight_sensitivity() == 0.0
+    assert model.weight_sensitivity(100) == 0.0 and model.per_weight_bound() == 0.0
 
 
 def test_logit_clipping_counted():
@@ -75,14 +75,14 @@ def test_logit_clipping_counted():
     assert np.all(model.predict_proba(X) >= 1 / (1 + math.e) - 1e-15)
 
 
-def test_weight_change_per_record_within_proposition8(data):
-    """Replacing one record moves every weight by at most H/n (the per-weight bound behind C = H)."""
+def test_weight_change_per_record_within_the_bound(data):
+    """Replacing one record moves every weight by at most h (the per-weight bound behind C = n h)."""
     X, A, _ = data
     X, A = X[:400], A[:400]
     n = len(A)
     kw = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=1.0, logit_bound=3.0, ridge=0.5)
     base = LogisticPropensity(**kw).fit(X, A)
-    H = base.weight_sensitivity()
+    h, C = base.per_weight_bound(), base.weight_sensitivity(n)
     rng = np.random.default_rng(2)
     worst_total = 0.0
     for _ in range(20):
@@ -94,9 +94,9 @@ def test_weight_change_per_record_within_proposition8(data):
         keep = np.arange(n) != j
         w1 = 1.0 / base.probability_of(X[keep], A[keep])[0]  # B = C_B = 1
         w2 = 1.0 / other.probability_of(X[keep], A[keep])[0]
-        assert np.max(np.abs(w1 - w2)) <= H / n
+        assert np.max(np.abs(w1 - w2)) <= h
         worst_total = max(worst_total, np.sum(np.abs(w1 - w2)))
-    assert worst_total <= H, f"total weight change {worst_total:.4g} exceeds C = H = {H:.4g}"
+    assert worst_total <= C, f"total weight change {worst_total:.4g} exceeds C = n h = {C:.4g}"
 
 
 @pytest.mark.parametrize("bad, exc, match", [
@@ -113,9 +113,9 @@ def test_resolve_propensity_errors(bad, exc, match):
 
 
 def test_scalar_propensity_means_probability_of_arm_plus_one():
-    p, C, _ = resolve_propensity(2 / 3, np.zeros((3, 1)), np.array([1.0, -1.0, 1.0]))
-    np.testing.assert_allclose(p, [2 / 3, 1 / 3, 2 / 3])
-    assert C == 0.0
+    r = resolve_propensity(2 / 3, np.zeros((3, 1)), np.array([1.0, -1.0, 1.0]))
+    np.testing.assert_allclose(r.probability, [2 / 3, 1 / 3, 2 / 3])
+    assert r.C == 0.0 and r.benefit_bound is None
 
 
 def test_private_fit_without_a_public_b_x_is_refused(data):
@@ -124,10 +124,114 @@ def test_private_fit_without_a_public_b_x_is_refused(data):
         LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0).fit(X, A)
 
 
-def test_public_b_x_assumption_is_used(data):
+def test_assumed_b_x_is_used(data):
     X, A, _ = data
-    model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, hessian_lower_bound=0.02).fit(X, A)
+    with pytest.warns(PrivacyLeakWarning, match="assume_hessian_bound=True"):
+        model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, hessian_lower_bound=0.02,
+                                   assume_hessian_bound=True).fit(X, A)
     assert model.hessian_lower_bound_ == 0.02
+    assert model.per_weight_bound() == pytest.approx(_per_weight(5.0, math.sqrt(3), 3.0, len(X), 0.02))
     unpenalised_external = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0,
                                               fitted_on="external").fit(X, A)
-    assert unpenalised_external.weight_sensitivity() == 0.0
+    assert unpenalised_external.weight_sensitivity(10) == 0.0
+
+
+# ------------------------------------------------------------------ privacy review: n_p, b_x, tight bound
+
+def _per_weight(c_b, c_x, m, n_p, b_x):
+    """Derived by hand (docs/privacy_audit.md): |dw/dbeta| <= C_B C_x e^M and
+    ||beta(D) - beta(D')|| <= (2 C_x / n_p + 2 tol_p) / b_x for b_x bounding the penalised Hessian."""
+    from pydpowl.estimators.propensity import PROPENSITY_TOL
+
+    return c_b * c_x * math.exp(m) * (2 * c_x / n_p + 2 * PROPENSITY_TOL) / b_x
+
+
+def test_model_fitted_on_other_private_rows_covers_every_owl_weight():
+    """Review item 2: a model fitted on 8 private rows and applied to the OWL rows moves all of them.
+
+    Before the fix C = H assumed the model had been fitted on the OWL rows: the real
+    total change of the weights was 2.5 times C (40,000 OWL rows, 8 model rows).
+    """
+    from pydpowl import DPOWL
+
+    rng = np.random.default_rng(1)
+    n_p, n = 8, 40000
+    Xp, Ap = rng.uniform(0, 1, (n_p, 2)), np.tile([1.0, -1.0], n_p // 2)
+    X, A, B = rng.uniform(0, 1, (n, 2)), np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0), np.ones(n)
+    kw = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=1.0, ridge=1.0)
+    est = DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=50.0, feature_bounds=([0, 0], [1, 1]))
+    model = LogisticPropensity(**kw).fit(Xp, Ap)
+    _, _, w0, C, _, _ = est.prepare(X, A, B, model)
+    worst = 0.0
+    for t in range(40):
+        j = int(rng.integers(n_p))
+        X2, A2 = Xp.copy(), Ap.copy()
+        X2[j], A2[j] = (rng.integers(0, 2, 2) if t % 2 else rng.uniform(0, 1, 2)), -A2[j]
+        if len(set(A2)) < 2:
+            continue
+        _, _, w1, _, _, _ = est.prepare(X, A, B, LogisticPropensity(**kw).fit(X2, A2))
+        worst = max(worst, float(np.abs(w0 - w1).sum()))
+    assert worst <= C, f"OWL weights moved by {worst:.4g} in total, {worst / C:.2f} times C = {C:.4g}"
+    assert model.n_samples_ == n_p
+    assert C == pytest.approx(n * _per_weight(1.0, math.sqrt(3.0), 3.0, n_p, 1.0), rel=1e-12)
+
+
+def test_hessian_lower_bound_above_the_ridge_needs_an_explicit_assumption(data):
+    """Review item 3: only ridge > 0 gives b_x by construction."""
+    X, A, _ = data
+    base = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0)
+    with pytest.raises(ValueError, match=r"hessian_lower_bound=0\.5 .* ridge=0\.1.*assume_hessian_bound=True"):
+        LogisticPropensity(ridge=0.1, hessian_lower_bound=0.5, **base).fit(X, A)
+    with pytest.raises(ValueError, match="assume_hessian_bound=True"):
+        LogisticPropensity(hessian_lower_bound=0.02, **base).fit(X, A)  # ridge = 0
+    with pytest.warns(PrivacyLeakWarning, match="conditional on the assumption") as record:
+        model = LogisticPropensity(ridge=0.1, hessian_lower_bound=0.5, assume_hessian_bound=True, **base).fit(X, A)
+    assert record[0].filename == __file__, "the warning must point at the caller"
+    assert model.hessian_lower_bound_ == 0.5
+    with warnings.catch_warnings():  # a bound the ridge guarantees is public: no warning, no opt-in
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        assert LogisticPropensity(ridge=0.1, hessian_lower_bound=0.05, **base).fit(X, A).hessian_lower_bound_ == 0.05
+
+
+def test_tight_bound_when_the_ridge_bounds_the_penalised_hessian(data):
+    """Review item 4: each weight moves by at most C_B C_x e^M (2 C_x / n + 2 tol) / b_x, not the paper's
+    (1 + e^M)^2 form, when b_x bounds the Hessian of the penalised average log-likelihood."""
+    X, A, _ = data
+    X, A = X[:300], A[:300]
+    n = len(A)
+    kw = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=1.0, logit_bound=3.0, ridge=0.5)
+    model = LogisticPropensity(**kw).fit(X, A)
+    bound = _per_weight(1.0, math.sqrt(3.0), 3.0, n, 0.5)
+    assert model.per_weight_bound() == pytest.approx(bound, rel=1e-12)
+    assert model.weight_sensitivity(n) == pytest.approx(n * bound, rel=1e-12)
+    paper = proposition8_H(benefit_bound=1.0, feature_norm_bound=math.sqrt(3.0), logit_bound=3.0,
+                           hessian_lower_bound=0.5) / n
+    assert paper / bound == pytest.approx((1 + math.e ** 3) ** 2 / math.e ** 3, rel=1e-6)  # about 22
+    rng = np.random.default_rng(2)
+    worst = 0.0
+    for _ in range(20):
+        j = int(rng.integers(n))
+        X2, A2 = X.copy(), A.copy()
+        X2[j], A2[j] = rng.integers(0, 2, size=2), -A2[j]
+        other = LogisticPropensity(**kw).fit(X2, A2)
+        keep = np.arange(n) != j
+        w1 = 1.0 / model.probability_of(X[keep], A[keep])[0]
+        w2 = 1.0 / other.probability_of(X[keep], A[keep])[0]
+        worst = max(worst, float(np.max(np.abs(w1 - w2))))
+    assert worst <= bound, f"a weight moved by {worst:.4g} > per-weight bound {bound:.4g}"
+
+
+def test_second_moment_bound_uses_the_papers_form(data):
+    X, A, _ = data
+    kw = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=2.0, logit_bound=1.0)
+    with pytest.warns(PrivacyLeakWarning, match="second moment"):
+        model = LogisticPropensity(hessian_lower_bound=0.05, hessian_bound_kind="second_moment",
+                                   assume_hessian_bound=True, **kw).fit(X[:500], A[:500])
+    H = proposition8_H(benefit_bound=2.0, feature_norm_bound=math.sqrt(3.0), logit_bound=1.0, hessian_lower_bound=0.05)
+    from pydpowl.estimators.propensity import PROPENSITY_TOL
+
+    expected = H / 500 + 2 * 2.0 * math.sqrt(3.0) * (1 + math.e) ** 2 * PROPENSITY_TOL / 0.05
+    assert model.per_weight_bound() == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="hessian_bound_kind"):
+        LogisticPropensity(hessian_lower_bound=0.05, hessian_bound_kind="eigen", assume_hessian_bound=True,
+                           **kw).fit(X[:500], A[:500])

@@ -48,7 +48,7 @@ def test_fit_svm_releases_what_dpowl_releases_bit_for_bit(add_bias):
         out = _fit_svm(X, y01, w, add_bias=add_bias)
     rng = RRandom(2024)
     model = DPOWL(epsilon=1.0, gamma=75.0, weights_upper_bound=25.0, feature_bounds=(LOWER, UPPER),
-                  fit_intercept=add_bias, random_state=rng)
+                  fit_intercept=add_bias, weight_sensitivity=0.0, random_state=rng)
     # OWL weights B / P with P = 1 are the weights themselves, clipped at W the same way
     model.fit(X, 2 * y01 - 1, w, np.ones(len(w)))
     np.testing.assert_array_equal(out["coeff"], model.dppack_coeff_)
@@ -61,7 +61,7 @@ def test_fit_svm_agrees_with_dpowl_on_large_data_through_the_numpy_path():
         warnings.simplefilter("ignore", rcalls.WeightsClippedWarning)
         out = _fit_svm(X, y01, w, eps=np.inf)
     model = DPOWL(epsilon=np.inf, gamma=75.0, weights_upper_bound=25.0, feature_bounds=(LOWER, UPPER),
-                  random_state=RRandom(2024)).fit(X, 2 * y01 - 1, w, np.ones(len(w)))
+                  weight_sensitivity=0.0, random_state=RRandom(2024)).fit(X, 2 * y01 - 1, w, np.ones(len(w)))
     np.testing.assert_allclose(out["coeff"], model.dppack_coeff_, rtol=1e-9, atol=1e-12)
 
 
@@ -71,7 +71,7 @@ def test_without_weights_the_bound_is_one_whatever_was_given():
                          weights_upper_bound=99.0, eps=1.0, gamma=2.0, huber_h=0.5,
                          random_seed=RRandom(3).get_state())
     model = DPOWL(epsilon=1.0, gamma=2.0, weights_upper_bound=1.0, feature_bounds=(LOWER, UPPER),
-                  random_state=RRandom(3)).fit(X, 2 * y01 - 1, np.ones(300), np.ones(300))
+                  weight_sensitivity=0.0, random_state=RRandom(3)).fit(X, 2 * y01 - 1, np.ones(300), np.ones(300))
     np.testing.assert_array_equal(out["coeff"], model.dppack_coeff_)
 
 
@@ -131,7 +131,8 @@ def test_fit_owl_checks_its_arguments_before_the_engine():
 
 def test_propensity_logistic_and_make_data_check_r_numbers():
     spec = rcalls.propensity_logistic(benefit_bound=2, logit_bound=3.0, ridge=0.0, hessian_lower_bound=None)
-    assert spec == {"benefit_bound": 2.0, "logit_bound": 3.0, "ridge": 0.0, "hessian_lower_bound": None}
+    assert spec == {"benefit_bound": 2.0, "logit_bound": 3.0, "ridge": 0.0, "hessian_lower_bound": None,
+                    "hessian_bound_kind": "hessian", "assume_hessian_bound": False}
     with pytest.raises(ValueError, match=r"^ridge must be in \[0, inf\), got ridge=-1\.0\.$"):
         rcalls.propensity_logistic(benefit_bound=2, logit_bound=3.0, ridge=-1.0, hessian_lower_bound=None)
     d = rcalls.make_data(name="synthetic", n=30.0, seed=2.0)  # R's whole doubles count as integers

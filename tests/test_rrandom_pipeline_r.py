@@ -32,7 +32,8 @@ from pydpowl import DPOWL, DPWeightedERM, HuberHingeLoss, RRandom, accuracy, emp
 from pydpowl.datasets import make_synthetic_owl
 from pydpowl.engine.solver import objective_value
 
-pytestmark = pytest.mark.r
+#: every fit here replays DPpack bit for bit: the documented validation switch (full precision, DPpack's Delta)
+pytestmark = [pytest.mark.r, pytest.mark.filterwarnings("ignore:reproduce_dppack=True")]
 
 W = 30.0  # the authors' public weight bound
 PROPENSITY = 0.5
@@ -150,7 +151,8 @@ def test_generate_fit_evaluate_matches_r(seed, n):
     _hex_diff(train.benefit, r["B"], "training benefits")
     _same_state(rng, r["s_data"], "after the training data")
 
-    kw = dict(gamma=gamma, weights_upper_bound=W, feature_bounds=BOUNDS, keep_nonprivate=True, random_state=rng)
+    kw = dict(gamma=gamma, weights_upper_bound=W, feature_bounds=BOUNDS, keep_nonprivate=True, random_state=rng,
+              reproduce_dppack=True)
     owl = DPOWL(epsilon=1.0, **kw).fit(train.X, train.treatment, train.benefit, PROPENSITY)
     _same_state(rng, r["s_fit"], "after the epsilon = 1 fit")
     assert r["redraw_ends_at_fit"][0] == 1, "R: DPpack's fit consumed more or less than rgamma(1, d) + rnorm(d)"
@@ -254,7 +256,8 @@ def test_first_replicate_of_the_published_simulation():
     perm = rng.sample(np.arange(1, n + 1)) - 1
     _hex_diff(d0.benefit, r["B0"], "tuning data D0 benefits")
     _hex_diff(perm + 1, r["perm"], "train.model's shuffle")
-    kw = dict(epsilon=eps, gamma=gamma, weights_upper_bound=W, feature_bounds=BOUNDS, random_state=rng)
+    kw = dict(epsilon=eps, gamma=gamma, weights_upper_bound=W, feature_bounds=BOUNDS, random_state=rng,
+              reproduce_dppack=True)
     Xp, Ap, Bp = train.X.iloc[perm], train.treatment[perm], train.benefit[perm]
     owl = DPOWL(keep_nonprivate=True, **kw).fit(Xp, Ap, Bp)
     DPOWL(**kw).fit(train.X, train.treatment, train.benefit)
@@ -322,7 +325,7 @@ def test_weighted_erm_noise_matches_weightederm_cms_huber():
     for k, seed in enumerate(seeds.tolist()):
         rng = RRandom(seed)
         est = DPWeightedERM(epsilon=eps, gamma=gamma, weights_upper_bound=wub, loss="huber", huber_h=0.5,
-                            keep_nonprivate=True, random_state=rng).fit(X, y, w)
+                            keep_nonprivate=True, random_state=rng, reproduce_dppack=True).fit(X, y, w)
         assert r["redraw_ends_at_fit"][k] == 1, f"seed {seed}: DPpack's fit consumed other draws than the noise"
         _hex_diff(est.noise_, r["noise"][k], f"seed {seed}: noise")
         _same_state(rng, r["states"][k], f"after the fit (seed {seed})")

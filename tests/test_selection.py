@@ -76,7 +76,7 @@ def test_value_score_is_the_weighted_agreement():
 
 def _prepared(data):
     model = DPOWL(epsilon=np.inf, gamma=1.0, weights_upper_bound=data.weights_upper_bound,
-                  feature_bounds=data.feature_bounds)
+                  feature_bounds=data.feature_bounds, weight_sensitivity=data.weight_sensitivity)
     Z, y, w, C, _, _ = model.prepare(data.X, data.treatment, np.maximum(data.benefit, 0), data.propensity)
     return Z, y, w
 

@@ -183,7 +183,8 @@ def test_small_fits_never_import_numba():
 
     code = ("import sys, numpy as np; from pydpowl import DPOWL; from pydpowl.datasets import make_synthetic_owl; "
             "d = make_synthetic_owl(5000, random_state=np.random.default_rng(0)); "
-            "DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=30, feature_bounds=d.feature_bounds, random_state=1)"
+            "DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=30, feature_bounds=d.feature_bounds, "
+            "weight_sensitivity=d.weight_sensitivity, random_state=1)"
             ".fit(d.X, d.treatment, d.benefit, d.propensity); print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -63,6 +63,14 @@ def test_frame_to_owl_data_with_column_propensity_and_benefit_shift():
     np.testing.assert_allclose(data.benefit, [1.1, 2.1, 0.6, 0.0])
     assert any("1 value(s) below it clipped" in n for n in data.notes)
     assert any("+1 = G, -1 = S" in n for n in data.notes)
+    assert data.weight_sensitivity is None  # a propensity column states nothing about C by itself
+
+
+def test_weight_sensitivity_is_stated_for_a_column_and_zero_for_a_constant():
+    kw = dict(treatment="arm", benefit="b", features=["age", "male"], bounds="age=18:89,male=0:1",
+              weights_upper_bound=20, treated="G", benefit_lower_bound=-0.1)
+    assert owl_data_from_frame(_frame(), propensity="column:ps", weight_sensitivity=0.0, **kw).weight_sensitivity == 0
+    assert owl_data_from_frame(_frame(), propensity=0.5, **kw).weight_sensitivity == 0.0
 
 
 @pytest.mark.parametrize("kw, message", [

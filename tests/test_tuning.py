@@ -102,7 +102,7 @@ def _shifted_d0(n0, seed):
     B = paper_shift((0.01 + 0.02 * X[:, 3] + 3 * A * f + 0.5 * rng.standard_normal(n0))[None, :])[0]
     return OWLData(X=pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(4)]), treatment=A, benefit=B,
                    propensity=np.full(n0, 0.5), feature_bounds=(np.zeros(4), np.ones(4)), weights_upper_bound=30.0,
-                   optimal=np.where(f > 0, 1.0, -1.0), description="shifted D0")
+                   optimal=np.where(f > 0, 1.0, -1.0), description="shifted D0", weight_sensitivity=0.0)
 
 
 def _coefficient_variant(n0, seed, theta=(1.0, -1.0, -1.0, 1.5, -1.5)):
@@ -114,7 +114,7 @@ def _coefficient_variant(n0, seed, theta=(1.0, -1.0, -1.0, 1.5, -1.5)):
     B = paper_shift((0.01 + 0.02 * X[:, 3] + 3 * A * f + 0.5 * rng.standard_normal(n0))[None, :])[0]
     return OWLData(X=pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(4)]), treatment=A, benefit=B,
                    propensity=np.full(n0, 0.5), feature_bounds=(np.zeros(4), np.ones(4)), weights_upper_bound=30.0,
-                   optimal=np.where(f > 0, 1.0, -1.0), description="theta1 D0")
+                   optimal=np.where(f > 0, 1.0, -1.0), description="theta1 D0", weight_sensitivity=0.0)
 
 
 def test_shifted_d0_choice_stays_close(d0):
@@ -137,7 +137,7 @@ def test_shifted_d0_choice_stays_close(d0):
 
 def test_accuracy_metric_needs_the_optimal_rule(d0):
     no_truth = OWLData(X=d0.X, treatment=d0.treatment, benefit=d0.benefit, propensity=d0.propensity,
-                       feature_bounds=d0.feature_bounds, weights_upper_bound=30.0)
+                       feature_bounds=d0.feature_bounds, weights_upper_bound=30.0, weight_sensitivity=0.0)
     with pytest.raises(ValueError, match="needs the optimal rule"):
         tune_gamma(no_truth, 500, 1.0, gammas=GRID, r=5, metric="accuracy")
 

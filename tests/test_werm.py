@@ -32,7 +32,8 @@ def test_nonprivate_limit_is_the_exact_minimiser(toy):
 def test_release_is_solution_plus_noise_and_private_parts_hidden_by_default(toy):
     Z, y, w = toy
     kept = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, keep_nonprivate=True, random_state=3).fit(Z, y, w)
-    np.testing.assert_allclose(kept.coef_, kept.nonprivate_coef_ + kept.noise_, rtol=0, atol=1e-15)
+    # the release is the exact sum rounded to the grid: within half a step of the float sum
+    assert np.max(np.abs(kept.coef_ - (kept.nonprivate_coef_ + kept.noise_))) <= 0.5 * kept.release_grid_
     plain = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, random_state=3).fit(Z, y, w)
     np.testing.assert_array_equal(plain.coef_, kept.coef_)
     assert not hasattr(plain, "nonprivate_coef_") and not hasattr(plain, "noise_")
@@ -191,3 +192,82 @@ def test_unit_weights_need_bound_at_least_one(toy):
     Z, y, _ = toy
     with pytest.raises(ValueError, match="unit weights"):
         DPWeightedERM(weights_upper_bound=0.5).fit(Z, y)
+
+
+# ------------------------------------------------------------------ privacy review: tolerance, floating point
+
+def _certified_edge_solver(direction, n, tol, gamma):
+    """A solver honouring the contract (||grad F|| <= tol) that answers at the edge of the certified set."""
+    from pydpowl.engine.solver import SolverResult, objective_gradient, solve_weighted_erm
+
+    def solve(Z, y, w, *, gamma, loss, tol, backend="auto"):
+        exact = solve_weighted_erm(Z, y, w, gamma=gamma, loss=loss, tol=1e-13)
+        x = exact.x + direction * (n * tol / gamma) * (1 - 1e-6)
+        g = float(np.linalg.norm(objective_gradient(x, Z, y, w, gamma=gamma, loss=loss)))
+        assert g <= tol
+        return SolverResult(x=x, success=True, nit=exact.nit, grad_norm=g, objective=exact.objective,
+                            backend="numpy")
+    return solve
+
+
+def test_sensitivity_covers_the_solver_tolerance(monkeypatch):
+    """Review item 5: a certified answer lies within n tol / gamma of the minimiser, so Delta needs 2 n tol / gamma.
+
+    Linear zone of the Huber hinge (other rows cancel in pairs): before the fix the two
+    certified answers were 3 times Delta = 2W / gamma apart here (11 times at n = 1e5, tol = 1e-4).
+    """
+    import pydpowl.engine.release as release_module
+
+    n, W, gamma, tol = 2000, 1.0, 50.0, 1e-3
+    Z = np.zeros((n, 2))
+    Z[:, 1] = 0.5
+    Z[0] = (1.0, 0.0)
+    y = np.r_[1.0, np.tile([1.0, -1.0], n)[: n - 1]]
+    w = np.full(n, W)
+    w[-1] = 0.0  # n - 1 rows pair up except the last
+    y1 = y.copy()
+    y1[0] = -1.0
+    fits = []
+    for labels, sign in ((y, 1.0), (y1, -1.0)):
+        monkeypatch.setattr(release_module, "solve_weighted_erm",
+                            _certified_edge_solver(np.array([sign, 0.0]), n, tol, gamma))
+        fits.append(DPWeightedERM(epsilon=math.inf, gamma=gamma, weights_upper_bound=W, tol=tol).fit(Z, labels, w))
+    distance = float(np.linalg.norm(fits[0].coef_ - fits[1].coef_))
+    delta = fits[0].sensitivity_
+    assert distance <= delta, f"certified answers {distance:.4g} apart, {distance / delta:.2f} times Delta"
+    assert delta == pytest.approx((2 * W + 2 * n * tol) / gamma, rel=1e-15)
+    assert distance >= 0.999 * delta, "the pair should attain the bound (it is tight)"
+
+
+def test_released_coefficients_are_floating_point_safe(toy):
+    """Review item 7: coef_ is the exact sum rounded to a power-of-two grid below the noise scale."""
+    Z, y, w = toy
+    m = DPWeightedERM(epsilon=0.5, gamma=2.0, weights_upper_bound=2.0, random_state=1).fit(Z, y, w)
+    grid = m.release_grid_
+    lam = m.sensitivity_ / 0.5
+    assert grid == 2.0 ** math.floor(math.log2(grid)) and lam / 2 ** 12 < grid <= lam / 2 ** 9
+    np.testing.assert_array_equal(np.round(m.coef_ / grid) * grid, m.coef_)
+    assert m.summary().coefficients == tuple(m.coef_)
+    exact = DPWeightedERM(epsilon=math.inf, gamma=2.0, weights_upper_bound=2.0).fit(Z, y, w)
+    assert exact.release_grid_ is None  # epsilon = inf is not a release: nothing to round
+
+
+def test_reproduce_dppack_is_an_explicit_validation_switch(toy):
+    """Bit-for-bit DPpack replay needs reproduce_dppack=True: full precision, DPpack's rate, a warning."""
+    from pydpowl import PrivacyLeakWarning, RRandom
+    from pydpowl.engine.mechanisms import sample_output_noise
+
+    Z, y, w = toy
+    kw = dict(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, keep_nonprivate=True)
+    with pytest.warns(PrivacyLeakWarning, match="reproduce_dppack=True") as record:
+        val = DPWeightedERM(reproduce_dppack=True, random_state=RRandom(5), **kw).fit(Z, y, w)
+    assert record[0].filename == __file__
+    expected = sample_output_noise(4, 2.0 * 1.0 / (2 * 2.0), rng=RRandom(5))  # DPpack: gamma*eps/(2*W)
+    np.testing.assert_array_equal(val.noise_, expected)
+    np.testing.assert_array_equal(val.coef_, val.nonprivate_coef_ + expected)
+    assert val.release_grid_ is None and val.sensitivity_ == 2 * 2.0 / 2.0
+    assert any("not floating-point safe" in note for note in val.summary().notes)
+    safe = DPWeightedERM(random_state=RRandom(5), **kw).fit(Z, y, w)  # the default: safe release
+    # rounding (half a grid step) plus the tolerance term in the rate (relative n tol / W = 1e-8 of the radius)
+    assert np.max(np.abs(safe.coef_ - val.coef_)) <= 0.5 * safe.release_grid_ + 1e-6
+    assert any("floating-point safe" in note for note in safe.summary().notes)

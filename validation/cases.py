@@ -83,7 +83,11 @@ class Case:
 
     @property
     def noise_rate(self) -> float:
-        """Rate epsilon / Delta = gamma epsilon / (2W) of the noise norm's Gamma law (C = 0)."""
+        """DPpack's rate epsilon / Delta = gamma epsilon / (2W) of the noise norm's Gamma law (C = 0).
+
+        pydpowl's default rate is ``gamma epsilon / (2W + 2 n tol)``: smaller by a
+        relative ``n tol / W`` (below 1e-6 here), far below what a KS test resolves.
+        """
         return self.gamma * self.epsilon / (2.0 * self.weights_upper_bound)
 
     @property

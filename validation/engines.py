@@ -5,6 +5,9 @@ Everything is returned in DPpack's scaled space. The noise of a private fit is
 ``keep_nonprivate`` attributes, for DPpack from the difference with its own
 ``eps = Inf`` fit (DPpack's optimiser is deterministic and draws its noise
 after optimising, so every private fit starts from that same minimiser).
+pydpowl's K fits are its default, floating-point-safe releases (rounded to a
+grid about a thousandth of the noise scale, Delta with the solver-tolerance
+term); the bit-for-bit replay (:func:`replay_noise`) uses ``reproduce_dppack``.
 """
 
 from __future__ import annotations
@@ -55,15 +58,17 @@ def r_seeds(seed: int, case_index: int, k: int) -> np.ndarray:
     return rng.choice(2**31 - 2, size=k, replace=False) + 1
 
 
-def _owl_estimator(case: Case, epsilon: float, random_state) -> DPOWL:
+def _owl_estimator(case: Case, epsilon: float, random_state, reproduce_dppack: bool = False) -> DPOWL:
+    # the cases' propensities are known randomisation probabilities: C = 0, stated
     return DPOWL(epsilon=epsilon, gamma=case.gamma, weights_upper_bound=case.weights_upper_bound,
-                 feature_bounds=case.feature_bounds, huber_h=case.huber_h, keep_nonprivate=True,
-                 random_state=random_state)
+                 feature_bounds=case.feature_bounds, huber_h=case.huber_h, weight_sensitivity=0.0,
+                 reproduce_dppack=reproduce_dppack, keep_nonprivate=True, random_state=random_state)
 
 
-def _werm_estimator(case: Case, epsilon: float, random_state) -> DPWeightedERM:
+def _werm_estimator(case: Case, epsilon: float, random_state, reproduce_dppack: bool = False) -> DPWeightedERM:
     return DPWeightedERM(epsilon=epsilon, gamma=case.gamma, weights_upper_bound=case.weights_upper_bound,
-                         loss=case.loss, huber_h=case.huber_h, keep_nonprivate=True, random_state=random_state)
+                         loss=case.loss, huber_h=case.huber_h, reproduce_dppack=reproduce_dppack,
+                         keep_nonprivate=True, random_state=random_state)
 
 
 def run_pydpowl(case: Case, k: int, *, seed: int, case_index: int) -> EngineRun:
@@ -123,17 +128,24 @@ def replay_noise(case: Case, seeds) -> np.ndarray:
     """pydpowl's noise when its generator is ``RRandom(seed)``, R's stream after ``set.seed(seed)``.
 
     DPpack draws ``rgamma(1, d, rate)`` then ``rnorm(d)`` after optimising; fed the same
-    stream, pydpowl must release the same noise, draw for draw.
+    stream, pydpowl must release the same noise, draw for draw. The fits use
+    ``reproduce_dppack=True``, the documented validation switch: DPpack's noise rate
+    (no solver-tolerance term) and a full-precision release (no rounding).
     """
-    from pydpowl import RRandom
+    import warnings
+
+    from pydpowl import PrivacyLeakWarning, RRandom
 
     out = np.empty((len(seeds), case.dim))
-    for i, s in enumerate(seeds):
-        rng = RRandom(int(s))
-        if case.kind == "owl":
-            e = _owl_estimator(case, case.epsilon, rng).fit(case.X, case.y, case.benefit, case.propensity)
-            out[i] = e.scaled_coef_ - e.nonprivate_scaled_coef_
-        else:
-            e = _werm_estimator(case, case.epsilon, rng).fit(case.X, case.y, case.weights)
-            out[i] = e.coef_ - e.nonprivate_coef_
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="reproduce_dppack=True", category=PrivacyLeakWarning)
+        for i, s in enumerate(seeds):
+            rng = RRandom(int(s))
+            if case.kind == "owl":
+                e = _owl_estimator(case, case.epsilon, rng, reproduce_dppack=True).fit(
+                    case.X, case.y, case.benefit, case.propensity)
+                out[i] = e.scaled_coef_ - e.nonprivate_scaled_coef_
+            else:
+                e = _werm_estimator(case, case.epsilon, rng, reproduce_dppack=True).fit(case.X, case.y, case.weights)
+                out[i] = e.coef_ - e.nonprivate_coef_
     return out

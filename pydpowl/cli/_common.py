@@ -67,8 +67,21 @@ def add_data_options(parser: argparse.ArgumentParser, *, required: bool, data_he
                    help="public bound W on benefit / propensity (weights above are clipped)")
     g.add_argument("--propensity", default="0.5", metavar="P",
                    help="P(treatment = +1): a number (randomised study) or column:NAME (default: 0.5)")
+    g.add_argument("--weight-sensitivity", type=_weight_sensitivity, metavar="C",
+                   help="with --propensity column:NAME, the bound C on the total change of the other weights when "
+                        "one subject is replaced: 0 for known probabilities (or estimates from independent data), "
+                        "a number, or 'trivial' (C = n W); required for a column, never assumed")
     g.add_argument("--benefit-lower-bound", type=float, metavar="L",
                    help="public lower bound of the benefit: benefits are shifted by it (default: none, B >= 0 needed)")
+
+
+def _weight_sensitivity(text: str):
+    if text == "trivial":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'trivial', got {text!r}") from None
 
 
 def add_budget_options(parser: argparse.ArgumentParser) -> None:
@@ -122,7 +135,8 @@ def data_from_args(args: argparse.Namespace, *, what: str = "--data", with_label
     data = owl_data_from_frame(
         frame, treatment=args.treatment, benefit=args.benefit, features=args.features, bounds=args.bounds,
         weights_upper_bound=args.weights_upper_bound, propensity=args.propensity, treated=args.treated,
-        benefit_lower_bound=args.benefit_lower_bound, source=str(args.data),
+        benefit_lower_bound=args.benefit_lower_bound, weight_sensitivity=getattr(args, "weight_sensitivity", None),
+        source=str(args.data),
     )
     if not with_labels:
         return data

@@ -53,7 +53,7 @@ def chunked_data_from_args(args) -> Tuple[object, Tuple[str, str]]:
     data = read_csv_chunks(
         args.data, treatment=args.treatment, benefit=args.benefit, features=args.features, bounds=args.bounds,
         weights_upper_bound=args.weights_upper_bound, propensity=args.propensity, treated=args.treated,
-        benefit_lower_bound=args.benefit_lower_bound,
+        benefit_lower_bound=args.benefit_lower_bound, weight_sensitivity=getattr(args, "weight_sensitivity", None),
     )
     return data, data.treatment_labels
 

@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             data, coded = data_from_args(args, with_labels=True)
         model = DPOWL(epsilon=args.epsilon, gamma=args.gamma, weights_upper_bound=data.weights_upper_bound,
-                      feature_bounds=data.feature_bounds, huber_h=args.huber_h, random_state=args.seed)
+                      feature_bounds=data.feature_bounds, huber_h=args.huber_h,
+                      weight_sensitivity=data.weight_sensitivity, random_state=args.seed)
         model.fit(data.X, data.treatment, data.benefit, data.propensity)
     names = list(data.feature_names) if args.engine == "dask" else list(data.X.columns)
     plus, minus = _labels(args, coded)

@@ -24,6 +24,11 @@ class OWLData:
         Non-negative benefit (larger is better).
     propensity : ndarray of shape (n,)
         P(A_i | x_i) of the received treatment.
+    weight_sensitivity : float or None
+        The C these propensities imply (``DPOWL(weight_sensitivity=...)``): 0
+        when they are the known randomisation probabilities of a trial (the
+        generators and loaders here), a stated bound when they were estimated
+        on these data, None when nobody has stated it (a fit then refuses).
     feature_bounds : tuple of ndarray
         Public (lower, upper) bounds of the features.
     weights_upper_bound : float
@@ -44,6 +49,7 @@ class OWLData:
     weights_upper_bound: float
     optimal: Optional[NDArray[np.float64]] = None
     description: str = ""
+    weight_sensitivity: Optional[float] = None
     notes: Tuple[str, ...] = field(default_factory=tuple)
 
     @property

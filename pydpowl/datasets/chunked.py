@@ -38,7 +38,7 @@ import pandas as pd
 
 from .._validation import check_bounds, check_positive
 from ..engine.dask_problem import compute, count_pass, tree_reduce
-from .tabular import parse_bounds, parse_propensity, treatment_codes
+from .tabular import parse_bounds, parse_propensity, propensity_statement, treatment_codes
 
 __all__ = ["ChunkedOWLData", "write_npy_chunks", "open_npy_chunks", "write_zarr", "open_zarr", "read_csv_chunks",
            "csv_files"]
@@ -62,6 +62,9 @@ class ChunkedOWLData:
         Names of the arms coded +1 and -1.
     description : str
     notes : tuple of str
+    weight_sensitivity : float, "trivial" or None
+        The weight sensitivity C the propensities carry (0 for a randomised
+        trial's; what the analyst stated for a column; None: not stated).
     """
 
     X: Any
@@ -74,6 +77,7 @@ class ChunkedOWLData:
     treatment_labels: Tuple[str, str] = ("1", "-1")
     description: str = ""
     notes: Tuple[str, ...] = field(default_factory=tuple)
+    weight_sensitivity: Any = None
 
     @property
     def n(self) -> int:
@@ -234,8 +238,8 @@ def csv_files(pattern: PathLike) -> List[str]:
 
 def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features: Sequence[str], bounds: Any,
                     weights_upper_bound: float, propensity: Any = 0.5, treated: Optional[str] = None,
-                    benefit_lower_bound: Optional[float] = None, blocksize: Union[str, int, None] = "64MB",
-                    source: Optional[str] = None) -> ChunkedOWLData:
+                    benefit_lower_bound: Optional[float] = None, weight_sensitivity: Any = None,
+                    blocksize: Union[str, int, None] = "64MB", source: Optional[str] = None) -> ChunkedOWLData:
     """DP-OWL data from CSV files as Dask arrays (:func:`~pydpowl.datasets.tabular.owl_data_from_frame` per chunk).
 
     Parameters
@@ -244,6 +248,9 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
         A glob pattern (``'dir/*.csv'``) or one file; files are taken in sorted order.
     treatment, benefit, features, bounds, weights_upper_bound, propensity, treated, benefit_lower_bound
         As for :func:`~pydpowl.datasets.tabular.owl_data_from_frame`.
+    weight_sensitivity : float, "trivial" or None
+        The weight sensitivity C stated for a propensity column (as for
+        :func:`~pydpowl.datasets.tabular.owl_data_from_frame`).
     blocksize : str, int or None, default="64MB"
         Bytes per chunk (``dask.dataframe.read_csv``); None: one chunk per file.
     source : str, optional
@@ -317,13 +324,11 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
     if lower_bound is not None:
         notes.append(f"benefit shifted by the public lower bound {lower_bound:g}; "
                      f"{stats['benefit_below']} value(s) below it clipped")
-    if isinstance(prop, str):
-        if stats["propensity_outside"]:
-            raise ValueError(f"{source}: propensity column {prop!r} must hold probabilities in (0, 1); "
-                             f"{stats['propensity_outside']} of {n} entries do not.")
-        notes.append(f"propensity: P(+1 | x) from column {prop!r}")
-    else:
-        notes.append(f"propensity: P(+1) = {prop:g} (randomised)")
+    if isinstance(prop, str) and stats["propensity_outside"]:
+        raise ValueError(f"{source}: propensity column {prop!r} must hold probabilities in (0, 1); "
+                         f"{stats['propensity_outside']} of {n} entries do not.")
+    note, stated = propensity_statement(prop, weight_sensitivity)
+    notes.append(note)
     notes.append(f"public settings: bounds {dict(zip(features, zip(lower.tolist(), upper.tolist())))}, W = {W:g}")
 
     coding = (str(treated).strip() if treated is not None else None)
@@ -337,7 +342,7 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
         X=X, treatment=vectors[0], benefit=vectors[1], propensity=vectors[2], feature_names=tuple(features),
         feature_bounds=(lower, upper), weights_upper_bound=W, treatment_labels=(plus, minus),
         description=f"{source}, n={n} ({n_plus} +1 : {n - n_plus} -1), {len(files)} file(s), {len(parts)} chunk(s)",
-        notes=tuple(notes),
+        notes=tuple(notes), weight_sensitivity=stated,
     )
 
 

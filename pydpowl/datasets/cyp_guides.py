@@ -137,6 +137,7 @@ def make_cyp_guides_style(n: int = 1459, *, preset: str = "guided", random_state
         X=X, treatment=A, benefit=benefit, propensity=propensity,
         feature_bounds=(CYP_FEATURE_BOUNDS[0].copy(), CYP_FEATURE_BOUNDS[1].copy()),
         weights_upper_bound=CYP_WEIGHTS_UPPER_BOUND, optimal=np.where(tau < 0, 1.0, -1.0),
+        weight_sensitivity=0.0,  # randomised 2:1 with known probabilities
         description=f"synthetic CYP-GUIDES-style cohort (preset {preset!r}), n={n}, {n_guided} guided : {n - n_guided} standard",
         notes=(f"{n_clipped} lengths of stay clipped to [6, 4000] hours",
                "benefit = log(24*365) - log(LOS); propensities 2/3 (guided) and 1/3 (standard)"),
@@ -252,4 +253,5 @@ def load_cyp_guides(path: Union[str, Path]) -> OWLData:
         feature_bounds=(CYP_FEATURE_BOUNDS[0].copy(), CYP_FEATURE_BOUNDS[1].copy()),
         weights_upper_bound=CYP_WEIGHTS_UPPER_BOUND, optimal=None,
         description=f"CYP-GUIDES clinical data ({path.name}), n={len(A)}", notes=notes,
+        weight_sensitivity=0.0,  # randomised 2:1 with known probabilities
     )

@@ -76,7 +76,7 @@ def make_synthetic_owl(n: int, *, n_noise_features: int = 0, shift: Union[str, f
         X=pd.DataFrame(X, columns=names), treatment=A, benefit=B, propensity=np.full(n, 0.5),
         feature_bounds=(np.zeros(p), np.ones(p)), weights_upper_bound=SYNTHETIC_WEIGHTS_UPPER_BOUND,
         optimal=np.where(f > 0, 1.0, -1.0), description=f"paper's synthetic design, n={n}, p={p}",
-        notes=tuple(notes),
+        notes=tuple(notes), weight_sensitivity=0.0,  # randomised with known probability 1/2
     )
 
 

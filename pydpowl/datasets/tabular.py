@@ -21,7 +21,8 @@ from ..estimators.benefits import shift_benefits
 from ._container import OWLData
 from ..value import arm_propensity
 
-__all__ = ["read_table", "parse_bounds", "parse_propensity", "owl_data_from_frame", "treatment_codes"]
+__all__ = ["read_table", "parse_bounds", "parse_propensity", "owl_data_from_frame", "treatment_codes",
+           "propensity_statement"]
 
 
 def read_table(path: Union[str, Path]) -> pd.DataFrame:
@@ -123,10 +124,27 @@ def treatment_codes(values: pd.Series, treated: Optional[str] = None) -> Tuple[n
     raise ValueError(f"treatment values {levels} are not -1/1 or 0/1; name the arm coded +1 with --treated VALUE.")
 
 
+def propensity_statement(propensity: Union[float, str], weight_sensitivity: Any) -> Tuple[str, Any]:
+    """The note on the propensities and the weight sensitivity C the data carry (one rule for every reader).
+
+    A scalar ``P(+1)`` is a randomised trial: C = 0 unless the analyst states
+    otherwise. A column of ``P(+1 | x)`` carries exactly what the analyst
+    stated (None: :class:`pydpowl.DPOWL` then refuses to guess).
+    """
+    if isinstance(propensity, str):
+        stated = weight_sensitivity
+        note = f"propensity: P(+1 | x) from column {propensity!r}" + (
+            "" if stated is None else f"; weight sensitivity C stated as {stated}")
+    else:
+        stated = 0.0 if weight_sensitivity is None else weight_sensitivity
+        note = f"propensity: P(+1) = {propensity:g} (randomised)"
+    return note, stated
+
+
 def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, features: Sequence[str],
                         bounds: Any, weights_upper_bound: float, propensity: Any = 0.5,
                         treated: Optional[str] = None, benefit_lower_bound: Optional[float] = None,
-                        source: str = "user data") -> OWLData:
+                        weight_sensitivity: Any = None, source: str = "user data") -> OWLData:
     """Build :class:`OWLData` from a table and public settings, recording the coding in ``notes``.
 
     Parameters
@@ -148,6 +166,11 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     benefit_lower_bound : float, optional
         Public lower bound of the benefit: benefits are shifted by it (values
         below are clipped to it, counted). Without it benefits must be >= 0.
+    weight_sensitivity : float, "trivial" or None, default=None
+        C for propensities read from a column (see :class:`pydpowl.DPOWL`): 0
+        when the column holds known probabilities or estimates from
+        independent data. A constant propensity is a known randomisation
+        probability (C = 0); stating more is allowed.
     source : str
         Shown in the description.
     """
@@ -202,15 +225,16 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
             raise ValueError(f"{source}: propensity column {prop!r} must hold probabilities in (0, 1); "
                              f"{int(bad.sum())} of {len(p_plus)} entries do not.")
         p_recv = arm_propensity(p_plus, A)
-        notes.append(f"propensity: P(+1 | x) from column {prop!r}")
     else:
         p_recv = arm_propensity(prop, A)
-        notes.append(f"propensity: P(+1) = {prop:g} (randomised)")
+    note, stated = propensity_statement(prop, weight_sensitivity)
+    notes.append(note)
     notes.append(f"public settings: bounds {dict(zip(features, zip(lower.tolist(), upper.tolist())))}, W = {W:g}")
     n_plus = int((A > 0).sum())
     return OWLData(
         X=X.reset_index(drop=True), treatment=A, benefit=B, propensity=p_recv,
         feature_bounds=(lower, upper), weights_upper_bound=W, optimal=None,
         description=f"{source}, n={len(A)} ({n_plus} +1 : {len(A) - n_plus} -1)", notes=tuple(notes),
+        weight_sensitivity=stated,
     )
 

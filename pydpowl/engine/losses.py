@@ -1,13 +1,14 @@
 """Margin losses for weighted ERM: l(m) with m = y * x'theta, each defined once.
 
-Every loss used by DP-wERM must be convex, differentiable with a bounded first
-derivative |l'(m)| <= 1 (the Lipschitz constant enters the sensitivity
-Delta = (C + 2W) / gamma) and have a second derivative (the curvature) for the
-Newton solver.
+Every loss used by DP-wERM must be convex and differentiable with a bounded
+first derivative ``|l'(m)| <= L`` (the Lipschitz constant enters the sensitivity
+``Delta = (L (C + 2W) + 2 n tol) / gamma``) and have a second derivative (the
+curvature) for the Newton solver.
 
 Built in: the Huber-smoothed hinge (DPpack's ``generate.loss.huber``) and the
-logistic loss. Anything else can be plugged in with :class:`CustomLoss`, which
-checks the derivative bound numerically before use.
+logistic loss, both with ``L = 1`` proved analytically. Anything else can be
+plugged in with :class:`CustomLoss`, whose Lipschitz constant (and curvature
+bound) the user declares; a grid check refuses declarations it can contradict.
 
 One definition per loss
 -----------------------
@@ -49,7 +50,7 @@ __all__ = [
     "MarginLoss", "HuberHingeLoss", "LogisticLoss", "HuberQuadraticSurrogate", "CustomLoss", "get_loss",
     "check_loss", "huber_hinge_value", "huber_hinge_deriv", "huber_hinge_curvature", "logistic_value",
     "logistic_deriv", "logistic_curvature", "huber_surrogate_value", "huber_surrogate_deriv",
-    "huber_surrogate_curvature", "HUBER_HINGE", "LOGISTIC", "HUBER_SURROGATE",
+    "huber_surrogate_curvature", "HUBER_HINGE", "LOGISTIC", "HUBER_SURROGATE", "loss_lipschitz",
 ]
 
 #: codes of the built-in losses in the compiled kernels (see ``MarginLoss.kernel_spec``)
@@ -122,8 +123,8 @@ class MarginLoss(ABC):
     name: str = "margin"
     #: True when the second derivative is piecewise constant (finite Newton)
     piecewise_quadratic: bool = False
-    #: declared sup |l'(m)| (the privacy calibration needs <= 1)
-    lipschitz: float = 1.0
+    #: declared sup |l'(m)| (the privacy calibration scales Delta with it; None: not declared)
+    lipschitz: Optional[float] = None
     #: declared sup l''(m) (None: unbounded or unknown)
     curvature_bound: Optional[float] = None
 
@@ -189,6 +190,7 @@ class HuberHingeLoss(_BuiltinLoss):
 
     name = "huber"
     piecewise_quadratic = True
+    lipschitz = 1.0
     _elementwise = (huber_hinge_value, huber_hinge_deriv, huber_hinge_curvature)
     _code = HUBER_HINGE
 
@@ -230,17 +232,22 @@ class LogisticLoss(_BuiltinLoss):
     """Logistic loss ``l(m) = log(1 + exp(-m))`` (``|l'| < 1``, ``l'' <= 1/4``)."""
 
     name = "logistic"
+    lipschitz = 1.0
     curvature_bound = 0.25
     _elementwise = (logistic_value, logistic_deriv, logistic_curvature)
     _code = LOGISTIC
 
 
 class CustomLoss(MarginLoss):
-    """A user-supplied margin loss from three vectorised callables.
+    """A user-supplied margin loss from three vectorised callables and declared constants.
 
-    The derivative bound ``|l'| <= 1`` and ``l'' >= 0`` are checked on a grid
-    of margins by :func:`check_loss` when the loss is used; a loss that fails
-    the check is refused, because the privacy calibration relies on it.
+    By constructing a CustomLoss you declare that ``l`` is convex, with
+    ``|l'(m)| <= lipschitz`` and ``0 <= l''(m) <= curvature_bound`` for every
+    real margin. The privacy guarantee rests on that declaration: the
+    sensitivity is ``Delta = (lipschitz (C + 2W) + 2 n tol) / gamma``
+    (docs/privacy_audit.md). :func:`check_loss` evaluates the loss on a grid of
+    margins and refuses a declaration the grid contradicts, but a grid cannot
+    prove it: a spike of ``l'`` between grid points passes unseen.
 
     Parameters
     ----------
@@ -248,6 +255,13 @@ class CustomLoss(MarginLoss):
         Functions of a float64 array of margins returning arrays of the same shape.
     name : str, default="custom"
         Name used in reports.
+    lipschitz : float
+        Declared bound ``L`` on ``|l'|``, in (0, inf); required (there is no
+        guarantee without it). ``L > 1`` is allowed and scales Delta.
+    curvature_bound : float, optional
+        Declared bound on ``l''``, in (0, inf). Not part of the sensitivity (only
+        convexity and ``L`` are); checked on the grid and used to judge the
+        finite-difference consistency of ``deriv``.
     """
 
     def __init__(
@@ -256,12 +270,17 @@ class CustomLoss(MarginLoss):
         deriv: Callable[[np.ndarray], np.ndarray],
         deriv2: Callable[[np.ndarray], np.ndarray],
         name: str = "custom",
+        *,
+        lipschitz: float,
+        curvature_bound: Optional[float] = None,
     ) -> None:
         for arg, fn in (("value", value), ("deriv", deriv), ("deriv2", deriv2)):
             if not callable(fn):
                 raise TypeError(f"CustomLoss: {arg} must be callable, got {type(fn).__name__}.")
         self._value, self._deriv, self._deriv2 = value, deriv, deriv2
         self.name = str(name)
+        self.lipschitz = lipschitz
+        self.curvature_bound = curvature_bound
 
     def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(self._value(m), dtype=np.float64)
@@ -273,7 +292,7 @@ class CustomLoss(MarginLoss):
         return np.asarray(self._deriv2(m), dtype=np.float64)
 
     def __repr__(self) -> str:
-        return f"CustomLoss(name={self.name!r})"
+        return f"CustomLoss(name={self.name!r}, lipschitz={self.lipschitz!r}, curvature_bound={self.curvature_bound!r})"
 
 
 _CHECK_GRID = np.concatenate(
@@ -281,17 +300,44 @@ _CHECK_GRID = np.concatenate(
 )
 
 
-def check_loss(loss: MarginLoss) -> MarginLoss:
-    """Verify the properties the privacy calibration needs, on a grid of margins.
+def loss_lipschitz(loss: MarginLoss) -> float:
+    """The Lipschitz constant ``L`` the sensitivity uses: 1 for the built-in losses, else the declared one.
 
-    Checks on 20,005 margins in ``[-1e6, 1e6]``: finite values, ``|l'(m)| <= 1``,
-    ``l''(m) >= 0`` and that ``l'`` agrees with a finite difference of ``l``.
+    Raises
+    ------
+    TypeError
+        For a loss without a declared ``lipschitz`` (use :class:`CustomLoss`).
+    """
+    if isinstance(loss, (HuberHingeLoss, LogisticLoss)):
+        return 1.0
+    declared = getattr(loss, "lipschitz", None)
+    if declared is None:
+        raise TypeError(f"loss {getattr(loss, 'name', type(loss).__name__)!r} declares no Lipschitz constant; the "
+                        "privacy guarantee needs one: use CustomLoss(value, deriv, deriv2, lipschitz=L).")
+    return check_positive("lipschitz", declared)
+
+
+def check_loss(loss: MarginLoss) -> MarginLoss:
+    """Sanity-check a loss against its declared constants on a grid of margins.
+
+    Checks on 20,005 margins in ``[-1e6, 1e6]``: finite values,
+    ``|l'(m)| <= lipschitz`` (the declared ``L``; 1 for built-in losses),
+    ``0 <= l''(m)`` (convexity) and ``<= curvature_bound`` when declared, and
+    that ``l'`` agrees with a finite difference of ``l``. This refuses
+    declarations the grid contradicts; it does not prove them (the guarantee
+    rests on the declaration, see :class:`CustomLoss`).
 
     Raises
     ------
     ValueError
-        Naming the property, the worst margin and the bound.
+        Naming the property, the worst margin and the declared bound.
+    TypeError
+        For a loss that declares no Lipschitz constant.
     """
+    lip = loss_lipschitz(loss)
+    curv = getattr(loss, "curvature_bound", None)
+    if curv is not None:
+        curv = check_positive("curvature_bound", curv)
     m = _CHECK_GRID
     with np.errstate(all="ignore"):
         v, d1, d2 = loss.value(m), loss.deriv(m), loss.deriv2(m)
@@ -302,14 +348,18 @@ def check_loss(loss: MarginLoss) -> MarginLoss:
             bad = m[~np.isfinite(arr)][0]
             raise ValueError(f"loss {loss.name!r}: {label} is not finite at margin {bad!r}.")
     worst = int(np.argmax(np.abs(d1)))
-    if abs(d1[worst]) > 1.0 + 1e-12:
+    if abs(d1[worst]) > lip * (1.0 + 1e-12):
         raise ValueError(
-            f"loss {loss.name!r}: |l'(m)| must be <= 1 (the sensitivity Delta = (C + 2W)/gamma "
-            f"assumes it), got |l'({m[worst]!r})| = {abs(d1[worst])!r}."
+            f"loss {loss.name!r}: |l'(m)| = {abs(d1[worst])!r} at margin {m[worst]!r} exceeds the declared "
+            f"lipschitz={lip!r} (the sensitivity Delta = (L (C + 2W) + 2 n tol)/gamma assumes |l'| <= L)."
         )
     if np.min(d2) < -1e-12:
         at = m[int(np.argmin(d2))]
         raise ValueError(f"loss {loss.name!r}: l'' must be >= 0 (convexity), got {np.min(d2)!r} at margin {at!r}.")
+    if curv is not None and np.max(d2) > curv * (1.0 + 1e-12):
+        at = m[int(np.argmax(d2))]
+        raise ValueError(f"loss {loss.name!r}: l''(m) = {np.max(d2)!r} at margin {at!r} exceeds the declared "
+                         f"curvature_bound={curv!r}.")
     # derivative consistency on the central part of the grid
     central = (m >= -40) & (m <= 40)
     mc = m[central]
@@ -317,7 +367,8 @@ def check_loss(loss: MarginLoss) -> MarginLoss:
     with np.errstate(all="ignore"):
         fd = (loss.value(mc + step) - loss.value(mc - step)) / (2 * step)
     gap = np.abs(fd - loss.deriv(mc))
-    if np.max(gap) > 1e-4 * (1.0 + np.max(np.abs(fd))):
+    slack = 1e-4 * (1.0 + np.max(np.abs(fd))) if curv is None else curv * step + 1e-7 * (1.0 + np.max(np.abs(fd)))
+    if np.max(gap) > slack:
         at = mc[int(np.argmax(gap))]
         raise ValueError(
             f"loss {loss.name!r}: first derivative disagrees with a finite difference of the "
@@ -327,7 +378,7 @@ def check_loss(loss: MarginLoss) -> MarginLoss:
 
 
 def get_loss(loss: Union[str, MarginLoss], huber_h: float = 0.5) -> MarginLoss:
-    """Resolve ``loss`` ("huber", "logistic" or a :class:`MarginLoss`)."""
+    """Resolve ``loss`` ("huber", "logistic" or a :class:`MarginLoss`); other losses go through :func:`check_loss`."""
     if isinstance(loss, str):
         if loss == "huber":
             return HuberHingeLoss(huber_h)

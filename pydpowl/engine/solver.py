@@ -75,7 +75,11 @@ from .kernels import numba_available, use_kernels
 from .losses import MarginLoss
 from .problem import MarginProblem, Problem
 
-__all__ = ["SolverResult", "newton", "solve_weighted_erm", "solve_each", "objective_value", "objective_gradient"]
+__all__ = ["DEFAULT_TOL", "SolverResult", "newton", "solve_weighted_erm", "solve_each", "objective_value",
+           "objective_gradient"]
+
+#: the gradient-norm tolerance every release certifies by default (it enters Delta as 2 n tol / gamma)
+DEFAULT_TOL = 1e-10
 
 #: rows above which the solver first solves a strided subsample for a warm start
 _WARM_START_MIN_ROWS = 100_000
@@ -120,7 +124,7 @@ def newton(
     *,
     ridge: float,
     linear: Optional[NDArray[np.float64]] = None,
-    tol: float = 1e-10,
+    tol: float = DEFAULT_TOL,
     max_iter: int = 100,
     polish: bool = False,
 ) -> SolverResult:
@@ -274,7 +278,7 @@ def solve_weighted_erm(
     *,
     gamma: float,
     loss: MarginLoss,
-    tol: float = 1e-10,
+    tol: float = DEFAULT_TOL,
     max_iter: int = 100,
     backend: str = "auto",
     theta0: Optional[NDArray[np.float64]] = None,
@@ -409,7 +413,7 @@ def solve_each(
     *,
     gamma: Union[float, NDArray[np.float64]],
     loss: MarginLoss,
-    tol: float = 1e-10,
+    tol: float = DEFAULT_TOL,
     theta0: Optional[NDArray[np.float64]] = None,
     backend: str = "auto",
 ) -> NDArray[np.float64]:

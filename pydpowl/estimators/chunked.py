@@ -145,12 +145,14 @@ def prepare_owl_chunked(estimator: Any, X: Any, treatment: Any, benefit: Any, pr
         Scaled rows, treatments and OWL weights, chunked alike (persisted when
         the rule of the module docstring says so).
     C : float
-        The weight sensitivity of the propensity specification.
+        The weight sensitivity of the propensity specification, for the total n
+        (:func:`~pydpowl.estimators.propensity.propensity_constants`, on the client).
     scaler : FeatureScaler
     counts : dict
-        ``n_clipped_weights``, ``n_clipped_features``, ``n_clipped_logits`` over all chunks.
+        ``n_clipped_weights``, ``n_clipped_features``, ``n_clipped_logits``,
+        ``n_clipped_benefits`` over all chunks.
     """
-    from .propensity import resolve_propensity
+    from .propensity import propensity_constants
 
     w_max = check_positive("weights_upper_bound", estimator.weights_upper_bound)
     check_bool("fit_intercept", estimator.fit_intercept)
@@ -162,26 +164,28 @@ def prepare_owl_chunked(estimator: Any, X: Any, treatment: Any, benefit: Any, pr
     scaler = FeatureScaler.from_bounds(bounds, p, estimator.fit_intercept)
     A = _as_vector("treatment", treatment, n, rows)
     B = _as_vector("benefit", benefit, n, rows)
-    if is_chunked(propensity) or _is_array(propensity):
+    array = is_chunked(propensity) or _is_array(propensity)
+    # C and the benefit bound it relies on: on the client, for the total n, with the in-memory rules
+    C, c_b = propensity_constants(np.empty(0) if array else propensity, n,
+                                  weight_sensitivity=estimator.weight_sensitivity, weights_upper_bound=w_max)
+    if array:
         P, spec = _as_vector("propensity", propensity, n, rows), None
     else:
-        # the scalar or model is checked on the client, with the in-memory code, before any pass
-        resolve_propensity(propensity, np.zeros((1, p)), np.ones(1))
         P, spec = None, propensity
-    outs = [_delayed(_owl_block, 4)(xb, ab, bb, pb, off, spec, scaler, w_max)
+    outs = [_delayed(_owl_block, 4)(xb, ab, bb, pb, off, spec, scaler, w_max, c_b)
             for xb, ab, bb, pb, off in zip(*_blocks(X, A, B, P), _offsets(rows))]
     Z, A, w, stats = _assemble(outs, rows, scaler.n_coefficients)
     Z, A, w, stats = _materialise(Z, A, w, stats)
     _raise_owl(stats, n, p, spec is None)
     counts = {"n_clipped_weights": stats["clipped_weights"], "n_clipped_features": stats["clipped_features"],
-              "n_clipped_logits": stats["clipped_logits"]}
-    return Z, A, w, float(stats["C"]), scaler, counts
+              "n_clipped_logits": stats["clipped_logits"], "n_clipped_benefits": stats["clipped_benefits"]}
+    return Z, A, w, float(C), scaler, counts
 
 
-def _owl_block(X, A, B, P, offset, spec, scaler, w_max):
+def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
     """One chunk of DP-OWL data: counts for the checks; if the chunk passes them, the in-memory
     preparation of the chunk (propensities, clipped weights, clipped and scaled rows)."""
-    from .owl import owl_weights
+    from .owl import clip_benefits, owl_weights
     from .propensity import resolve_propensity
 
     X = np.asarray(X, dtype=np.float64)
@@ -203,12 +207,15 @@ def _owl_block(X, A, B, P, offset, spec, scaler, w_max):
     k, d = X.shape[0], scaler.n_coefficients
     if _has_problem(s):
         nan = np.full(k, np.nan)  # the client raises on the counts; nothing of this chunk is used
-        s.update(clipped_weights=0, clipped_features=0, clipped_logits=0, C=0.0)
+        s.update(clipped_weights=0, clipped_features=0, clipped_logits=0, clipped_benefits=0)
         return np.full((k, d), np.nan), A, nan, s
-    prop, C, n_logits = resolve_propensity(spec if P is None else P, X, A)
-    w, n_weights = owl_weights(B, prop, w_max)
+    # the chunk's probabilities (C was resolved on the client for the total n: any statement passes here)
+    resolved = resolve_propensity(spec if P is None else P, X, A, weight_sensitivity=None if P is None else 0.0)
+    B, n_benefits = clip_benefits(B, benefit_bound)  # C relies on B <= C_B: clipped by design, counted
+    w, n_weights = owl_weights(B, resolved.probability, w_max)
     Z, n_features = scaler.transform_checked(X)
-    s.update(clipped_weights=n_weights, clipped_features=n_features, clipped_logits=n_logits, C=float(C))
+    s.update(clipped_weights=n_weights, clipped_features=n_features, clipped_logits=resolved.n_clipped_logits,
+             clipped_benefits=n_benefits)
     return Z, A, w, s
 
 
@@ -447,7 +454,7 @@ def _first(mask: np.ndarray, offset: int) -> int:
 
 
 def _merge_counts(*parts: Dict[str, Any]) -> Dict[str, Any]:
-    """Sum the counts, keep the smallest first position and the largest C (the same in every chunk)."""
+    """Sum the counts and keep the smallest first positions (and the first rows and columns of non-finite values)."""
     out = dict(parts[0])
     for part in parts[1:]:
         for key, value in part.items():
@@ -457,8 +464,6 @@ def _merge_counts(*parts: Dict[str, Any]) -> Dict[str, Any]:
                 out[key] = tuple(sorted(out[key] + value)[:6])
             elif key.startswith("nonfinite_cols_"):
                 out[key] = tuple(sorted(set(out[key]) | set(value)))
-            elif key == "C":
-                out[key] = max(out[key], value)
             else:
                 out[key] += value
     return out

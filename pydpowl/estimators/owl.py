@@ -1,14 +1,16 @@
 """DP-OWL: outcome weighted learning of a treatment rule with DP-wERM.
 
 Builds OWL weights ``w_i = B_i / P(A_i | x_i)`` (clipped at the public bound W,
-counted), scales the features exactly as DPpack's ``svmDP`` (linear kernel),
-and delegates the private fit to :class:`~pydpowl.estimators.werm.DPWeightedERM`.
+counted; benefits clipped at C_B when a propensity model fitted on private data
+supplies C, counted), scales the features exactly as DPpack's ``svmDP`` (linear
+kernel), and delegates the private fit to
+:class:`~pydpowl.estimators.werm.DPWeightedERM`.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -18,6 +20,7 @@ from .._validation import (
     check_array,
     check_bool,
     check_both_arms,
+    check_epsilon,
     check_labels,
     check_positive,
     check_vector,
@@ -28,9 +31,21 @@ from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from .chunked import is_chunked, prepare_owl_chunked
 from .propensity import resolve_propensity
 from .summary import FitSummary
-from .werm import DPWeightedERM
+from .werm import DEFAULT_TOL, DPWeightedERM, release_notes, warn_reproduce_dppack
 
-__all__ = ["DPOWL", "owl_weights"]
+__all__ = ["DPOWL", "owl_weights", "clip_benefits"]
+
+
+def clip_benefits(benefit: NDArray[np.float64], benefit_bound: Optional[float]):
+    """``min(B, C_B)`` and the number clipped, when C relies on the bound C_B (else B unchanged, 0).
+
+    A propensity model fitted on the private data bounds the weight sensitivity
+    only for benefits in [0, C_B]; larger ones are clipped by design and counted.
+    """
+    if benefit_bound is None:
+        return benefit, 0
+    over = benefit > benefit_bound
+    return np.where(over, benefit_bound, benefit), int(np.count_nonzero(over))
 
 
 def owl_weights(benefit: NDArray[np.float64], propensity_received: NDArray[np.float64],
@@ -48,7 +63,8 @@ class DPOWL(DPEstimator):
     minimising the weighted Huber-hinge objective with OWL weights, then
     perturbs the solution (Algorithm 1). Equivalent to DPpack's
     ``svmDP$new("l2", eps, gamma, perturbation.method = "output", huber.h = h)``
-    fitted with ``weights = B / P(A | x)`` and ``weights.upper.bound = W``.
+    fitted with ``weights = B / P(A | x)`` and ``weights.upper.bound = W``
+    (bit for bit with ``reproduce_dppack=True``, for validation only).
 
     Parameters
     ----------
@@ -69,8 +85,22 @@ class DPOWL(DPEstimator):
     fit_intercept : bool, default=True
         Prepend a column of ones (bounds [1, 1]); it is regularised like every
         coefficient, as in DPpack.
+    weight_sensitivity : float, "trivial" or None, default=None
+        C, the public bound on the total change of the other subjects' weights
+        when one subject is replaced. None derives it: 0 for a scalar
+        propensity (a known randomisation probability), from the model for a
+        :class:`~pydpowl.LogisticPropensity`; an array of propensities has no
+        default and needs a statement: 0 when the probabilities are known or
+        were estimated on data independent of these, a bound C when they were
+        estimated on these data, ``"trivial"`` for ``C = n W``.
     tol : float, default=1e-10
-        Certified gradient-norm tolerance of the solver (scaled space).
+        Certified gradient-norm tolerance of the solver (scaled space); enters
+        Delta as ``2 n tol / gamma``.
+    reproduce_dppack : bool, default=False
+        Reproduce DPpack's arithmetic exactly (full-precision release, noise rate
+        without the tolerance term): NOT floating-point safe, for validation
+        against DPpack only; emits :class:`PrivacyLeakWarning`, and such a model
+        cannot be exported.
     keep_nonprivate : bool, default=False
         Keep the exact solution and the noise (``nonprivate_*``, ``noise_scaled_``).
         PRIVATE: for validation only.
@@ -81,42 +111,54 @@ class DPOWL(DPEstimator):
     Attributes
     ----------
     coef_ : ndarray of shape (p,)
-        Released coefficients in the original feature space.
+        Released coefficients in the original feature space (computed from
+        ``scaled_coef_``: post-processing).
     intercept_ : float
         Released intercept (0.0 when ``fit_intercept=False``).
     scaled_coef_ : ndarray of shape (d,)
-        The release in DPpack's scaled space (intercept first).
+        The release in DPpack's scaled space (intercept first): the exact sum
+        of the minimiser and the noise, rounded to ``release_grid_``.
+    release_grid_ : float or None
+        Power-of-two grid of ``scaled_coef_`` (floating-point safety); None for
+        ``epsilon = inf`` or ``reproduce_dppack=True``.
     sensitivity_ : float
-        Delta = (C + 2W) / gamma.
+        Delta = (C + 2W + 2 n tol) / gamma.
     weight_sensitivity_ : float
         The C used (0 for known propensities).
     scaler_ : FeatureScaler
         The public scaling (built from the bounds only).
-    n_clipped_weights_, n_clipped_features_, n_clipped_logits_ : int
-        How many weights, feature entries and propensity logits were clipped to
-        their public bounds. They are computed from the private data: diagnostics
-        for the analyst, not covered by the privacy guarantee and not part of the
-        exported model.
+    n_clipped_weights_, n_clipped_features_, n_clipped_logits_, n_clipped_benefits_ : int
+        How many weights (at W), feature entries (to their bounds), propensity
+        logits (to [-M, M]) and benefits (at the propensity model's C_B, only
+        when a LogisticPropensity fitted on private data supplies C) were
+        clipped by design. They are computed from the private data: diagnostics
+        for the analyst, not covered by the privacy guarantee and not part of
+        the exported model.
 
     Notes
     -----
     Guarantee: ``epsilon``-DP for datasets differing in one subject (replacement),
     given public bounds, W, gamma, h and, for estimated propensities, the public
-    constants behind C. Prediction does not clip new features (as DPpack).
+    constants behind C (a model's assumed b_x makes it conditional); the
+    floating-point release adds a tiny ``delta`` (see :meth:`summary` and
+    docs/privacy_audit.md). Prediction does not clip new features (as DPpack).
     A fitted model is pickled with ``random_state=None``: the seed or generator
     would regenerate the noise and reveal the non-private rule.
     """
 
     def __init__(self, *, epsilon: float, gamma: float, weights_upper_bound: float, feature_bounds: Any,
-                 huber_h: float = 0.5, fit_intercept: bool = True, tol: float = 1e-10,
-                 keep_nonprivate: bool = False, random_state: Any = None) -> None:
+                 huber_h: float = 0.5, fit_intercept: bool = True, weight_sensitivity: Any = None,
+                 tol: float = DEFAULT_TOL, reproduce_dppack: bool = False, keep_nonprivate: bool = False,
+                 random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
         self.weights_upper_bound = weights_upper_bound
         self.feature_bounds = feature_bounds
         self.huber_h = huber_h
         self.fit_intercept = fit_intercept
+        self.weight_sensitivity = weight_sensitivity
         self.tol = tol
+        self.reproduce_dppack = reproduce_dppack
         self.keep_nonprivate = keep_nonprivate
         self.random_state = random_state
 
@@ -143,12 +185,14 @@ class DPOWL(DPEstimator):
                 "entries are negative. Shift benefits by a public lower bound with "
                 "pydpowl.shift_benefits(benefit, lower_bound=...)."
             )
-        prop, C, n_clipped_logits = resolve_propensity(propensity, X, A)
-        w, n_clipped_w = owl_weights(B, prop, w_max)
+        resolved = resolve_propensity(propensity, X, A, weight_sensitivity=self.weight_sensitivity,
+                                      weights_upper_bound=w_max)
+        B, n_clipped_b = clip_benefits(B, resolved.benefit_bound)
+        w, n_clipped_w = owl_weights(B, resolved.probability, w_max)
         Z, n_clipped_x = scaler.transform_checked(X)
         counts = {"n_clipped_weights": n_clipped_w, "n_clipped_features": n_clipped_x,
-                  "n_clipped_logits": n_clipped_logits}
-        return Z, A, w, C, scaler, counts
+                  "n_clipped_logits": resolved.n_clipped_logits, "n_clipped_benefits": n_clipped_b}
+        return Z, A, w, resolved.C, scaler, counts
 
     def fit(self, X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> "DPOWL":
         """Fit the private rule.
@@ -164,25 +208,31 @@ class DPOWL(DPEstimator):
         benefit : array-like of shape (n,)
             Non-negative benefit (larger is better).
         propensity : float, array-like or LogisticPropensity, default=0.5
-            A scalar is the randomisation probability of arm +1; an array gives
-            P(A_i | x_i) of the received treatment; a fitted LogisticPropensity
-            gives both the probabilities and the weight sensitivity C.
+            A scalar is the randomisation probability of arm +1 (C = 0); an
+            array gives P(A_i | x_i) of the received treatment (C must be
+            stated with ``weight_sensitivity``); a fitted LogisticPropensity
+            gives both the probabilities and C, and its benefit bound C_B then
+            clips the benefits.
 
         Returns
         -------
         self
         """
         names = feature_names_of(X)
+        check_bool("reproduce_dppack", self.reproduce_dppack)
+        if self.reproduce_dppack and check_epsilon(self.epsilon) != float("inf"):
+            warn_reproduce_dppack(stacklevel=2)
         prepare = self.prepare
         if is_chunked(X, treatment, benefit, propensity):  # Dask inputs: prepared per chunk (estimators.chunked)
             prepare = functools.partial(prepare_owl_chunked, self)
         Z, A, w, C, scaler, counts = prepare(X, treatment, benefit, propensity)
         engine = DPWeightedERM(
             epsilon=self.epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
-            loss="huber", huber_h=self.huber_h, C=C, tol=self.tol, keep_nonprivate=self.keep_nonprivate,
-            random_state=resolve_rng(self.random_state),
+            loss="huber", huber_h=self.huber_h, C=C, tol=self.tol, reproduce_dppack=self.reproduce_dppack,
+            keep_nonprivate=self.keep_nonprivate, random_state=resolve_rng(self.random_state),
         )._fit_checked(Z, A, w)  # Z has rows of norm <= 1 and w lies in [0, W] by construction
         self._store_release(engine.coef_, scaler)
+        self.release_grid_ = engine.release_grid_
         self.sensitivity_ = engine.sensitivity_
         self.weight_sensitivity_ = float(C)
         self.n_iter_ = engine.n_iter_
@@ -191,6 +241,7 @@ class DPOWL(DPEstimator):
         self.n_clipped_weights_ = counts["n_clipped_weights"]
         self.n_clipped_features_ = counts["n_clipped_features"]
         self.n_clipped_logits_ = counts["n_clipped_logits"]
+        self.n_clipped_benefits_ = counts["n_clipped_benefits"]
         if names is not None:
             self.feature_names_in_ = names
         if self.keep_nonprivate:
@@ -209,6 +260,9 @@ class DPOWL(DPEstimator):
             self.intercept_, self.coef_ = float(full[0]), full[1:]
         else:
             self.intercept_, self.coef_ = 0.0, full
+
+    def _released(self) -> NDArray[np.float64]:
+        return self.scaled_coef_
 
     @property
     def dppack_coeff_(self) -> NDArray[np.float64]:
@@ -235,5 +289,5 @@ class DPOWL(DPEstimator):
             weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,
             sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h:g})", n_samples=self.n_samples_,
             coefficient_names=tuple(coef_names), coefficients=tuple(float(v) for v in self.dppack_coeff_),
-            notes=("features clipped to public bounds and weights clipped at W by design",),
+            notes=("features clipped to public bounds and weights clipped at W by design",) + release_notes(self),
         )

@@ -32,7 +32,7 @@ class FitSummary:
         lines = [
             f"{self.estimator} (output perturbation, loss={self.loss})",
             f"  epsilon = {eps}, gamma = {self.gamma:g}, W = {self.weights_upper_bound:g}, C = {self.C:g}",
-            f"  sensitivity Delta = (C + 2W)/gamma = {self.sensitivity:.6g}; n = {self.n_samples}",
+            f"  sensitivity Delta = (L (C + 2W) + 2 n tol)/gamma = {self.sensitivity:.6g}; n = {self.n_samples}",
             "  released coefficients:",
         ]
         width = max((len(n) for n in self.coefficient_names), default=4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -19,16 +20,20 @@ from .._validation import (
     feature_names_of,
     resolve_rng,
 )
-from ..engine.losses import MarginLoss, get_loss
-from ..engine.mechanisms import noise_rate, output_sensitivity, sample_output_noise
-from ..engine.solver import SolverResult, solve_weighted_erm
+from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
+from ..engine.mechanisms import floating_point_delta
+from ..engine.release import check_noise_scale, release_output_perturbation
+from ..engine.solver import DEFAULT_TOL
+from ..exceptions import PrivacyLeakWarning
 from .chunked import is_chunked
 from .summary import FitSummary
 
-__all__ = ["DPWeightedERM", "check_erm_inputs", "check_noise_scale"]
+__all__ = ["DPWeightedERM", "DEFAULT_TOL", "check_erm_inputs", "check_noise_scale", "warn_reproduce_dppack",
+           "release_notes"]
 
 #: slack on ||x_i|| <= 1 for rounding in scaled data
 _NORM_SLACK = 1e-12
+#: default certified gradient-norm tolerance of every fit (it enters Delta as 2 n tol / gamma)
 
 
 def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike], weights_upper_bound: float):
@@ -64,22 +69,28 @@ def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLi
     return X, y, w
 
 
-def check_noise_scale(epsilon: float, gamma: float, weights_upper_bound: float, C: float) -> None:
-    """Refuse settings whose sensitivity or noise scale is not a finite positive float.
+def warn_reproduce_dppack(stacklevel: int) -> None:
+    """The :class:`PrivacyLeakWarning` of a fit with ``reproduce_dppack=True`` (validation only)."""
+    warnings.warn(
+        "reproduce_dppack=True reproduces DPpack's arithmetic for validation: the release is full precision "
+        "(not floating-point safe: its last bits can reveal the data) and Delta omits the solver tolerance "
+        "term 2 n tol / gamma. Do not publish it.",
+        PrivacyLeakWarning, stacklevel=stacklevel + 1,
+    )
 
-    Extreme but individually valid settings (``epsilon=1e-320``, ``C=1e308``,
-    ``W / gamma`` near the float range) would otherwise release infinite or
-    NaN coefficients. Checked before the data are touched.
-    """
-    delta = (C + 2.0 * weights_upper_bound) / gamma
-    rate = gamma * epsilon / (C + 2.0 * weights_upper_bound)
-    ok = math.isfinite(delta) and delta > 0 and rate > 0 and (rate == math.inf or math.isfinite(1.0 / rate))
-    if not ok:
-        raise ValueError(
-            f"epsilon={epsilon!r}, gamma={gamma!r}, weights_upper_bound={weights_upper_bound!r} and C={C!r} give a "
-            f"sensitivity Delta = (C + 2W)/gamma = {delta!r} and noise scale Delta/epsilon = "
-            f"{(delta / epsilon if epsilon else math.inf)!r}, which must be finite and > 0; nothing was released."
-        )
+
+def release_notes(estimator: Any) -> tuple:
+    """Summary notes on how the released numbers were made floating-point safe (or not)."""
+    grid = getattr(estimator, "release_grid_", None)
+    if getattr(estimator, "reproduce_dppack", False) and math.isfinite(float(estimator.epsilon)):
+        return ("reproduce_dppack=True: full-precision release, not floating-point safe (validation only)",)
+    if grid is None:
+        return ()
+    delta = floating_point_delta(epsilon=float(estimator.epsilon), dim=len(estimator._released()),
+                                 grid=grid, noise_scale=estimator.sensitivity_ / float(estimator.epsilon))
+    return (f"released values are the exact sum rounded to multiples of 2^{int(math.log2(grid))} in the noise "
+            f"space (floating-point safe: (epsilon, {delta:.1e})-DP under the sampler model of "
+            "docs/privacy_audit.md)",)
 
 
 class DPWeightedERM(DPEstimator):
@@ -92,7 +103,9 @@ class DPWeightedERM(DPEstimator):
     over rows with ``||x_i|| <= 1``, labels ``y_i`` in {-1, 1} and weights
     ``w_i`` in [0, W], then releases ``theta_hat + b`` with ``||b||`` ~
     Gamma(shape=d, rate=epsilon/Delta) and a uniform direction,
-    ``Delta = (C + 2W) / gamma``.
+    ``Delta = (L (C + 2W) + 2 n tol) / gamma``, rounded (the exact real sum) to a
+    power-of-two grid below the noise scale so that its floating-point bits
+    reveal nothing (:func:`pydpowl.engine.mechanisms.round_release`).
 
     Parameters
     ----------
@@ -104,7 +117,9 @@ class DPWeightedERM(DPEstimator):
     weights_upper_bound : float, default=1.0
         Public bound W on the weights, in (0, inf).
     loss : {"huber", "logistic"} or MarginLoss, default="huber"
-        Margin loss; user losses are checked for ``|l'| <= 1``.
+        Margin loss. Built-in losses have ``L = 1``; a
+        :class:`~pydpowl.engine.losses.CustomLoss` declares ``lipschitz=L``, which
+        scales Delta (the guarantee rests on the declaration).
     huber_h : float, default=0.5
         Smoothing parameter h of the Huber hinge.
     C : float, default=0.0
@@ -112,7 +127,15 @@ class DPWeightedERM(DPEstimator):
         record is replaced (0 for observed or externally estimated weights; see
         :mod:`pydpowl.estimators.propensity`).
     tol : float, default=1e-10
-        Gradient-norm tolerance the solver must certify before anything is released.
+        Gradient-norm tolerance the solver must certify before anything is
+        released. A certified answer lies within ``n tol / gamma`` of the exact
+        minimiser, so Delta includes ``2 n tol / gamma`` (negligible at the default).
+    reproduce_dppack : bool, default=False
+        Reproduce DPpack's arithmetic exactly: a full-precision release and
+        DPpack's noise rate ``gamma epsilon / (C + 2W)`` without the solver
+        tolerance term. NOT floating-point safe and Delta is understated by
+        ``2 n tol / gamma``: for validation against DPpack only (emits
+        :class:`PrivacyLeakWarning`).
     keep_nonprivate : bool, default=False
         Keep ``nonprivate_coef_`` and ``noise_``. They are PRIVATE (the exact
         minimiser, and the noise that hides it): use only for validation.
@@ -127,7 +150,11 @@ class DPWeightedERM(DPEstimator):
     coef_ : ndarray of shape (d,)
         The released (private) coefficients.
     sensitivity_ : float
-        Delta, a function of public settings only.
+        Delta = (L (C + 2W) + 2 n tol) / gamma, a function of public settings only
+        (without the tolerance term when ``reproduce_dppack=True``).
+    release_grid_ : float or None
+        The power-of-two grid of ``coef_`` (None for ``epsilon = inf`` or
+        ``reproduce_dppack=True``: then nothing was rounded).
     n_features_in_ : int
     feature_names_in_ : list of str
         Only when X was a DataFrame.
@@ -136,16 +163,20 @@ class DPWeightedERM(DPEstimator):
 
     Notes
     -----
-    Guarantee: ``epsilon``-differential privacy for neighbouring datasets that
-    differ in one record (replacement; n is public), provided W, C, the loss
-    and gamma are fixed before seeing the data. Only ``coef_`` is released.
+    Guarantee: ``epsilon``-differential privacy of the real-valued mechanism for
+    neighbouring datasets that differ in one record (replacement; n is public),
+    provided W, C, the loss (and its declared L) and gamma are fixed before
+    seeing the data; the floating-point release is ``(epsilon, delta)``-DP with
+    the tiny ``delta`` of :func:`pydpowl.engine.mechanisms.floating_point_delta`
+    (shown by :meth:`summary`). Only ``coef_`` is released.
     A fitted estimator is pickled with ``random_state=None``: the seed or
     generator would regenerate the noise.
     """
 
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, weights_upper_bound: float = 1.0,
                  loss: Union[str, MarginLoss] = "huber", huber_h: float = 0.5, C: float = 0.0,
-                 tol: float = 1e-10, keep_nonprivate: bool = False, random_state: Any = None) -> None:
+                 tol: float = DEFAULT_TOL, reproduce_dppack: bool = False, keep_nonprivate: bool = False,
+                 random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
         self.weights_upper_bound = weights_upper_bound
@@ -153,6 +184,7 @@ class DPWeightedERM(DPEstimator):
         self.huber_h = huber_h
         self.C = C
         self.tol = tol
+        self.reproduce_dppack = reproduce_dppack
         self.keep_nonprivate = keep_nonprivate
         self.random_state = random_state
 
@@ -161,13 +193,15 @@ class DPWeightedERM(DPEstimator):
         gamma = check_positive("gamma", self.gamma)
         w_max = check_positive("weights_upper_bound", self.weights_upper_bound)
         loss = get_loss(self.loss, check_positive("huber_h", self.huber_h))
+        lip = loss_lipschitz(loss)
         c = self.C
         if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not (0 <= float(c) < np.inf):
             raise ValueError(f"C must be in [0, inf), got C={c!r}.")
         tol = check_positive("tol", self.tol)
+        check_bool("reproduce_dppack", self.reproduce_dppack)
         check_bool("keep_nonprivate", self.keep_nonprivate)
-        check_noise_scale(eps, gamma, w_max, float(c))
-        return eps, gamma, w_max, loss, float(c), tol
+        check_noise_scale(eps, gamma, w_max, float(c), lipschitz=lip)
+        return eps, gamma, w_max, loss, lip, float(c), tol
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> "DPWeightedERM":
         """Solve exactly, perturb, and keep only the release.
@@ -188,6 +222,8 @@ class DPWeightedERM(DPEstimator):
         """
         names = feature_names_of(X)
         w_max = self._validated_settings()[2]  # settings are checked before the data
+        if self.reproduce_dppack and math.isfinite(float(self.epsilon)):
+            warn_reproduce_dppack(stacklevel=2)
         check = check_erm_inputs
         if is_chunked(X, y, sample_weight):  # Dask inputs: checked per chunk, solved blockwise (estimators.chunked)
             from .chunked import check_erm_inputs_chunked as check
@@ -200,31 +236,27 @@ class DPWeightedERM(DPEstimator):
     def _fit_checked(self, X: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64]) -> "DPWeightedERM":
         """:meth:`fit` for data already validated by :func:`check_erm_inputs` (or built to
         satisfy it, as :class:`pydpowl.DPOWL` does)."""
-        eps, gamma, w_max, loss, c, tol = self._validated_settings()
-        rng = resolve_rng(self.random_state)
-        result = solve_weighted_erm(X, y, w, gamma=gamma, loss=loss, tol=tol)
-        self._set_release(result, X.shape[1], eps=eps, gamma=gamma, w_max=w_max, c=c, rng=rng)
-        self.n_samples_ = X.shape[0]
+        eps, gamma, w_max, loss, lip, c, tol = self._validated_settings()
+        out = release_output_perturbation(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max, loss=loss,
+                                          C=c, tol=tol, reproduce_dppack=self.reproduce_dppack,
+                                          rng=resolve_rng(self.random_state))
+        release, delta, grid = out.coef, out.sensitivity, out.grid
+        n, d = X.shape
+        self.coef_ = release
+        self.sensitivity_ = delta
+        self.release_grid_ = grid
+        self.n_features_in_ = d
+        self.n_iter_ = out.n_iter
+        self.n_samples_ = n
         self.loss_name_ = loss.name
+        if self.keep_nonprivate:
+            self.nonprivate_coef_ = out.nonprivate_coef.copy()
+            self.noise_ = out.noise
+            self.solver_grad_norm_ = out.grad_norm
         return self
 
-    def _set_release(self, result: SolverResult, d: int, *, eps, gamma, w_max, c, rng) -> None:
-        rate = noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=w_max, C=c)
-        noise = sample_output_noise(d, rate, rng=rng)
-        release = result.x + noise
-        if not np.all(np.isfinite(release)):
-            raise ValueError(
-                f"the noise for epsilon={eps!r}, gamma={gamma!r}, weights_upper_bound={w_max!r}, C={c!r} overflowed "
-                "(its scale is too large for double precision); nothing was released."
-            )
-        self.coef_ = release
-        self.sensitivity_ = output_sensitivity(gamma=gamma, weights_upper_bound=w_max, C=c)
-        self.n_features_in_ = d
-        self.n_iter_ = result.nit
-        if self.keep_nonprivate:
-            self.nonprivate_coef_ = result.x.copy()
-            self.noise_ = noise
-            self.solver_grad_norm_ = result.grad_norm
+    def _released(self) -> NDArray[np.float64]:
+        return self.coef_
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """``X @ coef_`` for new rows."""
@@ -244,4 +276,5 @@ class DPWeightedERM(DPEstimator):
             weights_upper_bound=float(self.weights_upper_bound), C=float(self.C),
             sensitivity=self.sensitivity_, loss=self.loss_name_, n_samples=self.n_samples_,
             coefficient_names=tuple(names), coefficients=tuple(float(v) for v in self.coef_),
+            notes=release_notes(self),
         )

@@ -12,7 +12,8 @@ paper's ingredients; ``docs/utility_bounds.md`` has the derivations. Symbols:
                        ``F(theta) = (1/n) sum_i w_i l_h(y_i z_i'theta) + gamma/(2n) ||theta||^2``
 ``W``                  public bound on the weights ``w_i`` (OWL: ``B_i / P(A_i | x_i)``)
 ``C``                  weight sensitivity (0 for known propensities)
-``Delta``              l2 sensitivity of the minimiser, ``(C + 2W) / gamma``
+``Delta``              l2 sensitivity of the minimiser, ``(C + 2W) / gamma`` (the released solution adds
+                       ``2 n tol / gamma``, negligible here and ignored)
 ``h``                  Huber smoothing of the hinge (DPpack: 0.5)
 ``theta_star``         any comparison vector in the scaled space (``||z_i|| <= 1``);
                        ``theta_norm = ||theta_star||``

@@ -96,7 +96,8 @@ def run_case_study(data: OWLData, *, config: Optional[CaseStudyConfig] = None, r
     eps_list, gamma, n_runs, huber_h = list(cfg.epsilons), cfg.gamma, cfg.n_runs, cfg.huber_h
     rng = resolve_rng(random_state)
     model = DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
-                  feature_bounds=data.feature_bounds, huber_h=huber_h).fit(
+                  feature_bounds=data.feature_bounds, huber_h=huber_h,
+                  weight_sensitivity=data.weight_sensitivity).fit(
         data.X, data.treatment, data.benefit, data.propensity)
     X = data.X.to_numpy(dtype=float)
     A, B, p = data.treatment, data.benefit, data.propensity
@@ -113,7 +114,8 @@ def run_case_study(data: OWLData, *, config: Optional[CaseStudyConfig] = None, r
                                  n_minus_mean=float((rule0 < 0).sum())))
                 continue
             coefs = noisy_releases(model.scaled_coef_, epsilon=eps, gamma=gamma,
-                                   weights_upper_bound=data.weights_upper_bound, C=0.0, n_releases=n_runs, rng=rng)
+                                   weights_upper_bound=data.weights_upper_bound, C=model.weight_sensitivity_,
+                                   n_samples=model.n_samples_, tol=model.tol, n_releases=n_runs, rng=rng)
             rules = np.where(decision_values(X, coefs, model.scaler_) > 0, 1, -1)
             values, concs, p_alloc, p_assoc = [], [], [], []
             for k in range(n_runs):
@@ -175,12 +177,14 @@ def gamma_sensitivity(data: OWLData, *, config: Optional[SensitivityConfig] = No
     with Progress(len(grid), "gamma sensitivity", enabled=progress) as bar:
         for gamma in grid:
             model = DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
-                          feature_bounds=data.feature_bounds, huber_h=huber_h).fit(X, A, B, p)
+                          feature_bounds=data.feature_bounds, huber_h=huber_h,
+                          weight_sensitivity=data.weight_sensitivity).fit(X, A, B, p)
             rule0 = model.predict(X) > 0
             for eps in eps_list:
                 k = 1 if eps == math.inf else n_runs
                 coefs = noisy_releases(model.scaled_coef_, epsilon=eps, gamma=gamma,
-                                       weights_upper_bound=data.weights_upper_bound, n_releases=k, rng=rng)
+                                       weights_upper_bound=data.weights_upper_bound, C=model.weight_sensitivity_,
+                                       n_samples=model.n_samples_, tol=model.tol, n_releases=k, rng=rng)
                 rules = decision_values(X, coefs, model.scaler_) > 0
                 values = ipw_values(rules, A, B, p)
                 rows.append(dict(gamma=gamma, epsilon=eps, value_mean=float(np.nanmean(values)),

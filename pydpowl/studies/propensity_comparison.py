@@ -10,10 +10,11 @@ private data, at the same total budget E:
   (:class:`pydpowl.LogisticPropensity`, on the features scaled to [-1, 1] by
   their public bounds so that ``C_x^2 = 1 + p``; ridge ``b_x``), then fit
   DP-OWL with E and the weight sensitivity
-  ``C = 2 C_B C_x^2 e^M / b_x`` (the tight per-weight bound
-  ``2 C_B C_x^2 e^M / (n b_x)`` summed over the other subjects; the form of
-  the privacy-fix branch) or, for reference, main's
-  ``H = 2 C_B C_x^2 (1 + e^M)^2 / b_x``.
+  ``C = n h``, the package's (:meth:`pydpowl.LogisticPropensity.weight_sensitivity`:
+  the tight per-weight bound ``h = 2 C_B C_x^2 e^M / (n b_x)`` plus the
+  certified fit's tolerance term, for each of the n weights) or, for
+  reference, the paper's ``H = 2 C_B C_x^2 (1 + e^M)^2 / b_x``
+  (:func:`pydpowl.proposition8_H`).
 
 Both use the same logit bound M = log 9 and benefits clipped to the design's
 public bounds; the reference is the rule fitted with the *known* propensity
@@ -45,37 +46,22 @@ import pandas as pd
 from .._progress import Progress
 from .._validation import check_int, resolve_rng
 from ..engine.losses import HuberHingeLoss
-from ..engine.solver import solve_each
-from ..engine.mechanisms import noise_rate, sample_output_noise_batch
+from ..engine.solver import DEFAULT_TOL, solve_each
+from ..engine.mechanisms import perturb
 from ..engine.preprocessing import FeatureScaler
 from ..estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from ..estimators.owl import owl_weights
-from ..estimators.propensity import LogisticPropensity
+from ..estimators.propensity import LogisticPropensity, proposition8_H
 from ..value import arm_propensity
 from .analysis_designs import get_design
 
-__all__ = ["tight_proposition8_C", "run_propensity_comparison", "summarise_comparison", "comparison_table", "main"]
+__all__ = ["run_propensity_comparison", "summarise_comparison", "comparison_table", "main"]
 
 STUDY_NS = (500, 2000, 10000)
 STUDY_EPSILONS = (0.5, 1.0, 5.0)
 STUDY_GAMMAS = (30.0, 100.0, 300.0, 1000.0, 3000.0)
 RHOS = (0.1, 0.2, 0.4)
 RIDGES = (0.1, 1.0, 10.0)
-
-
-def tight_proposition8_C(*, benefit_bound: float, feature_norm_bound: float, logit_bound: float,
-                         hessian_lower_bound: float) -> float:
-    """``C = 2 C_B C_x^2 e^M / b_x``: Proposition 8 with the tight per-weight bound.
-
-    One subject replaced moves the ridge-logistic coefficients by at most
-    ``2 C_x / (n b_x)``, each linear predictor by at most ``2 C_x^2 / (n b_x)``,
-    and each weight ``B / sigma(A eta)``, whose derivative in ``eta`` is at most
-    ``C_B e^M`` for ``|eta| <= M``, by at most ``2 C_B C_x^2 e^M / (n b_x)``;
-    over the other ``n - 1`` subjects, less than C. (The privacy-fix branch
-    puts this form into :func:`pydpowl.proposition8_H`; this study keeps its
-    own copy until then.)
-    """
-    return 2.0 * benefit_bound * feature_norm_bound ** 2 * math.exp(logit_bound) / hessian_lower_bound
 
 
 def run_propensity_comparison(*, designs: Sequence[str] = ("synthetic", "cyp"), ns: Sequence[int] = STUDY_NS,
@@ -111,10 +97,11 @@ def run_propensity_comparison(*, designs: Sequence[str] = ("synthetic", "cyp"), 
                                                 benefit_bound=hi - lo, logit_bound=logit_bound,
                                                 ridge=ridge).fit(X / unit, A)
                         p, _ = lp.probability_of(X / unit, A)
-                        tight = tight_proposition8_C(benefit_bound=hi - lo, feature_norm_bound=lp.feature_norm_bound_,
-                                                     logit_bound=logit_bound, hessian_lower_bound=ridge)
-                        sets.append(("prop8", f"b_x={ridge:g}", None,
-                                     {"tight": tight, "main": lp.weight_sensitivity()}, owl_weights(B, p, W)[0]))
+                        paper = proposition8_H(benefit_bound=hi - lo, feature_norm_bound=lp.feature_norm_bound_,
+                                               logit_bound=logit_bound, hessian_lower_bound=ridge)
+                        sets.append(("prop8", f"b_x={ridge:g}", None,  # tight: the package's C (hessian_H, n h)
+                                     {"tight": lp.weight_sensitivity(int(n)), "paper": paper},
+                                     owl_weights(B, p, W)[0]))
                     for eps in epsilons:
                         for rho in rhos:
                             dp = DPLogisticPropensity(epsilon=rho * eps, feature_bounds=design.feature_bounds,
@@ -125,15 +112,16 @@ def run_propensity_comparison(*, designs: Sequence[str] = ("synthetic", "cyp"), 
                     G = len(gammas)
                     w_all = np.concatenate([np.tile(s[4], (G, 1)) for s in sets])
                     theta = solve_each(np.broadcast_to(Z, (len(sets) * G,) + Z.shape), np.tile(A, (len(sets) * G, 1)),
-                                       w_all, gamma=np.tile(gammas, len(sets)), loss=HuberHingeLoss(0.5))
-                    d = Z.shape[1]
+                                       w_all, gamma=np.tile(gammas, len(sets)), loss=HuberHingeLoss(0.5),
+                                       tol=DEFAULT_TOL)
                     for k, (method, param, eps_only, cs, _) in enumerate(sets):
                         for eps in epsilons if eps_only is None else [eps_only]:
                             eps_fit = eps * (1 - float(param.split("=")[1])) if method == "composition" else eps
                             for c_label, C in cs.items():
                                 for j, gamma in enumerate(gammas):
-                                    rate = noise_rate(epsilon=eps_fit, gamma=gamma, weights_upper_bound=W, C=C)
-                                    t = theta[k * G + j] + sample_output_noise_batch(d, rate, 1, rng=rng)[0]
+                                    t = perturb(theta[k * G + j], epsilon=eps_fit, gamma=gamma,
+                                                weights_upper_bound=W, C=C, n_samples=Z.shape[0],
+                                                tol=DEFAULT_TOL, rng=rng)[0]
                                     full = scaler.coef_to_original(t)
                                     v = truth.linear_rule_value(full[0], full[1:])
                                     label = method if method != "prop8" else f"prop8-{c_label}"
@@ -160,7 +148,7 @@ def summarise_comparison(rows: pd.DataFrame, *, default_rho: float = 0.2) -> pd.
         rec["composition_default"] = pick((best.method == "composition") & (best.parameter == f"rho={default_rho:g}"))
         rec["composition_best"] = pick(best.method == "composition")
         rec["prop8_tight_best"] = pick(best.method == "prop8-tight")
-        rec["prop8_main_best"] = pick(best.method == "prop8-main")
+        rec["prop8_paper_best"] = pick(best.method == "prop8-paper")
         c, p8 = rec["composition_best"], rec["prop8_tight_best"]
         diff, se = c[0] - p8[0], math.hypot(c[1], p8[1])
         rec["winner"] = ("composition" if diff > 2 * se else "Proposition 8" if diff < -2 * se else "tie (within 2 SE)")
@@ -176,12 +164,12 @@ def comparison_table(summary: pd.DataFrame, *, optimal: Optional[Dict[str, Tuple
         return f"{value:.3f} ({se:.3f}) [{extra}]"
 
     lines = ["| design | n | ε | known propensity (reference) | composition, ρ = 0.2 | composition, best ρ "
-             "| Prop. 8 tight C, best b_x | Prop. 8 main's H, best b_x | winner (composition vs Prop. 8 tight) |",
+             "| Prop. 8 tight C, best b_x | Prop. 8, the paper's (1 + e^M)^2 form, best b_x | winner (composition vs Prop. 8 tight) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in summary.itertuples():
         lines.append(f"| {r.design} | {r.n} | {r.epsilon:g} | {cell(r.known, False)} | "
                      f"{cell(r.composition_default, False)} | {cell(r.composition_best)} | {cell(r.prop8_tight_best)} "
-                     f"| {cell(r.prop8_main_best)} | {r.winner} |")
+                     f"| {cell(r.prop8_paper_best)} | {r.winner} |")
     return "\n".join(lines)
 
 

@@ -1,9 +1,11 @@
-"""Many noisy releases from one exact solution, for simulation studies.
+"""Many noisy releases from certified solutions, for simulation studies.
 
 Only the noise depends on epsilon, so a study of the mechanism solves the
 problem once and draws fresh noise for each run and each epsilon. Each row is
-distributed exactly as the release of a separate DP-OWL fit with that epsilon;
-publishing several of them for the same data would compose (their epsilons add).
+distributed exactly as the release of a separate DP-OWL fit with that epsilon
+(the same Delta, solver-tolerance term included, and the same floating-point-
+safe rounding); publishing several of them for the same data would compose
+(their epsilons add).
 """
 
 from __future__ import annotations
@@ -12,29 +14,34 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_array
-from ..engine.mechanisms import noise_rate, sample_output_noise_batch
+from ..engine.mechanisms import perturb
 from ..engine.preprocessing import FeatureScaler
+from ..engine.solver import DEFAULT_TOL
 
 __all__ = ["noisy_releases", "decision_values"]
 
 
 def noisy_releases(scaled_solution: NDArray[np.float64], *, epsilon: float, gamma: float,
-                   weights_upper_bound: float, C: float = 0.0, n_releases: int,
-                   rng: np.random.Generator) -> NDArray[np.float64]:
-    """``n_releases`` rows of ``scaled_solution + noise`` (scaled space).
+                   weights_upper_bound: float, C: float = 0.0, n_samples: int, tol: float = DEFAULT_TOL,
+                   n_releases: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """``n_releases`` releases of one solution (scaled space), each as a separate DP-OWL fit's.
 
     Parameters
     ----------
     scaled_solution : ndarray of shape (d,)
-        The exact minimiser in the scaled space (private).
+        The certified minimiser in the scaled space (private).
     epsilon, gamma, weights_upper_bound, C : float
         As in :class:`pydpowl.DPOWL`.
+    n_samples : int
+        Rows the solution was fitted on.
+    tol : float, default=DEFAULT_TOL
+        The solver's certified gradient norm.
     n_releases : int
     rng : numpy.random.Generator
     """
     theta = np.asarray(scaled_solution, dtype=np.float64)
-    rate = noise_rate(epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound, C=C)
-    return theta[None, :] + sample_output_noise_batch(theta.shape[0], rate, n_releases, rng=rng)
+    return perturb(np.repeat(theta[None, :], n_releases, axis=0), epsilon=epsilon, gamma=gamma,
+                   weights_upper_bound=weights_upper_bound, C=C, n_samples=n_samples, tol=tol, rng=rng)
 
 
 def decision_values(X, scaled_coefs: NDArray[np.float64], scaler: FeatureScaler) -> NDArray[np.float64]:

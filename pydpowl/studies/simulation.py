@@ -47,7 +47,8 @@ from .._progress import Progress
 from .._validation import resolve_rng
 from ..datasets import make_synthetic_owl
 from .gamma_table import GammaTable, get_gamma_table
-from ..engine.mechanisms import noise_rate, sample_output_noise_batch
+from ..engine.solver import DEFAULT_TOL
+from .releases import perturb
 from ..estimators.owl import owl_weights
 from ..engine.preprocessing import FeatureScaler
 from ..value import ipw_values
@@ -194,13 +195,13 @@ def run_simulation(
                  ) / scaler.dimension_scale
             solutions, theta0 = {}, None
             for gamma in sorted(set(gammas[n]), reverse=True):  # warm starts from the next larger gamma
-                theta0 = solve_each(Z, A, w, gamma=gamma, loss=loss, theta0=theta0, backend=backend)
+                theta0 = solve_each(Z, A, w, gamma=gamma, loss=loss, theta0=theta0, backend=backend, tol=DEFAULT_TOL)
                 solutions[gamma] = theta0
                 bar.update()
             coefs = np.empty((reps, len(eps_list), _P + 1))
             for k, (eps, gamma) in enumerate(zip(eps_list, gammas[n])):
-                rate = noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=w_max)
-                coefs[:, k, :] = (solutions[gamma] + sample_output_noise_batch(_P + 1, rate, reps, rng=rng)) / scale
+                coefs[:, k, :] = perturb(solutions[gamma], epsilon=eps, gamma=gamma, weights_upper_bound=w_max,
+                                         n_samples=n, tol=DEFAULT_TOL, rng=rng) / scale
             acc, val = _score(Xt, At, Bt, optimal, coefs)
             bar.update()
             for k, (eps, gamma) in enumerate(zip(eps_list, gammas[n])):

@@ -62,7 +62,8 @@ from .._progress import Progress
 from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
 from .gamma_table import GammaTable
-from ..engine.mechanisms import noise_rate, sample_output_noise_batch
+from ..engine.solver import DEFAULT_TOL
+from .releases import perturb
 from ..estimators.owl import DPOWL
 from ..value import ipw_values
 from .._validation import check_choice
@@ -198,7 +199,7 @@ def select_gamma(gammas: Sequence[float], means: Sequence[float], ses: Sequence[
 def _prepared(data: OWLData, huber_h: float):
     """Scaled rows, labels, clipped weights and the scaler of ``data`` (public settings from ``data``)."""
     model = DPOWL(epsilon=math.inf, gamma=1.0, weights_upper_bound=data.weights_upper_bound,
-                  feature_bounds=data.feature_bounds, huber_h=huber_h)
+                  feature_bounds=data.feature_bounds, huber_h=huber_h, weight_sensitivity=data.weight_sensitivity)
     Z, y, w, C, scaler, _ = model.prepare(data.X, data.treatment, data.benefit, data.propensity)
     return Z, y, w, float(C), scaler
 
@@ -278,7 +279,6 @@ def tune_gamma_table(
     Z, y, w, C, scaler = _prepared(d0, huber_h)
     X = d0.X.to_numpy(dtype=float)
     W = float(d0.weights_upper_bound)
-    d = Z.shape[1]
     scale = scaler.column_scale * scaler.dimension_scale
     order = sorted(grid, reverse=True)
     rows, cells = [], []
@@ -305,11 +305,11 @@ def tune_gamma_table(
             for gamma in order:
                 idx = shared if common_samples else draw()
                 theta = solve_each(Z[idx], y[idx], w[idx], gamma=gamma, loss=HuberHingeLoss(huber_h),
-                                   theta0=theta0 if common_samples else None)
+                                   theta0=theta0 if common_samples else None, tol=DEFAULT_TOL)
                 theta0 = theta
                 for eps in eps_list:
-                    rate = noise_rate(epsilon=eps, gamma=gamma, weights_upper_bound=W, C=C)
-                    coef = (theta + sample_output_noise_batch(d, rate, r, rng=rng)) / scale
+                    coef = perturb(theta, epsilon=eps, gamma=gamma, weights_upper_bound=W, C=C, n_samples=n,
+                                   tol=DEFAULT_TOL, rng=rng) / scale
                     scores[eps][gamma] = _validation_scores(Xv, Av, Bv, pv, ov, coef, metric)
                 bar.update()
             for eps in eps_list:
@@ -376,7 +376,8 @@ def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_ro
                            epsilon_fit=eps_fit)
     X = data.X.iloc[fit_rows].reset_index(drop=True)
     model = DPOWL(epsilon=eps_fit, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
-                  feature_bounds=data.feature_bounds, huber_h=huber_h, random_state=rng).fit(
+                  feature_bounds=data.feature_bounds, huber_h=huber_h, weight_sensitivity=data.weight_sensitivity,
+                  random_state=rng).fit(
         X, data.treatment[fit_rows], data.benefit[fit_rows], data.propensity[fit_rows])
     sel = BudgetCharge(f"gamma selection: {len(grid)} candidates fitted on disjoint parts of {n_part} rows, "
                        "exponential mechanism on the last part", eps_sel, int(sel_rows.size))

@@ -1,9 +1,11 @@
 """``python -m validation.audit``: sensitivity search and black-box privacy audit of both engines.
 
 Exit status: 0 when every check passes (sensitivity ratios <= 1, empirical
-epsilon lower bounds <= the claimed epsilon, the negative control flagged),
-1 when any check fails, 2 when the run cannot start (e.g. R or DPpack missing:
-the message names ``make setup``; ``--no-r`` audits pydpowl alone).
+epsilon lower bounds <= the claimed epsilon, the negative control flagged,
+no bit-level leak in any number pydpowl releases, unguaranteed constants
+refused), 1 when any check fails, 2 when the run cannot start (e.g. R, DPpack
+or the R package pydpowl missing: the message names what to install;
+``--no-r`` audits pydpowl's Python engine alone).
 """
 
 from __future__ import annotations
@@ -49,16 +51,32 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except ImportError as exc:  # RUnavailableError names the set-up command
             print(f"error: {exc} (or pass --no-r)", file=sys.stderr)
             return 2
+        from .rfrontend import r_front_end_available
+
+        if not r_front_end_available():
+            print("error: the R package pydpowl (the R front end, audited at the bit level) does not load its "
+                  "engine; install it (make setup, or R CMD INSTALL -l LIB rpkg/pydpowl with R_LIBS=LIB) "
+                  "or pass --no-r", file=sys.stderr)
+            return 2
     t0 = time.perf_counter()
     result = run_audit(quick=args.quick, engines=engines, n_per_split=args.n, alpha=args.alpha, seed=args.seed,
-                       log=sys.stderr, analysis=not args.no_analysis)
+                       log=sys.stderr, r_front_end=not args.no_r, analysis=not args.no_analysis)
     result.seconds = time.perf_counter() - t0
     report = write_report(result, args.out, plots=not args.no_plots)
     for s in result.sensitivity:
-        print(f"{s.config.name:18s} worst ||theta - theta'||/Delta = {s.worst.ratio:.6f}")
+        print(f"{s.config.name:20s} worst ||theta - theta'||/Delta = {s.worst.ratio:.6f}"
+              + (f", other weights moved by {s.worst_weight_ratio:.4f} C" if s.worst.C > 0 else "")
+              + (" (conditional on an assumption: not in the verdict)" if s.config.conditional else ""))
+    for c in result.checks:
+        print(f"{c.config:20s} {c.check}: {'PASS' if c.passed else 'FAIL'}")
     for r in result.black_box:
-        print(f"{r.config:18s} {r.engine:8s} eps={r.epsilon:<4g} lower bound {r.epsilon_lb:.3f} "
+        print(f"{r.config:20s} {r.engine:8s} eps={r.epsilon:<4g} lower bound {r.epsilon_lb:.3f} "
               f"(ideal {r.ideal:.3f}) {r.verdict}")
+    for r in result.floating:
+        if r.grid is None:
+            verdict = ("FAIL" if r.leaks else "PASS") if r.in_verdict else "(for comparison)"
+            print(f"{r.config:20s} bit level {r.engine:9s} {r.attribute:18s} eps={r.epsilon:<4g} lower bound "
+                  f"{r.bound.epsilon_lb:.3f} {verdict}")
     for r in result.analysis:
         print(f"{r.config:18s} {r.mode + (' (control)' if r.control else ''):20s} lower bound {r.epsilon_lb:.3f} "
               f"(ledger {r.claimed:g}) {r.verdict}")

@@ -1,4 +1,4 @@
-"""Run the privacy audit: sensitivity search, then black-box tests on both engines.
+"""Run the privacy audit: sensitivity search, black-box tests on both engines, bit-level tests.
 
 For every configuration the sensitivity search finds the worst neighbouring
 pair (D, D'); for every claimed epsilon the black-box audit then draws private
@@ -6,13 +6,20 @@ releases on D and on D' from pydpowl (through the public ``fit``, one seed per
 release) and from DPpack (through R, many seeds in one R call), and bounds the
 epsilon the releases reveal (:mod:`validation.audit.blackbox`). A negative
 control releases with noise calibrated for ``4 epsilon`` while claiming
-``epsilon``: the audit must flag it, showing it can fail.
+``epsilon``: the audit must flag it, showing it can fail. Configurations whose
+guarantee rests on an assumption about the data (``assume_hessian_bound``) are
+searched for information only; the audit checks that their bound is refused
+without the opt-in. The bit-level audit tests every number pydpowl releases
+(Python attributes, summary, JSON export, and the R front end's ``$coeff`` and
+``dpowl()``): as released, none may leak beyond epsilon; DPpack's full-precision
+``coeff`` is shown for comparison.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 
@@ -23,8 +30,9 @@ from .configs import AuditConfig, Dataset, bit_level_configs, default_configs, q
 from .floating import LsbBound, lsb_lower_bound, round_releases
 from .sensitivity import SensitivityResult, sensitivity_search
 
-__all__ = ["BlackBoxRow", "FloatingRow", "AuditResult", "run_audit", "black_box_row", "floating_rows",
-           "binade_crossing_pair", "RATIO_TOLERANCE", "ROUNDING_GRID"]
+__all__ = ["BlackBoxRow", "FloatingRow", "CheckResult", "AuditResult", "run_audit", "black_box_row",
+           "floating_rows", "binade_crossing_pair", "assumption_check", "RATIO_TOLERANCE", "ROUNDING_GRID",
+           "VERDICT_ENGINES"]
 
 #: slack on ``ratio <= 1`` for the certified solver's rounding (gradient norm <= 1e-10)
 RATIO_TOLERANCE = 1e-8
@@ -32,8 +40,10 @@ RATIO_TOLERANCE = 1e-8
 CONTROL_FACTOR = 4.0
 #: grid of the rounded releases in the bit-level audit (2^-24, about 6e-8)
 ROUNDING_GRID = 2.0 ** -24
-#: configurations of the bit-level audit
+#: configurations of the bit-level audit (besides :func:`bit_level_configs`); the quick run keeps the first
 FLOATING_CONFIGS = ("werm-huber", "owl-intercept")
+#: engines whose as-released numbers must pass the bit-level audit (DPpack's are shown for comparison)
+VERDICT_ENGINES = ("pydpowl", "pydpowl-R")
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,21 @@ class FloatingRow:
     def leaks(self) -> bool:
         return self.bound.epsilon_lb > self.epsilon
 
+    @property
+    def in_verdict(self) -> bool:
+        """pydpowl's releases as users get them (Python and R front end) count; DPpack and re-rounding do not."""
+        return self.grid is None and self.engine in VERDICT_ENGINES
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """A pass/fail check that is not a bound (e.g. that an unguaranteed constant is refused)."""
+
+    config: str
+    check: str
+    passed: bool
+    detail: str = ""
+
 
 @dataclass
 class AuditResult:
@@ -122,13 +147,16 @@ class AuditResult:
     seconds: float = 0.0
     floating: List[FloatingRow] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    checks: List[CheckResult] = field(default_factory=list)
     analysis: List[Any] = field(default_factory=list)
     n_analysis: int = 0
 
     @property
     def passed(self) -> bool:
-        sens_ok = all(s.worst.ratio <= 1.0 + RATIO_TOLERANCE for s in self.sensitivity)
-        return sens_ok and all(r.passed for r in self.black_box) and all(r.passed for r in self.analysis)
+        sens_ok = all(s.worst.ratio <= 1.0 + RATIO_TOLERANCE for s in self.sensitivity if not s.config.conditional)
+        floating_ok = all(not r.leaks for r in self.floating if r.in_verdict)
+        return (sens_ok and all(r.passed for r in self.black_box) and floating_ok
+                and all(c.passed for c in self.checks) and all(r.passed for r in self.analysis))
 
 
 def _seeds(start: int, count: int) -> List[int]:
@@ -183,25 +211,30 @@ def floating_rows(config: AuditConfig, D: Dataset, D1: Dataset, *, epsilon: floa
                   n_per_split: int, seed: int, alpha: float = 0.05) -> List[FloatingRow]:
     """Bit-level bounds per released attribute, as returned and rounded to :data:`ROUNDING_GRID`.
 
-    pydpowl's DPOWL releases two views, audited separately: ``scaled_coef_``
-    and ``intercept_, coef_``; :mod:`pydpowl.model_io` writes ``scaled_coef_``
-    rounded to the grid and mapped back (the rounded ``scaled_coef_`` row);
-    DPWeightedERM releases ``coef_``; DPpack releases ``coeff``.
+    Engines and their released attributes: ``"pydpowl"``, every attribute of
+    :meth:`AuditConfig.released_attributes` (``coef_`` or ``scaled_coef_``,
+    ``intercept_, coef_``, ``summary()``, the JSON export); ``"pydpowl-R"``, the
+    R front end's ``svmDP $coeff`` and ``dpowl()`` coefficients (seeds are R
+    seeds); ``"DPpack"``, ``coeff``.
     """
     m = 2 * n_per_split
     s0, s1 = _seeds(seed, m), _seeds(seed + m, m)
     if engine == "pydpowl":
-        R0 = config.releases(D, epsilon, s0, all_attributes=True)
-        R1 = config.releases(D1, epsilon, s1, all_attributes=True)
-        views = [("coef_", slice(None))] if config.kind == "werm" else [
-            ("scaled_coef_", slice(0, config.d)), ("intercept_, coef_", slice(config.d, None))]
+        A0 = config.released_attributes(D, epsilon, s0)
+        A1 = config.released_attributes(D1, epsilon, s1)
+        views = [(name, A0[name], A1[name]) for name in A0]
+    elif engine == "pydpowl-R":
+        from .rfrontend import R_INTERFACES, r_front_end_releases
+
+        views = [(what, r_front_end_releases(config, D, epsilon, s0, interface=api),
+                  r_front_end_releases(config, D1, epsilon, s1, interface=api)) for api, what in R_INTERFACES.items()]
+    elif engine == "DPpack":
+        views = [("coeff", config.dppack_releases(D, epsilon, s0, as_released=True),
+                  config.dppack_releases(D1, epsilon, s1, as_released=True))]
     else:
-        R0 = config.dppack_releases(D, epsilon, s0, all_attributes=True)
-        R1 = config.dppack_releases(D1, epsilon, s1, all_attributes=True)
-        views = [("coeff", slice(None))]
+        raise ValueError(f"engine must be 'pydpowl', 'pydpowl-R' or 'DPpack', got {engine!r}.")
     rows = []
-    for what, cols in views:
-        a, b = R0[:, cols], R1[:, cols]
+    for what, a, b in views:
         rows.append(FloatingRow(config.name, engine, epsilon, None, lsb_lower_bound(a, b, alpha=alpha), what))
         rows.append(FloatingRow(config.name, engine, epsilon, ROUNDING_GRID,
                                 lsb_lower_bound(round_releases(a, ROUNDING_GRID), round_releases(b, ROUNDING_GRID),
@@ -209,10 +242,31 @@ def floating_rows(config: AuditConfig, D: Dataset, D1: Dataset, *, epsilon: floa
     return rows
 
 
+def assumption_check(config: AuditConfig, data: Dataset) -> CheckResult:
+    """The configuration's assumed Hessian bound must be refused without the opt-in, and warned about with it."""
+    from pydpowl import PrivacyLeakWarning
+
+    sample = config.propensity_part(data)
+    try:
+        config.propensity_model(assume=False).fit(sample.X, sample.y)
+        refused, message = False, "accepted without assume_hessian_bound=True"
+    except ValueError as exc:
+        refused, message = "assume_hessian_bound=True" in str(exc), str(exc)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config.propensity_model(assume=True).fit(sample.X, sample.y)
+    warned = any(issubclass(w.category, PrivacyLeakWarning) and "conditional on the assumption" in str(w.message)
+                 for w in caught)
+    detail = (f"without the opt-in: {'refused' if refused else 'NOT refused'} ({message[:90]}...); with it: "
+              f"{'PrivacyLeakWarning (guarantee conditional)' if warned else 'NO warning'}")
+    return CheckResult(config.name, f"hessian_lower_bound={config.hessian_lower_bound:g} > ridge={config.ridge:g}",
+                       refused and warned, detail)
+
+
 def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] = None,
               engines: Sequence[str] = ("pydpowl", "DPpack"), n_per_split: Optional[int] = None,
               alpha: float = 0.05, seed: int = 20240601, log: Optional[TextIO] = None,
-              search_options: Optional[Dict] = None, analysis: bool = True) -> AuditResult:
+              search_options: Optional[Dict] = None, r_front_end: bool = False, analysis: bool = True) -> AuditResult:
     """Run the sensitivity search and the black-box audit.
 
     Parameters
@@ -233,6 +287,9 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
         Progress lines (the library itself never prints).
     search_options : dict, optional
         Passed to :func:`sensitivity_search` (defaults depend on ``quick``).
+    r_front_end : bool
+        Also audit the R front end's releases at the bit level (needs the R package
+        pydpowl; see :mod:`validation.audit.rfrontend`).
     analysis : bool, default=True
         Also audit the whole private analysis as one mechanism
         (:mod:`validation.audit.analysis`; half as many releases per split).
@@ -243,6 +300,7 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     say: Callable[[str], None] = (lambda msg: print(msg, file=log, flush=True)) if log else (lambda msg: None)
     sens: List[SensitivityResult] = []
     rows: List[BlackBoxRow] = []
+    checks: List[CheckResult] = []
     next_seed = seed
     for config in configs:
         options = dict(n_random=40, n_starts=2, maxiter=30, n_replaced=1) if quick else \
@@ -253,12 +311,19 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
                            ("replace", "pair"), n_random=options["n_random"] // 2, maxiter=options["maxiter"] // 2,
                            bases=("random", "balanced"))
         options.update(search_options or {})
+        if config.conditional:
+            check = assumption_check(config, config.random_dataset(np.random.default_rng([seed, 7])))
+            checks.append(check)
+            say(f"[audit] {config.name}: {check.check}: {'PASS' if check.passed else 'FAIL'} ({check.detail})")
         result = sensitivity_search(config, seed=seed, **options)
         sens.append(result)
-        say(f"[audit] {config.name}: worst ||theta - theta'|| / Delta = {result.worst.ratio:.6f} "
-            f"({result.found_by}; {result.n_evaluations} pairs, {result.seconds:.0f} s)")
+        say(f"[audit] {config.name}: worst ||theta - theta'|| / Delta = {result.worst.ratio:.6f}, other weights "
+            f"moved by {result.worst_weight_ratio:.4f} C ({result.found_by}; {result.n_evaluations} pairs, "
+            f"{result.seconds:.0f} s)" + (" [conditional: not in the verdict]" if config.conditional else ""))
+        if config.conditional:
+            continue  # a release under an assumption is not audited as if it were guaranteed
         for eps in config.epsilons:
-            for engine in engines:
+            for engine in [e for e in engines if e != "DPpack" or config.compare_dppack]:
                 t = time.perf_counter()
                 row = black_box_row(config, result.D, result.D1, epsilon=eps, engine=engine,
                                     n_per_split=n_per_split, seed=next_seed, alpha=alpha)
@@ -267,7 +332,7 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
                     f"(ideal {row.ideal:.3f}) {row.verdict} [{time.perf_counter() - t:.0f} s]")
                 next_seed += 4 * n_per_split
     # negative control on the configuration whose pair comes closest to the bound
-    worst = max(sens, key=lambda s: s.worst.ratio)
+    worst = max((r for r in sens if not r.config.conditional), key=lambda s: s.worst.ratio)
     eps = 1.0
     control = black_box_row(worst.config, worst.D, worst.D1, epsilon=eps, engine="pydpowl",
                             n_per_split=n_per_split, seed=next_seed, alpha=alpha,
@@ -278,14 +343,14 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     next_seed += 4 * n_per_split
     floating: List[FloatingRow] = []
     n_fp = max(500, n_per_split // 3)
-    targets = [(r.config, r.D) for r in sens
-               if r.config.name in FLOATING_CONFIGS and not (quick and r.config.kind == "owl")]
-    if not quick:
-        targets += [(c, c.random_dataset(np.random.default_rng([seed, 99]))) for c in bit_level_configs()]
+    wanted = FLOATING_CONFIGS[:1] if quick else FLOATING_CONFIGS
+    targets = [(r.config, r.D) for r in sens if r.config.name in wanted]
+    targets += [(c, c.random_dataset(np.random.default_rng([seed, 99]))) for c in bit_level_configs()]
     for config, base in targets:
         D, D1 = binade_crossing_pair(config, base, seed=seed)
         eps = config.epsilons[0]
-        for engine in engines:
+        fp_engines = list(engines) + (["pydpowl-R"] if r_front_end and config.kind == "owl" else [])
+        for engine in fp_engines:
             fl = floating_rows(config, D, D1, epsilon=eps, engine=engine, n_per_split=n_fp, seed=next_seed,
                                alpha=alpha)
             floating.extend(fl)
@@ -293,6 +358,7 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
             for raw, rounded in zip(fl[::2], fl[1::2]):
                 say(f"[audit] bit-level {config.name} {engine} {raw.attribute} eps={eps:g}: lower bound "
                     f"{raw.bound.epsilon_lb:.3f} as released, {rounded.bound.epsilon_lb:.3f} rounded to 2^-24")
+    notes = [] if r_front_end else ["the R front end was not audited at the bit level (--no-r)"]
     analysis_rows: List[Any] = []
     n_analysis = max(100, n_per_split // 2)
     if analysis:
@@ -300,5 +366,5 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
 
         analysis_rows = run_analysis_audit(quick=quick, n_per_split=n_analysis, seed=next_seed, alpha=alpha, say=say)
     return AuditResult(sensitivity=sens, black_box=rows, n_per_split=n_per_split, alpha=alpha, seed=seed,
-                       seconds=time.perf_counter() - t0, floating=floating, analysis=analysis_rows,
-                       n_analysis=n_analysis if analysis else 0)
+                       seconds=time.perf_counter() - t0, floating=floating, checks=checks, notes=notes,
+                       analysis=analysis_rows, n_analysis=n_analysis if analysis else 0)

@@ -127,8 +127,10 @@ def evaluate_pair(config: AuditConfig, D: Dataset, D1: Dataset, *, cache: Option
     if not math.isclose(delta0, delta1, rel_tol=1e-12):
         raise AssertionError(f"{config.name}: Delta depends on the data ({delta0} vs {delta1}); it must be public.")
     changed = np.flatnonzero((D.X != D1.X).any(axis=1) | (D.y != D1.y) | (D.v != D1.v))
-    others = np.ones(D.n, dtype=bool)
-    others[changed] = False
+    # the weights are those of the OWL records (after a separate propensity sample, if any)
+    others = np.ones(w0.shape[0], dtype=bool)
+    owl_changed = changed - config.n_propensity if config.kind == "owl" else changed
+    others[owl_changed[owl_changed >= 0]] = False
     return PairEvaluation(
         distance=float(np.linalg.norm(t0 - t1)), sensitivity=delta0, naive_sensitivity=config.naive_sensitivity(),
         weight_change=float(np.abs(w0 - w1)[others].sum()), C=max(C0, C1),
@@ -180,7 +182,8 @@ def sensitivity_search(config: AuditConfig, *, seed: int = 0, n_random: int = 20
         from its own stream seeded by ``(seed, k)``.
     modes : tuple of {"replace", "pair"}
     n_replaced : int
-        How many record positions are tried per base dataset (record 0 first).
+        How many record positions are tried per base dataset (record 0 first; with a
+        separate propensity sample also the first OWL record).
     """
     t_start = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -193,8 +196,12 @@ def sensitivity_search(config: AuditConfig, *, seed: int = 0, n_random: int = 20
         # each base dataset has its own stream, so searches of different effort share their bases
         base_rng = np.random.default_rng([seed, b])
         D = config.random_dataset(base_rng) if base_name == "random" else config.balanced_dataset(base_rng)
-        positions = [0] + [int(k) for k in base_rng.choice(np.arange(1, D.n), size=max(0, n_replaced - 1),
-                                                            replace=False)]
+        first = [0]  # record 0 first; with a separate propensity sample, also the first OWL record
+        if config.kind == "owl" and config.n_propensity:
+            first.append(config.n_propensity)
+        rest = np.setdiff1d(np.arange(D.n), first)
+        positions = first + [int(k) for k in base_rng.choice(rest, size=max(0, n_replaced - len(first)),
+                                                               replace=False)]
         for j in positions:
             # random records: corners (top weight, label flipped) and uniform points
             for k in range(n_random):

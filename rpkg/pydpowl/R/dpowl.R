@@ -61,6 +61,7 @@ decode_treatment <- function(label, coding) {
 # ---- propensity ---------------------------------------------------------------
 
 propensity_logistic <- function(benefit_bound, logit_bound = 3, ridge = 0, hessian_lower_bound = NULL,
+                                hessian_bound_kind = c("hessian", "second_moment"), assume_hessian_bound = FALSE,
                                 fitted_on = c("private", "external")) {
   call <- sys.call()
   fitted_on <- match.arg(fitted_on)
@@ -68,9 +69,12 @@ propensity_logistic <- function(benefit_bound, logit_bound = 3, ridge = 0, hessi
     benefit_bound = as_setting(benefit_bound, "benefit_bound", call),
     logit_bound = as_setting(logit_bound, "logit_bound", call),
     ridge = as_setting(ridge, "ridge", call),
-    hessian_lower_bound = as_setting(hessian_lower_bound, "hessian_lower_bound", call)
+    hessian_lower_bound = as_setting(hessian_lower_bound, "hessian_lower_bound", call),
+    hessian_bound_kind = match.arg(hessian_bound_kind),
+    assume_hessian_bound = as_setting(assume_hessian_bound, "assume_hessian_bound", call)
   ), call)
-  spec <- spec[c("benefit_bound", "logit_bound", "ridge", "hessian_lower_bound")]
+  spec <- spec[c("benefit_bound", "logit_bound", "ridge", "hessian_lower_bound", "hessian_bound_kind",
+                 "assume_hessian_bound")]
   spec$fitted_on <- fitted_on
   structure(spec, class = "pydpowl_propensity_logistic")
 }
@@ -78,7 +82,9 @@ propensity_logistic <- function(benefit_bound, logit_bound = 3, ridge = 0, hessi
 print.pydpowl_propensity_logistic <- function(x, ...) {
   cat(sprintf("<logistic propensity model, fitted on %s data> benefit_bound = %s, logit_bound = %s, ridge = %s%s\n",
               x$fitted_on, format(x$benefit_bound), format(x$logit_bound), format(x$ridge),
-              if (is.null(x$hessian_lower_bound)) "" else paste0(", hessian_lower_bound = ", format(x$hessian_lower_bound))))
+              if (is.null(x$hessian_lower_bound)) "" else
+                paste0(", hessian_lower_bound = ", format(x$hessian_lower_bound), " (", x$hessian_bound_kind,
+                       if (isTRUE(x$assume_hessian_bound)) ", assumed" else "", ")")))
   invisible(x)
 }
 
@@ -149,7 +155,7 @@ resolve_bounds <- function(bounds, cols, dummy, call) {
 # ---- fitting ------------------------------------------------------------------
 
 dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
-                      intercept, huber_h, rng, dummy, call) {
+                      intercept, huber_h, rng, dummy, call, weight_sensitivity = NULL, reproduce_dppack = FALSE) {
   n <- nrow(M)
   cols <- colnames(M)
   if (is.null(cols)) cols <- paste0("x", seq_len(ncol(M)))
@@ -169,7 +175,9 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
     intercept = as_setting(intercept, "intercept", call), epsilon = as_setting(epsilon, "epsilon", call),
     gamma = as_setting(gamma, "gamma", call),
     weights_upper_bound = as_setting(weights_upper_bound, "weights_upper_bound", call),
-    huber_h = as_setting(huber_h, "huber_h", call), random_seed = state, columns = cols
+    huber_h = as_setting(huber_h, "huber_h", call), random_seed = state, columns = cols,
+    weight_sensitivity = as_setting(weight_sensitivity, "weight_sensitivity", call),
+    reproduce_dppack = as_setting(reproduce_dppack, "reproduce_dppack", call)
   ), call)
   if (rng == "R") r_rng_restore(res$random_seed, state)
   coef <- as.numeric(res$coef)
@@ -179,30 +187,33 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
   structure(list(
     coefficients = coef,
     epsilon = as.numeric(epsilon), gamma = as.numeric(gamma), weights_upper_bound = as.numeric(weights_upper_bound),
-    huber_h = as.numeric(huber_h), sensitivity = res$sensitivity, C = res$C,
+    huber_h = as.numeric(huber_h), sensitivity = res$sensitivity, C = res$C, release_grid = res$release_grid,
     bounds = b, intercept = intercept, n = n, propensity = prop$label,
     treatment_coding = tr$coding, rng = rng,
     diagnostics = c(clipped_weights = res$n_clipped_weights, clipped_features = res$n_clipped_features,
-                    clipped_logits = res$n_clipped_logits),
+                    clipped_logits = res$n_clipped_logits, clipped_benefits = res$n_clipped_benefits),
     call = call
   ), class = "dpowl")
 }
 
 dpowl.default <- function(x, treatment, benefit, propensity = 0.5, epsilon, gamma, weights_upper_bound,
-                          bounds, intercept = TRUE, huber_h = 0.5, rng = c("R", "system"), ...) {
+                          bounds, intercept = TRUE, huber_h = 0.5, rng = c("R", "system"), weight_sensitivity = NULL,
+                          reproduce_dppack = FALSE, ...) {
   call <- match.call()
   call[[1L]] <- as.name("dpowl")
   check_dots(list(...), call)
   M <- as_feature_matrix(x, "x", call = call)
   fit <- dpowl_fit(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
-                   intercept, huber_h, rng[1L], dummy = rep(FALSE, ncol(M)), call = call)
+                   intercept, huber_h, rng[1L], dummy = rep(FALSE, ncol(M)), call = call,
+                   weight_sensitivity = weight_sensitivity, reproduce_dppack = reproduce_dppack)
   fit$feature_names <- names(fit$bounds$lower)
   fit$named_features <- !is.null(colnames(x))
   fit
 }
 
 dpowl.formula <- function(x, data, treatment, benefit, propensity = 0.5, epsilon, gamma, weights_upper_bound,
-                          bounds, huber_h = 0.5, rng = c("R", "system"), ...) {
+                          bounds, huber_h = 0.5, rng = c("R", "system"), weight_sensitivity = NULL,
+                          reproduce_dppack = FALSE, ...) {
   call <- match.call()
   call[[1L]] <- as.name("dpowl")
   check_dots(list(...), call)
@@ -242,7 +253,8 @@ dpowl.formula <- function(x, data, treatment, benefit, propensity = 0.5, epsilon
   }, logical(1))
   fit <- dpowl_fit(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
                    intercept = attr(tt, "intercept") == 1L, huber_h = huber_h, rng = rng[1L],
-                   dummy = dummy, call = call)
+                   dummy = dummy, call = call, weight_sensitivity = weight_sensitivity,
+                   reproduce_dppack = reproduce_dppack)
   fit$terms <- stats::delete.response(tt)
   fit$xlevels <- stats::.getXlevels(tt, mf)
   fit$contrasts <- contrasts_
@@ -324,7 +336,8 @@ summary.dpowl <- function(object, ...) {
     coefficients = object$coefficients,
     settings = c(epsilon = object$epsilon, gamma = object$gamma, weights_upper_bound = object$weights_upper_bound,
                  huber_h = object$huber_h, C = object$C, sensitivity = object$sensitivity,
-                 expected_noise_norm = if (is.infinite(object$epsilon)) 0 else d / rate),
+                 expected_noise_norm = if (is.infinite(object$epsilon)) 0 else d / rate,
+                 release_grid = if (is.null(object$release_grid)) NA_real_ else object$release_grid),
     n = object$n,
     bounds = object$bounds,
     propensity = object$propensity,
@@ -338,9 +351,16 @@ print.summary.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), .
   s <- x$settings
   cat("Differentially private OWL rule (pydpowl: DP-wERM, Huber hinge loss, output perturbation)\n")
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  cat(sprintf("\nPrivacy: epsilon = %s; sensitivity Delta = (C + 2W)/gamma = %s (W = %s, C = %s, gamma = %s)\n",
+  cat(sprintf(paste0("\nPrivacy: epsilon = %s; sensitivity Delta = (C + 2W + 2 n tol)/gamma = %s (W = %s, C = %s, ",
+                     "gamma = %s, tol = 1e-10)\n"),
               eps_label(s[["epsilon"]]), format(s[["sensitivity"]], digits = digits),
               format(s[["weights_upper_bound"]]), format(s[["C"]]), format(s[["gamma"]])))
+  if (!is.na(s[["release_grid"]])) {
+    cat(sprintf(paste0("Release: floating-point safe, the exact sum rounded to multiples of 2^%d in the noise ",
+                       "space\n"), as.integer(round(log2(s[["release_grid"]])))))
+  } else if (is.finite(s[["epsilon"]])) {
+    cat("Release: full precision (reproduce_dppack = TRUE, validation only: NOT floating-point safe)\n")
+  }
   cat(sprintf("Noise: ||b|| ~ Gamma(%d, rate = epsilon/Delta), expected norm %s (scaled space); drawn from %s\n",
               length(x$coefficients), format(s[["expected_noise_norm"]], digits = digits),
               if (x$rng == "R") "R's generator (reproducible with set.seed)" else "operating-system entropy"))
@@ -355,9 +375,9 @@ print.summary.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), .
   print(tab, digits = digits)
   d <- x$diagnostics
   cat(sprintf(paste0("\nClipped to public bounds by design: %d weight(s), %d feature value(s), %d propensity ",
-                     "logit(s).\n(These counts come from the private data: they are for the analyst and are not ",
-                     "covered by the privacy guarantee.)\n"), d[["clipped_weights"]], d[["clipped_features"]],
-              d[["clipped_logits"]]))
+                     "logit(s), %d benefit(s) (at the propensity model's benefit_bound).\n(These counts come from ",
+                     "the private data: they are for the analyst and are not covered by the privacy guarantee.)\n"),
+              d[["clipped_weights"]], d[["clipped_features"]], d[["clipped_logits"]], d[["clipped_benefits"]]))
   cat("No standard errors: the release is one noisy draw; its noise scale is given above.\n")
   invisible(x)
 }

@@ -51,10 +51,12 @@ svmDP <- R6::R6Class("svmDP",
     perturbation.method = NULL,
     kernel = NULL,
     huber.h = NULL,
+    reproduce.dppack = NULL,
     coeff = NULL,
 
     initialize = function(regularizer = "l2", eps, gamma, perturbation.method = "output", kernel = "linear",
-                          D = NULL, kernel.param = NULL, regularizer.gr = NULL, huber.h = 0.5) {
+                          D = NULL, kernel.param = NULL, regularizer.gr = NULL, huber.h = 0.5,
+                          reproduce.dppack = FALSE) {
       call <- sys.call(-1L)
       self$regularizer <- regularizer
       self$eps <- eps
@@ -62,6 +64,7 @@ svmDP <- R6::R6Class("svmDP",
       self$perturbation.method <- perturbation.method
       self$kernel <- kernel
       self$huber.h <- huber.h
+      self$reproduce.dppack <- check_flag(reproduce.dppack, "reproduce.dppack", call = call)
       for (arg in c("D", "kernel.param", "regularizer.gr")) {
         if (!is.null(get(arg))) {
           arg_error(sprintf(paste0("%s is not supported by pydpowl::svmDP (linear kernel and the l2 ",
@@ -85,7 +88,7 @@ svmDP <- R6::R6Class("svmDP",
                      add.bias = as_setting(add.bias, "add.bias", call),
                      weights = if (!is.null(weights)) as_numeric_arg(weights, "weights", call),
                      weights.upper.bound = as_setting(weights.upper.bound, "weights.upper.bound", call)),
-                svm_settings(self, call), list(columns = colnames(M)))
+                svm_settings(self, call), list(columns = colnames(M), reproduce.dppack = isTRUE(self$reproduce.dppack)))
       args$random_seed <- state <- r_rng_state(call)
       res <- engine("fit_svm", args, call)
       r_rng_restore(res$random_seed, state)
@@ -115,8 +118,9 @@ svmDP <- R6::R6Class("svmDP",
 
     print = function(...) {
       cat("<pydpowl::svmDP> linear kernel, output perturbation (Python engine)\n")
-      cat(sprintf("  eps = %s, gamma = %s, huber.h = %s\n", format(self$eps), format(self$gamma),
-                  format(self$huber.h)))
+      cat(sprintf("  eps = %s, gamma = %s, huber.h = %s%s\n", format(self$eps), format(self$gamma),
+                  format(self$huber.h), if (isTRUE(self$reproduce.dppack))
+                    " (reproduce.dppack = TRUE: full precision, validation only)" else ""))
       if (is.null(self$coeff)) cat("  not fitted\n")
       else cat("  coeff:", format(signif(self$coeff, 6)), "\n")
       invisible(self)

@@ -100,25 +100,22 @@ def _r_whole_number(name: str, value: Any, minimum: int) -> int:
 
 def _release(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, *, feature_bounds, fit_intercept: bool,
              epsilon: float, gamma: float, weights_upper_bound: float, huber_h: float = 0.5, C: float = 0.0,
-             tol: float = 1e-10, random_state: Any, backend: str = "auto") -> SimpleNamespace:
-    """Scale with the public bounds, clip the weights at W, solve exactly, add the noise, map back.
+             tol: float = 1e-10, reproduce_dppack: bool = False, random_state: Any,
+             backend: str = "auto") -> SimpleNamespace:
+    """DPpack's svmDP (linear kernel, output perturbation): scale with the public bounds, clip the
+    weights at W (as DPpack does; counted), then the engine's one release
+    (:func:`pydpowl.engine.release.release_output_perturbation`: solve exactly, add the noise,
+    round to the release grid), mapped back to the original space.
 
-    TEMPORARY composition of engine-level pieces with the signature asked of the
-    engine (``release_output_perturbation``); when the engine exports it, this
-    function is replaced by that import. Inputs are already checked (X finite,
-    y in {-1, 1}, weights >= 0, bounds valid); ``backend`` goes to the scaling
-    and the solver.
-
-    Returns an object with ``coef`` (original space, intercept first, as
-    DPpack's ``coeff``), ``scaled_coef``, ``sensitivity``, ``n_iter``,
+    Inputs are already checked (X finite, y in {-1, 1}, weights >= 0, bounds
+    valid); ``backend`` goes to the scaling and the solver. Returns an object
+    with ``coef`` (original space, intercept first, as DPpack's ``coeff``),
+    ``scaled_coef``, ``sensitivity``, ``grid``, ``n_iter``,
     ``n_clipped_weights`` and ``n_clipped_features``.
     """
     from pydpowl.engine.losses import HuberHingeLoss
-    from pydpowl.engine.mechanisms import noise_rate, output_sensitivity, sample_output_noise
     from pydpowl.engine.preprocessing import FeatureScaler
-    from pydpowl.engine.solver import solve_weighted_erm
-    # the rule's one place (its module does not import an estimator base yet)
-    from pydpowl.estimators.werm import check_noise_scale
+    from pydpowl.engine.release import check_noise_scale, release_output_perturbation
 
     check_noise_scale(epsilon, gamma, weights_upper_bound, C)
     lower, upper = feature_bounds
@@ -126,18 +123,12 @@ def _release(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, *, feature
     Z, n_clipped_features = scaler.transform_checked(X, backend=backend)
     over = sample_weight > weights_upper_bound
     w = np.where(over, weights_upper_bound, sample_weight)
-    result = solve_weighted_erm(Z, y, w, gamma=gamma, loss=HuberHingeLoss(huber_h), tol=tol, backend=backend)
-    rate = noise_rate(epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound, C=C)
-    release = result.x + sample_output_noise(Z.shape[1], rate, rng=random_state)
-    if not np.all(np.isfinite(release)):
-        raise ValueError(
-            f"the noise for epsilon={epsilon!r}, gamma={gamma!r}, weights_upper_bound={weights_upper_bound!r}, "
-            f"C={C!r} overflowed (its scale is too large for double precision); nothing was released."
-        )
+    out = release_output_perturbation(Z, y, w, epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound,
+                                      loss=HuberHingeLoss(huber_h), C=C, tol=tol, reproduce_dppack=reproduce_dppack,
+                                      rng=random_state, backend=backend)
     return SimpleNamespace(
-        coef=scaler.coef_to_original(release), scaled_coef=release,
-        sensitivity=output_sensitivity(gamma=gamma, weights_upper_bound=weights_upper_bound, C=C),
-        n_iter=result.nit, n_clipped_weights=int(np.count_nonzero(over)), n_clipped_features=n_clipped_features)
+        coef=scaler.coef_to_original(out.coef), scaled_coef=out.coef, sensitivity=out.sensitivity, grid=out.grid,
+        n_iter=out.n_iter, n_clipped_weights=int(np.count_nonzero(over)), n_clipped_features=n_clipped_features)
 
 
 # ---- svmDP ------------------------------------------------------------------------------------
@@ -150,12 +141,15 @@ def svm_settings(*, eps: Any, gamma: Any, huber_h: Any) -> Dict[str, float]:
 
 def fit_svm(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any, weights: Any,
             weights_upper_bound: Any, eps: Any, gamma: Any, huber_h: Any, random_seed: Any,
-            columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+            columns: Optional[Sequence[str]] = None, reproduce_dppack: Any = False) -> Dict[str, Any]:
     """DPpack's ``svmDP$fit()`` (linear kernel, output perturbation): the released ``coeff``.
 
     ``y`` in {0, 1} (DPpack's coding). Without ``weights`` the weights are 1 and
     their bound 1, whatever ``weights.upper.bound`` says (as DPpack). Weights
     above the bound are clipped to it with a :class:`WeightsClippedWarning`.
+    The release is floating-point safe (rounded to the release grid) unless
+    ``reproduce.dppack`` asks for DPpack's arithmetic bit for bit (validation
+    only; a :class:`~pydpowl.exceptions.PrivacyLeakWarning` says so).
     """
     s = svm_settings(eps=eps, gamma=gamma, huber_h=huber_h)
     X = v.check_array("X", X, columns=_column_names(columns), index_base=R_INDEX)
@@ -174,21 +168,26 @@ def fit_svm(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: A
         W = v.check_positive("weights.upper.bound", weights_upper_bound)
         w = v.check_vector("weights", weights, length=n, length_of=_PER_ROW, index_base=R_INDEX)
         v.check_nonnegative("weights", w, index_base=R_INDEX)
+    reproduce = v.check_bool("reproduce.dppack", reproduce_dppack)
+    if reproduce and s["eps"] != float("inf"):
+        from pydpowl.estimators.werm import warn_reproduce_dppack
+
+        warn_reproduce_dppack(stacklevel=1)
     rng = _r_stream(random_seed)
     release = _release(X, 2.0 * y01 - 1.0, w, feature_bounds=(lower, upper), fit_intercept=add_bias,
                        epsilon=s["eps"], gamma=s["gamma"], weights_upper_bound=W, huber_h=s["huber.h"],
-                       random_state=rng, backend=_backend(n))
+                       reproduce_dppack=reproduce, random_state=rng, backend=_backend(n))
     if release.n_clipped_weights:
         warnings.warn(WeightsClippedWarning(
             f"{release.n_clipped_weights} of {n} weights exceed weights.upper.bound = {W:.7g} and were clipped "
             "to it (as DPpack does)."))
-    return {"coeff": release.coef, "random_seed": _state_out(rng)}
+    return {"coeff": release.coef, "release_grid": release.grid, "random_seed": _state_out(rng)}
 
 
 # ---- dpowl ---------------------------------------------------------------------------------------
 
-def propensity_logistic(*, benefit_bound: Any, logit_bound: Any, ridge: Any,
-                        hessian_lower_bound: Any) -> Dict[str, Any]:
+def propensity_logistic(*, benefit_bound: Any, logit_bound: Any, ridge: Any, hessian_lower_bound: Any,
+                        hessian_bound_kind: Any = "hessian", assume_hessian_bound: Any = False) -> Dict[str, Any]:
     """The public constants of ``propensity_logistic()``, checked (the model is fitted with the rule)."""
     return {
         "benefit_bound": v.check_positive("benefit_bound", benefit_bound),
@@ -196,6 +195,8 @@ def propensity_logistic(*, benefit_bound: Any, logit_bound: Any, ridge: Any,
         "ridge": v.check_positive("ridge", ridge, allow_zero=True),
         "hessian_lower_bound": None if hessian_lower_bound is None
         else v.check_positive("hessian_lower_bound", hessian_lower_bound),
+        "hessian_bound_kind": v.check_choice("hessian_bound_kind", hessian_bound_kind, ("hessian", "second_moment")),
+        "assume_hessian_bound": v.check_bool("assume_hessian_bound", assume_hessian_bound),
     }
 
 
@@ -203,8 +204,9 @@ def _owl_propensity(propensity: Any, n: int, lower: np.ndarray, upper: np.ndarra
     if isinstance(propensity, dict):  # propensity_logistic() from R
         from pydpowl.estimators.propensity import LogisticPropensity
 
-        spec = propensity_logistic(**{k: propensity.get(k) for k in
-                                      ("benefit_bound", "logit_bound", "ridge", "hessian_lower_bound")})
+        keys = ("benefit_bound", "logit_bound", "ridge", "hessian_lower_bound", "hessian_bound_kind",
+                "assume_hessian_bound")
+        spec = propensity_logistic(**{k: propensity[k] for k in keys if k in propensity})
         return LogisticPropensity(feature_bounds=(lower, upper), fitted_on=str(propensity["fitted_on"]), **spec)
     if isinstance(propensity, float):
         return v.check_probability("propensity", propensity, high_open=True)
@@ -216,12 +218,15 @@ def _owl_propensity(propensity: Any, n: int, lower: np.ndarray, upper: np.ndarra
 
 def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any, upper: Any, intercept: Any,
             epsilon: Any, gamma: Any, weights_upper_bound: Any, huber_h: Any, random_seed: Any,
-            columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+            columns: Optional[Sequence[str]] = None, weight_sensitivity: Any = None,
+            reproduce_dppack: Any = False) -> Dict[str, Any]:
     """``dpowl()``: DP-OWL with :class:`pydpowl.DPOWL`; ``treatment`` in {-1, 1} (R has coded it).
 
     ``propensity``: a probability of the arm coded +1, a vector of P(A_i | x_i),
     or a named list from ``propensity_logistic()`` (a logistic model fitted here
-    on the same data). ``random_seed`` None draws the noise from OS entropy.
+    on the same data). ``weight_sensitivity``: None, a number or ``"trivial"``
+    (as ``DPOWL``: a propensity vector needs it stated). ``random_seed`` None
+    draws the noise from OS entropy.
     """
     eps = v.check_epsilon(epsilon)
     gam = v.check_positive("gamma", gamma)
@@ -243,13 +248,19 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     rng = _r_stream(random_seed)
     if isinstance(prop, LogisticPropensity):
         prop = prop.fit(X, A)
+    stated = weight_sensitivity if weight_sensitivity is None or isinstance(weight_sensitivity, str) \
+        else v.check_positive("weight_sensitivity", weight_sensitivity, allow_zero=True)
     model = DPOWL(epsilon=eps, gamma=gam, weights_upper_bound=W, feature_bounds=(lo, up), huber_h=h,
-                  fit_intercept=fit_intercept, random_state=rng).fit(X, A, B, prop)
+                  fit_intercept=fit_intercept, weight_sensitivity=stated,
+                  reproduce_dppack=v.check_bool("reproduce_dppack", reproduce_dppack),
+                  random_state=rng).fit(X, A, B, prop)
     return {
         "intercept": float(model.intercept_), "coef": np.asarray(model.coef_, dtype=np.float64),
         "sensitivity": float(model.sensitivity_), "C": float(model.weight_sensitivity_),
+        "release_grid": model.release_grid_,
         "n_clipped_weights": int(model.n_clipped_weights_), "n_clipped_features": int(model.n_clipped_features_),
-        "n_clipped_logits": int(model.n_clipped_logits_), "random_seed": _state_out(rng),
+        "n_clipped_logits": int(model.n_clipped_logits_), "n_clipped_benefits": int(model.n_clipped_benefits_),
+        "random_seed": _state_out(rng),
     }
 
 

@@ -11,7 +11,7 @@ fit_formula <- function(d, eps = 1, seed = 10, ...) {
   set.seed(seed)
   dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
         propensity = propensity, epsilon = eps, gamma = 75, weights_upper_bound = attr(d, "weights_upper_bound"),
-        bounds = attr(d, "bounds"), ...)
+        bounds = attr(d, "bounds"), weight_sensitivity = 0, ...)  # the trial's known probabilities: C = 0
 }
 
 test_that("dpowl equals svmDP (same seed) and the non-private rule matches DPpack within the bound", {
@@ -27,7 +27,8 @@ test_that("dpowl equals svmDP (same seed) and the non-private rule matches DPpac
 
   set.seed(1)
   exact <- dpowl(as.matrix(data$X), treatment = data$A, benefit = data$benefit, propensity = data$propensity,
-                 epsilon = Inf, gamma = 75, weights_upper_bound = data$W, bounds = list(data$lower, data$upper))
+                 epsilon = Inf, gamma = 75, weights_upper_bound = data$W, bounds = list(data$lower, data$upper),
+                 weight_sensitivity = 0)
   set.seed(1)
   r <- DPpack::svmDP$new("l2", Inf, 75, perturbation.method = "output")
   r$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w, weights.upper.bound = data$W)
@@ -45,7 +46,7 @@ test_that("treatment codings (factor, logical, 0/1, -1/1) give the same rule, pr
     d$tr <- tr
     set.seed(10)
     alt <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = tr, benefit = benefit,
-                 propensity = propensity, epsilon = 1, gamma = 75,
+                 propensity = propensity, epsilon = 1, gamma = 75, weight_sensitivity = 0,
                  weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"))
     expect_identical(coef(alt), coef(base))
     p <- predict(alt, d)
@@ -68,10 +69,12 @@ test_that("factor predictors become 0/1 dummies with default bounds [0, 1]", {
   set.seed(4)
   with_factor <- dpowl(~ age + sex + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
                        propensity = propensity, epsilon = 1, gamma = 75, weights_upper_bound = 27.2,
+                       weight_sensitivity = 0,
                        bounds = list(lower = c(age = 18, nonwhite = 0, mdd = 0), upper = c(age = 89, nonwhite = 1, mdd = 1)))
   set.seed(4)
   with_numeric <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
-                        propensity = propensity, epsilon = 1, gamma = 75, weights_upper_bound = 27.2, bounds = b)
+                        propensity = propensity, epsilon = 1, gamma = 75, weights_upper_bound = 27.2, bounds = b,
+                        weight_sensitivity = 0)
   expect_identical(unname(coef(with_factor)), unname(coef(with_numeric)))
   expect_identical(names(coef(with_factor))[3], "sexM")
   expect_identical(predict(with_factor, d[1:50, ]), predict(with_numeric, d[1:50, ]))
@@ -85,7 +88,8 @@ test_that("print, summary and coef describe the release", {
   expect_true(any(grepl("epsilon = 0.5, gamma = 75", out)))
   s <- summary(fit)
   expect_s3_class(s, "summary.dpowl")
-  expect_equal(s$settings[["sensitivity"]], 2 * attr(d, "weights_upper_bound") / 75)
+  expect_equal(s$settings[["sensitivity"]], (2 * attr(d, "weights_upper_bound") + 2 * 300 * 1e-10) / 75,
+               tolerance = 1e-14)
   expect_equal(s$settings[["expected_noise_norm"]], 5 / (0.5 / s$settings[["sensitivity"]]))
   txt <- capture.output(print(s))
   expect_true(any(grepl("standard -> -1, guided -> \\+1", txt)))
@@ -116,13 +120,14 @@ test_that("a logistic propensity model sets C > 0 and a larger sensitivity", {
                propensity = propensity_logistic(benefit_bound = log(24 * 365), ridge = 0.1),
                epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds"))
   expect_gt(fit$C, 0)
-  expect_equal(fit$sensitivity, (fit$C + 2 * 40) / 75)
+  expect_equal(fit$sensitivity, (fit$C + 2 * 40 + 2 * 300 * 1e-10) / 75, tolerance = 1e-14)
   expect_error(propensity_logistic(benefit_bound = -1),
                regexp = "^benefit_bound must be in \\(0, inf\\), got benefit_bound=-1\\.0\\.$", class = "pydpowl_value_error")
   expect_error(propensity_logistic(benefit_bound = 1, ridge = -0.5), regexp = "^ridge must be in \\[0, inf\\), got ridge=-0\\.5\\.$")
   expect_error(propensity_logistic(benefit_bound = 1, hessian_lower_bound = 0), regexp = "^hessian_lower_bound must be in \\(0, inf\\)")
   expect_identical(unclass(propensity_logistic(benefit_bound = 2L, ridge = 0)),
-                   list(benefit_bound = 2, logit_bound = 3, ridge = 0, hessian_lower_bound = NULL, fitted_on = "private"))
+                   list(benefit_bound = 2, logit_bound = 3, ridge = 0, hessian_lower_bound = NULL,
+                        hessian_bound_kind = "hessian", assume_hessian_bound = FALSE, fitted_on = "private"))
 })
 
 test_that("dpowl input errors name the argument", {
@@ -194,4 +199,73 @@ test_that("dpowl input errors name the argument", {
   fit <- call_dpowl()
   expect_error(predict(fit), regexp = "newdata is required")
   expect_error(predict(fit, as.matrix(d[, 1:4])), regexp = "newdata must be a data frame")
+})
+
+test_that("a vector of propensities needs weight_sensitivity; a number or a model does not", {
+  require_backends(dppack = FALSE)
+  d <- cyp(200, seed = 12)
+  args <- list(~ age + male + nonwhite + mdd, data = d, treatment = quote(arm), benefit = quote(benefit),
+               propensity = quote(propensity), epsilon = 1, gamma = 75, weights_upper_bound = 30,
+               bounds = attr(d, "bounds"))
+  expect_error(do.call(dpowl, args),
+               regexp = "^propensity was given as an array of P\\(A_i \\| x_i\\): state how it was obtained with weight_sensitivity=",
+               class = "pydpowl_value_error")
+  set.seed(1)
+  stated <- do.call(dpowl, c(args, weight_sensitivity = 2.5))
+  expect_equal(stated$C, 2.5)
+  set.seed(1)
+  trivial <- do.call(dpowl, c(args, weight_sensitivity = "trivial"))
+  expect_equal(trivial$C, 200 * 30)
+  expect_error(do.call(dpowl, c(args, weight_sensitivity = -1)),
+               regexp = "^weight_sensitivity must be in \\[0, inf\\), got weight_sensitivity=-1\\.0\\.$",
+               class = "pydpowl_value_error")
+  args$propensity <- propensity_logistic(benefit_bound = log(24 * 365), ridge = 0.1)
+  expect_error(do.call(dpowl, c(args, weight_sensitivity = 0)),
+               regexp = "^weight_sensitivity must be None with a LogisticPropensity", class = "pydpowl_value_error")
+})
+
+test_that("benefits above the logistic model's benefit_bound are clipped and counted", {
+  require_backends(dppack = FALSE)
+  d <- cyp(200, seed = 13)
+  set.seed(2)
+  fit <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+               propensity = propensity_logistic(benefit_bound = 1, ridge = 0.5),
+               epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds"))
+  expect_equal(fit$diagnostics[["clipped_benefits"]], sum(d$benefit > 1))
+  expect_gt(fit$diagnostics[["clipped_benefits"]], 0)
+  expect_true(any(grepl(sprintf("%d benefit\\(s\\)", sum(d$benefit > 1)), capture.output(print(summary(fit))))))
+})
+
+test_that("an assumed Hessian bound above the ridge is refused unless stated as an assumption", {
+  require_backends(dppack = FALSE)
+  d <- cyp(200, seed = 14)
+  fit <- function(prop) {
+    set.seed(3)
+    dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit, propensity = prop,
+          epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds"))
+  }
+  expect_error(fit(propensity_logistic(benefit_bound = 9, ridge = 0.1, hessian_lower_bound = 0.5)),
+               regexp = "hessian_lower_bound=0.5 exceeds ridge=0.1")
+  expect_warning(m <- fit(propensity_logistic(benefit_bound = 9, ridge = 0.1, hessian_lower_bound = 0.5,
+                                              assume_hessian_bound = TRUE)),
+                 regexp = "conditional on the assumption")
+  expect_gt(m$C, 0)
+})
+
+test_that("the released coefficients are floating-point safe by default", {
+  require_backends(dppack = FALSE)
+  d <- cyp(300, seed = 15)
+  fit <- fit_formula(d, eps = 1, seed = 4)
+  g <- fit$release_grid
+  expect_identical(g, 2^round(log2(g)))
+  lam <- fit$sensitivity / fit$epsilon
+  expect_true(g > lam / 2^11 && g <= lam / 2^10)
+  b <- attr(d, "bounds")
+  ref <- ref_scaled_design(d[, c("age", "male", "nonwhite", "mdd")], b$lower, b$upper, TRUE)
+  scaled <- unname(coef(fit)) * ref$scale  # back to the noise space, where the release lies on the grid
+  expect_equal(scaled / g, round(scaled / g), tolerance = 1e-9)
+  expect_true(any(grepl("floating-point safe", capture.output(print(summary(fit))))))
+  expect_warning(val <- fit_formula(d, eps = 1, seed = 4, reproduce_dppack = TRUE), regexp = "reproduce_dppack=True")
+  expect_null(val$release_grid)
+  expect_lt(max(abs(unname(coef(val)) * ref$scale - scaled)), g)  # within a grid step (and the tol term's trace)
 })

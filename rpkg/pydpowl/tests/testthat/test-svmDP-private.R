@@ -97,3 +97,34 @@ test_that("sample.kind = 'Rounding' is accepted and kept; other generators are r
   expect_error(m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE),
                class = "pydpowl_rng_error", regexp = "L'Ecuyer-CMRG")
 })
+
+test_that("the default release is floating-point safe; reproduce.dppack = TRUE gives DPpack's noise", {
+  require_backends()
+  data <- svm_data("synthetic", 300, seed = 31)
+  ref <- ref_scaled_design(data$X, data$lower, data$upper, TRUE)
+  fit <- function(...) {
+    set.seed(77)
+    m <- svmDP$new("l2", 1, 20, perturbation.method = "output", ...)
+    withCallingHandlers(
+      m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w, weights.upper.bound = data$W),
+      pydpowl_weights_clipped = function(w) invokeRestart("muffleWarning"))
+    m
+  }
+  safe <- fit()
+  expect_warning(exact <- fit(reproduce.dppack = TRUE), regexp = "reproduce_dppack=True")
+  set.seed(77)
+  exact_inf <- svmDP$new("l2", Inf, 20, perturbation.method = "output")
+  suppressWarnings(exact_inf$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w,
+                                 weights.upper.bound = data$W))
+  # reproduce.dppack adds DPpack's noise draw exactly (to the rounding of one addition)
+  b <- ref_noise(77, 5, rate = 20 * 1 / (2 * data$W))
+  expect_equal(exact$coeff * ref$scale, exact_inf$coeff * ref$scale + b, tolerance = 1e-12)
+  # the default: the scaled release lies on a power-of-two grid about 1/1000 of the noise scale
+  lam <- (2 * data$W + 2 * 300 * 1e-10) / 20
+  g <- 2^(floor(log2(lam)) - 10)
+  scaled <- safe$coeff * ref$scale
+  expect_equal(scaled / g, round(scaled / g), tolerance = 1e-9)
+  expect_lt(max(abs(scaled - exact$coeff * ref$scale)), g)
+  expect_false(isTRUE(all.equal(safe$coeff, exact$coeff, tolerance = 0)))
+  expect_error(svmDP$new("l2", 1, 20, reproduce.dppack = "yes"), regexp = "reproduce.dppack must be TRUE or FALSE")
+})
