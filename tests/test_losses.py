@@ -78,3 +78,47 @@ def test_unknown_loss(bad, err):
 def test_huber_h_must_be_positive(h):
     with pytest.raises(ValueError, match=r"huber_h must be in \(0, inf\)"):
         HuberHingeLoss(h)
+
+
+# ---- one definition, two paths -----------------------------------------------------------
+GRID = np.concatenate([np.linspace(-40, 40, 4001), [-1e6, -1.5, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 1e6]])
+
+
+@pytest.mark.parametrize("loss", [HuberHingeLoss(0.5), HuberHingeLoss(0.05), LogisticLoss(),
+                                  HuberHingeLoss(0.5).quadratic_surrogate()], ids=repr)
+def test_compiled_loss_terms_equal_the_numpy_definition(loss):
+    from pydpowl.engine.kernels import numba_available
+
+    if not numba_available():
+        pytest.skip("numba not installed")
+    from pydpowl.engine.kernels.margin_losses import loss_terms
+
+    kind, param = loss.kernel_spec()
+    compiled = np.array([loss_terms(kind, param, float(m)) for m in GRID])
+    for col, method in enumerate((loss.value, loss.deriv, loss.deriv2)):
+        # equal up to the last bit of exp/log (numpy's vectorised versions and the C library's may differ by an ulp)
+        np.testing.assert_allclose(compiled[:, col], method(GRID), rtol=1e-15, atol=3e-16,
+                                   err_msg=f"{loss!r} {method.__name__}")
+
+
+@pytest.mark.parametrize("loss", [HuberHingeLoss(0.5), HuberHingeLoss(0.05), LogisticLoss()], ids=repr)
+def test_declared_constants_hold(loss):
+    assert np.max(np.abs(loss.deriv(GRID))) <= loss.lipschitz == 1.0
+    assert np.max(loss.deriv2(GRID)) <= loss.curvature_bound
+    assert np.max(loss.deriv2(np.linspace(-1, 3, 10001))) == pytest.approx(loss.curvature_bound, rel=1e-6)
+
+
+def test_huber_surrogate_is_the_quadratic_piece():
+    h = 0.3
+    loss, sur = HuberHingeLoss(h), HuberHingeLoss(h).quadratic_surrogate()
+    quad = np.linspace(1 - h, 1 + h, 101)
+    np.testing.assert_allclose(sur.value(quad), loss.value(quad), rtol=1e-13, atol=1e-15)
+    m = np.array([-5.0, 0.0, 3.0])
+    np.testing.assert_allclose(sur.value(m), (1 + h - m) ** 2 / (4 * h), rtol=1e-15)
+    np.testing.assert_allclose(sur.deriv(m), -(1 + h - m) / (2 * h), rtol=1e-15)
+    np.testing.assert_array_equal(sur.deriv2(m), np.full(3, 1 / (2 * h)))
+
+
+def test_huber_surrogate_is_refused_as_a_private_loss():
+    with pytest.raises(ValueError, match=r"\|l'\(m\)\| must be <= 1"):
+        get_loss(HuberHingeLoss(0.5).quadratic_surrogate())

@@ -3,9 +3,9 @@ import pytest
 from scipy.optimize import minimize
 
 from pydpowl import HuberHingeLoss, LogisticLoss
-from pydpowl.engine._kernels import NUMBA_AVAILABLE
+from pydpowl.engine.kernels import numba_available
 from pydpowl.exceptions import ConvergenceError
-from pydpowl.engine.solver import objective_gradient, objective_value, solve_weighted_erm
+from pydpowl.engine.solver import objective_gradient, objective_value, solve_each, solve_weighted_erm
 
 
 def random_problem(seed, n=300, d=5):
@@ -60,7 +60,7 @@ def test_certified_and_no_worse_than_scipy(seed, loss, gamma):
     assert res.objective <= best.fun + 1e-13, f"pydpowl F={res.objective!r} > scipy BFGS F={best.fun!r}"
 
 
-@pytest.mark.skipif(not NUMBA_AVAILABLE, reason="numba not installed")
+@pytest.mark.skipif(not numba_available(), reason="numba not installed")
 @pytest.mark.parametrize("loss", [HuberHingeLoss(0.5), LogisticLoss()], ids=["huber", "logistic"])
 @pytest.mark.parametrize("d", [1, 5, 20])
 def test_numba_and_numpy_give_the_same_answer(loss, d):
@@ -94,3 +94,96 @@ def test_unknown_backend():
     Z, y, w = random_problem(3)
     with pytest.raises(ValueError, match="backend must be one of"):
         solve_weighted_erm(Z, y, w, gamma=1.0, loss=LogisticLoss(), backend="gpu")
+
+
+# ---- objective perturbation terms: extra ridge and a linear term -------------------------------
+def _independent_objective(Z, y, w, gamma, extra, b, h=0.5):
+    """F = G / n with G = sum w l + (gamma + extra)/2 ||t||^2 + b't, written out independently (Huber, h)."""
+    n = Z.shape[0]
+
+    def value(t):
+        m = y * (Z @ t)
+        r = (1 + h - m) / (2 * h)
+        loss = np.where(r > 1, 1 - m, np.where(r < 0, 0.0, h * r * r))
+        return (w @ loss + 0.5 * (gamma + extra) * t @ t + b @ t) / n
+
+    def grad(t):
+        m = y * (Z @ t)
+        d1 = -np.clip((1 + h - m) / (2 * h), 0, 1)
+        return (Z.T @ (w * y * d1) + (gamma + extra) * t + b) / n
+
+    return value, grad
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("extra", [0.0, 40.0])
+def test_linear_and_extra_ridge_terms_against_scipy(seed, extra):
+    Z, y, w = random_problem(seed, n=200, d=4)
+    b = np.random.default_rng(seed + 100).normal(size=4) * 5
+    res = solve_weighted_erm(Z, y, w, gamma=2.0, loss=HuberHingeLoss(0.5), extra_ridge=extra, linear=b)
+    f, jac = _independent_objective(Z, y, w, 2.0, extra, b)
+    assert np.linalg.norm(jac(res.x)) <= 1e-10
+    best = minimize(f, np.zeros(4), jac=jac, method="BFGS", options={"gtol": 1e-13, "maxiter": 10000})
+    assert res.objective == pytest.approx(f(res.x), rel=1e-13)
+    assert res.objective <= best.fun + 1e-14
+    np.testing.assert_allclose(res.x, best.x, atol=1e-6)
+
+
+def test_dppack_objective_perturbation_mapping():
+    # DPpack's CMS objective (1/n) sum l + gamma/(2n)||t||^2 + b't/n + Delta/2 ||t||^2:
+    # extra_ridge = n * Delta, linear = b.
+    Z, y, w = random_problem(9, n=150, d=3)
+    n, gamma, delta, b = 150, 1.5, 0.02, np.array([1.0, -2.0, 0.5])
+    res = solve_weighted_erm(Z, y, w, gamma=gamma, loss=LogisticLoss(), extra_ridge=n * delta, linear=b)
+
+    def F(t):
+        return np.mean(w * np.logaddexp(0, -y * (Z @ t))) + gamma / (2 * n) * t @ t + b @ t / n + delta / 2 * t @ t
+
+    best = minimize(F, np.zeros(3), method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-15, "maxiter": 20000})
+    assert F(res.x) <= best.fun + 1e-12
+    np.testing.assert_allclose(res.x, best.x, atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"extra_ridge": -1.0}, "extra_ridge must be in"),
+                                           ({"extra_ridge": np.inf}, "extra_ridge must be in"),
+                                           ({"linear": np.ones(2)}, "linear must be a finite vector of length d=5"),
+                                           ({"linear": np.full(5, np.nan)}, "non-finite")])
+def test_bad_perturbation_terms_are_named(kwargs, match):
+    Z, y, w = random_problem(1, n=20)
+    with pytest.raises(ValueError, match=match):
+        solve_weighted_erm(Z, y, w, gamma=1.0, loss=HuberHingeLoss(), **kwargs)
+
+
+def test_certificate_is_kept_with_the_extra_terms():
+    Z, y, w = random_problem(3)
+    with pytest.raises(ConvergenceError, match="nothing was released"):
+        solve_weighted_erm(Z, y, w, gamma=1.0, loss=LogisticLoss(), tol=1e-30, max_iter=3, extra_ridge=5.0,
+                           linear=np.ones(5))
+
+
+# ---- many problems (studies) --------------------------------------------------------------------
+def test_solve_each_is_a_loop_of_certified_solves():
+    rng = np.random.default_rng(7)
+    Z = rng.uniform(-0.4, 0.4, size=(6, 120, 3))
+    y = np.where(rng.uniform(size=(6, 120)) < 0.5, -1.0, 1.0)
+    w = rng.uniform(0, 4, size=(6, 120))
+    gammas = np.geomspace(0.5, 300, 6)
+    loss = HuberHingeLoss(0.5)
+    theta = solve_each(Z, y, w, gamma=gammas, loss=loss)
+    warm = solve_each(Z, y, w, gamma=gammas, loss=loss, theta0=theta + 0.3)
+    for r in range(6):
+        single = solve_weighted_erm(Z[r], y[r], w[r], gamma=gammas[r], loss=loss).x
+        np.testing.assert_array_equal(theta[r], single)
+        np.testing.assert_allclose(warm[r], single, rtol=0, atol=1e-12)
+
+
+def test_small_fits_never_import_numba():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from pydpowl import DPOWL; from pydpowl.datasets import make_synthetic_owl; "
+            "d = make_synthetic_owl(5000, random_state=np.random.default_rng(0)); "
+            "DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=30, feature_bounds=d.feature_bounds, random_state=1)"
+            ".fit(d.X, d.treatment, d.benefit, d.propensity); print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

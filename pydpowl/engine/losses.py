@@ -147,7 +147,34 @@ class MarginLoss(ABC):
         return f"{type(self).__name__}()"
 
 
-class HuberHingeLoss(MarginLoss):
+class _BuiltinLoss(MarginLoss):
+    """A loss given by elementwise functions of this module and one parameter (or none)."""
+
+    #: (value, first derivative, curvature) elementwise functions of ``(m, parameter)`` or ``(m,)``
+    _elementwise: Tuple[Callable, Callable, Callable]
+    #: code of the compiled form in pydpowl.engine.kernels
+    _code: int
+    #: the loss parameter, None for a loss without one
+    _parameter: Optional[float] = None
+
+    def _apply(self, which: int, m) -> NDArray[np.float64]:
+        args = () if self._parameter is None else (self._parameter,)
+        return self._elementwise[which](np.asarray(m, dtype=np.float64), *args)
+
+    def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self._apply(0, m)
+
+    def deriv(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self._apply(1, m)
+
+    def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self._apply(2, m)
+
+    def kernel_spec(self) -> Tuple[int, float]:
+        return self._code, 0.0 if self._parameter is None else self._parameter
+
+
+class HuberHingeLoss(_BuiltinLoss):
     """Huber-smoothed hinge loss with smoothing parameter ``h``.
 
     ``l(m) = 0`` for ``m > 1 + h``; ``(1 + h - m)^2 / (4h)`` for ``|1 - m| <= h``;
@@ -162,22 +189,12 @@ class HuberHingeLoss(MarginLoss):
 
     name = "huber"
     piecewise_quadratic = True
+    _elementwise = (huber_hinge_value, huber_hinge_deriv, huber_hinge_curvature)
+    _code = HUBER_HINGE
 
     def __init__(self, h: float = 0.5) -> None:
-        self.h = check_positive("huber_h", h)
+        self.h = self._parameter = check_positive("huber_h", h)
         self.curvature_bound = 1.0 / (2.0 * self.h)
-
-    def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return huber_hinge_value(np.asarray(m, dtype=np.float64), self.h)
-
-    def deriv(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return huber_hinge_deriv(np.asarray(m, dtype=np.float64), self.h)
-
-    def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return huber_hinge_curvature(np.asarray(m, dtype=np.float64), self.h)
-
-    def kernel_spec(self) -> Tuple[int, float]:
-        return HUBER_HINGE, self.h
 
     def quadratic_surrogate(self) -> "HuberQuadraticSurrogate":
         """The loss with every margin in the quadratic zone (the solver's starting point minimises it)."""
@@ -187,55 +204,35 @@ class HuberHingeLoss(MarginLoss):
         return f"HuberHingeLoss(h={self.h!r})"
 
 
-class HuberQuadraticSurrogate(MarginLoss):
+class HuberQuadraticSurrogate(_BuiltinLoss):
     """``(1 + h - m)^2 / (4h)``: the Huber hinge's quadratic piece on the whole line.
 
-    Not a loss for private fits (its derivative is unbounded): the solver
-    minimises it in one Newton step (a weighted ridge regression) to start the
-    Huber-hinge problem near its solution.
+    Not a loss for private fits (its derivative is unbounded, and
+    :func:`get_loss` refuses it): the solver minimises it in one Newton step (a
+    weighted ridge regression) to start the Huber-hinge problem near its solution.
     """
 
     name = "huber-surrogate"
     piecewise_quadratic = True
     lipschitz = np.inf
+    _elementwise = (huber_surrogate_value, huber_surrogate_deriv, huber_surrogate_curvature)
+    _code = HUBER_SURROGATE
 
     def __init__(self, h: float = 0.5) -> None:
-        self.h = check_positive("huber_h", h)
+        self.h = self._parameter = check_positive("huber_h", h)
         self.curvature_bound = 1.0 / (2.0 * self.h)
-
-    def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return huber_surrogate_value(np.asarray(m, dtype=np.float64), self.h)
-
-    def deriv(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return huber_surrogate_deriv(np.asarray(m, dtype=np.float64), self.h)
-
-    def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return huber_surrogate_curvature(np.asarray(m, dtype=np.float64), self.h)
-
-    def kernel_spec(self) -> Tuple[int, float]:
-        return HUBER_SURROGATE, self.h
 
     def __repr__(self) -> str:
         return f"HuberQuadraticSurrogate(h={self.h!r})"
 
 
-class LogisticLoss(MarginLoss):
+class LogisticLoss(_BuiltinLoss):
     """Logistic loss ``l(m) = log(1 + exp(-m))`` (``|l'| < 1``, ``l'' <= 1/4``)."""
 
     name = "logistic"
     curvature_bound = 0.25
-
-    def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return logistic_value(np.asarray(m, dtype=np.float64))
-
-    def deriv(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return logistic_deriv(np.asarray(m, dtype=np.float64))
-
-    def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return logistic_curvature(np.asarray(m, dtype=np.float64))
-
-    def kernel_spec(self) -> Tuple[int, float]:
-        return LOGISTIC, 0.0
+    _elementwise = (logistic_value, logistic_deriv, logistic_curvature)
+    _code = LOGISTIC
 
 
 class CustomLoss(MarginLoss):

@@ -114,19 +114,19 @@ class MarginProblem:
         theta = np.array(theta, dtype=np.float64)
         m = self._ws["margins"][self._turn]  # the buffer of the older recent point
         self._turn ^= 1
-        curvature = self._ws["curvature"]
-        if self._fresh or not self.loss.piecewise_quadratic:
-            curvature[:] = 0.0  # every row with curvature is then "changed": the Hessian is rebuilt
+        rebuild = self._fresh or not self.loss.piecewise_quadratic
+        if rebuild:
             self._hessian[:] = 0.0
             self._fresh = False
-        total, grad, rows, coef = self._sweep(theta, m, curvature)
+        total, grad, rows, coef = self._sweep(theta, m, self._ws["curvature"], rebuild)
         self._add_outer_products(rows, coef)
         self._recent = self._recent[-1:] + [(theta, m)]
         return total, grad, self._hessian.copy()
 
     def line(self, theta: NDArray[np.float64], p: NDArray[np.float64]) -> LineDerivatives:
-        """Derivatives of ``t -> L(theta + t p)`` (the margins at ``theta`` are reused when known)."""
-        m = self._margins_at(theta)
+        """Derivatives of ``t -> L(theta + t p)`` (the margins at ``theta`` are reused when known; the
+        returned function keeps its own copy, so it stays valid across later evaluations)."""
+        m = self._margins_at(theta).copy()
         s = self.y * (self.Z @ p)
         w = self.w
         if self.backend == "numba":
@@ -149,13 +149,16 @@ class MarginProblem:
             _give_back_workspace(ws)
 
     # ------------------------------------------------------------------ the two backends
-    def _sweep(self, theta, m, curvature):
-        """Margins into ``m``; loss sum, gradient, and the rows whose curvature changed with the change."""
+    def _sweep(self, theta, m, curvature, rebuild):
+        """Margins into ``m``; loss sum, gradient, and the rows whose curvature changed with the change
+        (with ``rebuild``: every row with curvature, or, for the kernel, none: it adds them itself)."""
         if self.backend == "numba":
             changed, delta = self._ws["changed"], self._ws["delta"]
             total, grad, k = self._kernels.sweep_margins(self._kind, self._param, self.Z, self.y, self.w, theta, m,
-                                                         curvature, changed, delta)
+                                                         curvature, changed, delta, self._hessian, rebuild)
             return float(total), grad, changed[:k], delta[:k]
+        if rebuild:
+            curvature[:] = 0.0  # every row with curvature is then "changed"
         np.multiply(self.y, self.Z @ theta, out=m)
         total = float(self.w @ self.loss.value(m))
         grad = self.Z.T @ (self.w * self.y * self.loss.deriv(m))

@@ -30,7 +30,7 @@ import importlib.util
 __all__ = ["AUTO_MIN_ROWS", "numba_available", "use_kernels", "warm_up"]
 
 #: from this many rows ``backend="auto"`` uses the kernels (measured; see pydpowl.engine.solver)
-AUTO_MIN_ROWS = 500_000
+AUTO_MIN_ROWS = 100_000
 
 
 def numba_available() -> bool:

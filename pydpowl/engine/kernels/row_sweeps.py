@@ -18,13 +18,16 @@ _jit = numba.njit(cache=True, nogil=True)
 
 
 @_jit
-def sweep_margins(kind, param, Z, y, w, theta, margins, curvature, changed, delta):  # pragma: no cover - compiled
-    """Margins, loss sum and gradient in one pass, tracking each row's curvature.
+def sweep_margins(kind, param, Z, y, w, theta, margins, curvature, changed, delta, hessian,
+                  rebuild):  # pragma: no cover - compiled
+    """Margins, loss sum and gradient in one pass, with the curvature of each row.
 
-    Writes ``margins[i] = y_i z_i'theta``. ``curvature[i]`` holds ``w_i l''`` at
-    the previous point; every row where it changes is listed in ``changed``
-    with the change in ``delta`` (so the Hessian follows by a rank-k update)
-    and ``curvature`` is updated in place.
+    Writes ``margins[i] = y_i z_i'theta``. With ``rebuild``, writes
+    ``curvature[i] = w_i l''(m_i)`` and adds ``curvature[i] z_i z_i'`` to
+    ``hessian`` (which the caller zeroed). Otherwise ``curvature`` holds the
+    values at the previous point: every row where it changes is listed in
+    ``changed`` with the change in ``delta`` (the Hessian then follows by
+    :func:`add_weighted_outer_products`), and ``curvature`` is updated.
 
     Returns
     -------
@@ -47,26 +50,41 @@ def sweep_margins(kind, param, Z, y, w, theta, margins, curvature, changed, delt
         for j in range(d):
             grad[j] += c1 * Z[i, j]
         c2 = wi * d2
-        if c2 != curvature[i]:
+        if rebuild:
+            curvature[i] = c2
+            if c2 != 0.0:
+                _add_outer_product(hessian, Z, i, c2)
+        elif c2 != curvature[i]:
             changed[k] = i
             delta[k] = c2 - curvature[i]
             curvature[i] = c2
             k += 1
+    if rebuild:
+        _mirror_lower(hessian)
     return total, grad, k
 
 
 @_jit
 def add_weighted_outer_products(H, Z, rows, coef, k):  # pragma: no cover - compiled
     """``H += sum_{a < k} coef[a] z_r z_r'`` with ``r = rows[a]`` (H symmetric, updated in place)."""
-    d = Z.shape[1]
     for a in range(k):
-        i = rows[a]
-        c = coef[a]
-        for j in range(d):
-            cz = c * Z[i, j]
-            for q in range(j + 1):
-                H[j, q] += cz * Z[i, q]
-    for j in range(d):
+        _add_outer_product(H, Z, rows[a], coef[a])
+    _mirror_lower(H)
+
+
+@_jit
+def _add_outer_product(H, Z, i, c):  # pragma: no cover - compiled
+    """Lower triangle of ``H += c z_i z_i'``."""
+    for j in range(Z.shape[1]):
+        cz = c * Z[i, j]
+        for q in range(j + 1):
+            H[j, q] += cz * Z[i, q]
+
+
+@_jit
+def _mirror_lower(H):  # pragma: no cover - compiled
+    """Copy the lower triangle of ``H`` to the upper one."""
+    for j in range(H.shape[0]):
         for q in range(j):
             H[q, j] = H[j, q]
 

@@ -1,0 +1,109 @@
+"""The problem protocol (pydpowl.engine.problem): MarginProblem's sums, its incremental Hessian, and that the
+solver needs nothing else."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from pydpowl.engine.kernels import numba_available
+from pydpowl.engine.losses import HuberHingeLoss, LogisticLoss
+from pydpowl.engine.problem import MarginProblem
+from pydpowl.engine.solver import newton
+
+BACKENDS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not numba_available(), reason="no numba"))]
+LOSSES = [HuberHingeLoss(0.3), LogisticLoss()]
+
+
+def _data(seed, n=400, d=4):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, d))
+    Z /= np.maximum(1.0, np.linalg.norm(Z, axis=1))[:, None]
+    return Z, np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0), rng.uniform(0, 3, size=n)
+
+
+def _direct(theta, Z, y, w, h=None):
+    """L, gradient and Hessian written out row by row, independently of the package."""
+    L, g, H = 0.0, np.zeros(Z.shape[1]), np.zeros((Z.shape[1],) * 2)
+    for z, yi, wi in zip(Z, y, w):
+        m = yi * z @ theta
+        if h is None:  # logistic
+            v, d1, d2 = np.log1p(np.exp(-m)), -1 / (1 + np.exp(m)), np.exp(m) / (1 + np.exp(m)) ** 2
+        elif m > 1 + h:
+            v, d1, d2 = 0.0, 0.0, 0.0
+        elif m < 1 - h:
+            v, d1, d2 = 1 - m, -1.0, 0.0
+        else:
+            v, d1, d2 = (1 + h - m) ** 2 / (4 * h), -(1 + h - m) / (2 * h), 1 / (2 * h)
+        L, g, H = L + wi * v, g + wi * d1 * yi * z, H + wi * d2 * np.outer(z, z)
+    return L, g, H
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("loss", LOSSES, ids=str)
+def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss):
+    Z, y, w = _data(0)
+    problem = MarginProblem(Z, y, w, loss, backend=backend)
+    rng = np.random.default_rng(1)
+    for _ in range(5):  # many rows change zone between points: the rank-k Hessian updates must stay exact
+        theta = rng.normal(size=4) * 2
+        L, g, H = problem.evaluate(theta)
+        L_ref, g_ref, H_ref = _direct(theta, Z, y, w, getattr(loss, "h", None))
+        assert L == pytest.approx(L_ref, rel=1e-12)
+        assert_allclose(g, g_ref, rtol=1e-11, atol=1e-11)
+        assert_allclose(H, H_ref, rtol=1e-11, atol=1e-11)
+    problem.release()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("loss", LOSSES, ids=str)
+def test_line_derivatives_match_evaluate(backend, loss):
+    Z, y, w = _data(2)
+    problem = MarginProblem(Z, y, w, loss, backend=backend)
+    theta, p = np.array([0.5, -1.0, 2.0, 0.3]), np.array([-1.0, 0.5, 0.2, 1.0])
+    problem.evaluate(theta)
+    line = problem.line(theta, p)
+    for t in (0.0, 0.37, 1.0, 2.5):
+        _, g, H = problem.evaluate(theta + t * p)
+        d1, d2 = line(t)
+        assert d1 == pytest.approx(g @ p, rel=1e-11, abs=1e-11)
+        assert d2 == pytest.approx(p @ H @ p, rel=1e-11, abs=1e-11)
+
+
+class _DenseLeastSquares:
+    """A problem outside the package: L = sum_i w_i (z_i'theta - t_i)^2 / 2, only the protocol."""
+
+    backend = "test"
+
+    def __init__(self, Z, t, w):
+        self.Z, self.t, self.w = Z, t, w
+        self.n, self.d = Z.shape
+
+    def evaluate(self, theta):
+        r = self.Z @ theta - self.t
+        return 0.5 * float(self.w @ r**2), self.Z.T @ (self.w * r), (self.Z * self.w[:, None]).T @ self.Z
+
+    def line(self, theta, p):
+        r, s = self.Z @ theta - self.t, self.Z @ p
+        return lambda step: (float(self.w @ ((r + step * s) * s)), float(self.w @ (s * s)))
+
+
+def test_the_solver_needs_only_the_protocol():
+    Z, t, w = _data(3)
+    problem = _DenseLeastSquares(Z, t, w)
+    b = np.array([0.3, -0.2, 0.1, 0.0])
+    res = newton(problem, np.zeros(4), ridge=2.0, linear=b, tol=1e-12)
+    exact = np.linalg.solve((Z * w[:, None]).T @ Z + 2.0 * np.eye(4), Z.T @ (w * t) - b)
+    assert_allclose(res.x, exact, rtol=1e-12, atol=1e-13)
+    assert res.backend == "test" and res.grad_norm <= 1e-12
+
+
+def test_unknown_backend_and_custom_loss_on_numba_are_refused():
+    class Softplus(LogisticLoss):
+        def kernel_spec(self):  # a loss the kernels do not know
+            return None
+
+    Z, y, w = _data(4, n=10)
+    with pytest.raises(ValueError, match="backend must be 'numpy' or 'numba'"):
+        MarginProblem(Z, y, w, LogisticLoss(), backend="gpu")
+    with pytest.raises(ValueError, match="needs a built-in loss"):
+        MarginProblem(Z, y, w, Softplus(), backend="numba")
