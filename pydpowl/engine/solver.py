@@ -32,19 +32,32 @@ evenly strided subsample of 20,000 rows) and the backend of the
 
 Backend choice (``backend="auto"``)
 -----------------------------------
-Measured on this project's 2-core machine (``benchmarks/bench_solver.py``,
-DP-OWL fits of the paper's design, fresh processes, medians of 5 runs):
-importing numba and loading the cached kernels costs about 0.2-0.25 s once
-per process, while the numpy path of a whole ``DPOWL.fit`` takes about 2 ms
-at n = 20,000, 8 ms at 100,000, 16 ms at 200,000 and 90 ms at 1e6, and the
-kernels about 2-3 times less warm. A script that fits once is therefore
-faster on numpy up to about 1e6 rows, where the kernels' saving per fit
-reaches their loading cost; from ``AUTO_MIN_ROWS`` = 500,000 rows the kernels
-also keep the warm fit 20 times faster than DPpack, which numpy alone does
-not. ``"auto"`` thus uses the kernels from 500,000 rows for the built-in
-losses, and numpy below (where ``import numba`` never happens). The two paths
-reach the same minimiser up to rounding. See the benchmark's output for the
-full tables.
+Measured on this project's shared 2-core machine with
+``benchmarks/bench_solver.py --cold`` (DP-OWL fits of the paper's design,
+epsilon = 1; fresh processes, medians of 5; timings noisy under other load):
+
+=========  =====================  =====================  ===========  ===========  ===========
+n          import + first fit,    import + first fit,    warm fit,    warm fit,    DPpack fit
+           numpy                  numba (cached)         numpy        numba        (warm)
+=========  =====================  =====================  ===========  ===========  ===========
+1,459      1.3 ms                 176 ms                 0.6 ms       0.4 ms       3.6 ms
+20,000     5.3 ms                 203 ms                 4.0 ms       2.0 ms       23 ms
+100,000    17 ms                  178 ms                 14 ms        7.5 ms       142 ms
+200,000    27 ms                  190 ms                 22 ms        14 ms        301 ms
+1e6        126 ms                 263 ms                 109 ms       72 ms        1320 ms
+=========  =====================  =====================  ===========  ===========  ===========
+
+Importing numba and loading the cached kernels costs about 0.17-0.2 s once
+per process; the kernels then save 2 ms per fit at 20,000 rows, 6 ms at
+100,000 and about 40 ms at 1e6. For a script that fits once, numpy is
+faster over the whole grid (the crossover of the first fit lies above 1e6
+rows); for repeated fits the kernels pay after about 100 fits at 20,000 rows
+but after a few at 1e6, and only they come near 20 times DPpack's speed at
+large n. ``"auto"`` uses the kernels from ``AUTO_MIN_ROWS`` = 100,000 rows
+(built-in losses, numba installed), where their warm saving reaches a few
+percent of their loading cost per fit, and numpy below, where
+``import numba`` never happens. The two paths reach the same minimiser up
+to rounding.
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ Every kernel is ``numba.njit(cache=True, nogil=True)``: set-up
 numba keeps the machine code in ``__pycache__`` beside these files, so a
 user's process loads them instead of compiling. Loading still costs about
 0.2 s (importing numba and LLVM), which is why the solver uses them only from
-``AUTO_MIN_ROWS`` rows on (see :mod:`pydpowl.engine.solver`).
+``AUTO_MIN_ROWS`` rows on (measurements in :mod:`pydpowl.engine.solver`).
+``NUMBA_DEBUG_CACHE=1`` shows the cache at work ("data loaded from", and no
+"data saved to" after set-up).
 
 Caveat of numba's cache: it is keyed on the source file of each kernel, not
 on the files it calls. After editing :mod:`pydpowl.engine.losses`, delete the
@@ -69,10 +71,11 @@ def warm_up() -> bool:
     Z = rng.uniform(-0.4, 0.4, size=(8, 3))
     y = np.array([1.0, -1.0] * 4)
     w = np.ones(8)
+    theta = np.array([3.0, -2.0, 1.0])  # margins in every Huber zone, which change between the two points
     for loss in (HuberHingeLoss(0.5), HuberHingeLoss(0.5).quadratic_surrogate(), LogisticLoss()):
         problem = MarginProblem(Z, y, w, loss, backend="numba")
-        theta = np.full(3, 0.1)
-        problem.evaluate(theta)
+        problem.evaluate(theta)  # the sweep that rebuilds the Hessian
+        problem.evaluate(-theta)  # the sweep that lists the rows whose curvature changed, and the update
         problem.line(theta, -theta)(0.5)
         problem.release()
     X = rng.uniform(size=(4, 2))
