@@ -60,7 +60,7 @@ from .._progress import Progress
 from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
 from .gamma_table import GammaTable
-from ..engine.mechanisms import noise_rate, sample_output_noise_batch
+from ..engine.mechanisms import exponential_mechanism, noise_rate, sample_output_noise_batch
 from ..estimators.owl import DPOWL
 from ..value import ipw_values
 from .config import (DEFAULT_GAMMA_GRID, METRICS, RULES, GammaSearchConfig, check_choice, check_gamma_grid,
@@ -380,26 +380,6 @@ def _private_selection(data: OWLData, rows: NDArray[np.int64], grid: List[float]
         score, sens = w[val] @ (rules == (y[val] > 0)[:, None]), W
     k = exponential_mechanism(score, epsilon=eps_sel, sensitivity=sens, rng=rng)
     return float(grid[k]), n_part
-
-
-def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivity: float,
-                          rng: np.random.Generator) -> int:
-    """Index k drawn with probability proportional to ``exp(epsilon * s_k / (2 * sensitivity))``.
-
-    Implemented by inversion with one uniform draw (the first k whose cumulative
-    probability reaches u), as DPpack's ``ExponentialMechanism`` does, so it works
-    with a numpy Generator and with an R-compatible :class:`pydpowl.RRandom`.
-    """
-    eps = check_positive("epsilon", epsilon)
-    sens = check_positive("sensitivity", sensitivity)
-    s = np.asarray(scores, dtype=float)
-    if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)):
-        raise ValueError("scores must be a non-empty 1-D array of finite numbers.")
-    logits = eps * s / (2.0 * sens)
-    p = np.exp(logits - logits.max())
-    cumulative = np.cumsum(p / p.sum())
-    u = float(rng.uniform())
-    return int(min(np.searchsorted(cumulative, u, side="left"), s.size - 1))
 
 
 def _transfer(gamma: float, transfer: str, n_part: int, eps_sel: float, n_fit: int, eps_fit: float) -> float:
