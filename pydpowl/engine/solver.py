@@ -238,15 +238,23 @@ def _into_ball(theta: NDArray[np.float64], radius: float) -> NDArray[np.float64]
     return theta
 
 
-def _kkt(theta, g, n: int, radius: float):
-    """Best multiplier nu >= 0 (units of F), KKT residual ||g/n + nu theta|| and complementarity slack."""
+def _kkt(theta, g, n: int, radius: float, tol: float, mu: float):
+    """``(nu, residual, slack, certified)``: the KKT conditions on the ball in units of F.
+
+    Either the gradient itself is below ``tol`` (``nu = 0``, no complementarity to check), or the
+    best multiplier ``nu = max(0, -theta'g / (n ||theta||^2))`` brings ``||g/n + nu theta||`` below
+    ``tol`` with complementarity slack ``nu ||theta|| (radius - ||theta||) <= tol^2 / mu``.
+    """
+    free = float(np.linalg.norm(g)) / n
+    if free <= tol:
+        return 0.0, free, 0.0, True
     tt = float(theta @ theta)
     nu = max(0.0, -float(theta @ g) / (n * tt)) if tt > 0 else 0.0
     residual = float(np.linalg.norm(g / n + nu * theta))
     norm = math.sqrt(math.fsum(theta * theta))
-    # a point on the sphere is representable only to about an ulp of the radius: that much is rounding
-    slack = nu * norm * max(0.0, radius - norm - 2.0 * math.ulp(radius))
-    return nu, residual, slack
+    # a point on the sphere is representable only to a few ulps of the radius: that much is rounding
+    slack = nu * norm * max(0.0, radius - norm - 8.0 * math.ulp(radius))
+    return nu, residual, slack, residual <= tol and slack <= tol * tol / mu
 
 
 def trust_region_step(H: NDArray[np.float64], q: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
@@ -292,9 +300,9 @@ def _newton_in_ball(problem, evaluate, theta0, *, radius: float, ridge: float, l
     mu = ridge / n
     theta = _into_ball(theta0, radius)
     G, g, H, _ = evaluate(theta)
-    nu, residual, slack = _kkt(theta, g, n, radius)
+    nu, residual, slack, certified = _kkt(theta, g, n, radius, tol, mu)
     for it in range(max_iter + 1):
-        if residual <= tol and slack <= tol * tol / mu:
+        if certified:
             return SolverResult(x=theta, success=True, nit=it, grad_norm=residual, objective=G / n,
                                 backend=problem.backend, multiplier=nu)
         if it == max_iter:
@@ -311,7 +319,7 @@ def _newton_in_ball(problem, evaluate, theta0, *, radius: float, ridge: float, l
             t = min(1.0, _exact_line_search(problem.line(theta, p), theta, p, d0, ridge, linear))
             theta = _into_ball(theta + t * p, radius)
             G, g, H, _ = evaluate(theta)
-        nu, residual, slack = _kkt(theta, g, n, radius)
+        nu, residual, slack, certified = _kkt(theta, g, n, radius, tol, mu)
     raise ConvergenceError(
         f"solver stopped after max_iter={max_iter} iterations on the ball ||theta|| <= {radius:.6g} with KKT "
         f"residual {residual:.3e} (tol={tol:.0e}) and complementarity slack {slack:.3e} "
