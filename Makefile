@@ -3,7 +3,7 @@ PY := .venv/bin/python
 # The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
 export PYDPOWL_REQUIRE_R := 1
 
-.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold lint clean
+.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-family lint clean
 
 setup:
 	@bash scripts/setup.sh
@@ -49,6 +49,10 @@ bench: setup
 ## Whole processes as users run them (read a CSV, fit once): Python, R + DPpack, R + pydpowl
 bench-cold: setup
 	$(PY) benchmarks/bench_cold.py
+
+## DPpack's ERM family (svmDP, LogisticRegressionDP, LinearRegressionDP): warm fits and whole scripts vs DPpack
+bench-family: setup
+	$(PY) benchmarks/bench_family.py --cold
 
 lint: setup
 	$(PY) -m flake8 --max-line-length 120 --select F,E9 pydpowl r_reference validation tests benchmarks

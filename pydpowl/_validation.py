@@ -191,11 +191,19 @@ def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = 
         raise ValueError(f"{name} must have length {length}, got length {arr.shape[0]}.")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite; it has {int((~np.isfinite(arr)).sum())} non-finite entries.")
-    if classes is None:
-        found = np.unique(arr)
-        if found.shape[0] != 2:
+    if classes is None:  # the two values without sorting n labels (np.unique sorts)
+        if arr.size == 0:
+            raise ValueError(f"{name} must take exactly two distinct values (a binary classifier), got 0.")
+        other = arr != arr[0]
+        n_values = 1 if not other.any() else 2
+        if n_values == 2:
+            second = arr[int(np.argmax(other))]
+            if not np.all(other <= (arr == second)):  # a value that is neither
+                n_values = 3
+        if n_values != 2:
             raise ValueError(f"{name} must take exactly two distinct values (a binary classifier), got "
-                             f"{found.shape[0]}.")
+                             f"{'more than 2' if n_values == 3 else 1}.")
+        found = np.sort(np.array([arr[0], second], dtype=arr.dtype))
     else:
         found = np.asarray(classes)
         bad = ~np.isin(arr, found)

@@ -204,3 +204,14 @@ def test_pickle_drops_the_stream(data):
     m = DPSVM(feature_bounds=BOUNDS, random_state=RRandom(2)).fit(X, y)
     back = pickle.loads(pickle.dumps(m))
     assert back.random_state is None and np.array_equal(back.predict(X), m.predict(X))
+
+
+@pytest.mark.skipif(not __import__("pydpowl.engine.kernels", fromlist=["x"]).numba_available(), reason="no numba")
+def test_numba_backend_releases_the_same(data):
+    X, y = data
+    kw = dict(epsilon=1.0, feature_bounds=BOUNDS, fit_intercept=True)
+    a = DPSVM(backend="numpy", random_state=4, **kw).fit(X, y)
+    b = DPSVM(backend="numba", random_state=4, **kw).fit(X, y)
+    np.testing.assert_allclose(a.scaled_coef_, b.scaled_coef_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        DPSVM(backend="gpu", **kw).fit(X, y)

@@ -85,7 +85,7 @@ class FeatureScaler:
 
     def clip(self, X: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
         """Clip to the bounds; return the clipped copy and the number of entries changed."""
-        clipped = np.clip(X, self.lower, self.upper)
+        clipped = np.minimum(np.maximum(X, self.lower), self.upper)  # np.clip's values, without its overhead
         return clipped, int(np.count_nonzero(clipped != X))
 
     def transform(self, X: ArrayLike) -> Tuple[NDArray[np.float64], int]:

@@ -173,6 +173,8 @@ class MarginProblem:
             return
         if self.backend == "numba":
             self._kernels.add_weighted_outer_products(self._hessian, self.Z, rows, coef, rows.size)
+        elif rows.size == self.n:  # every row changed (a rebuild; logistic): no gather copy of Z
+            self._hessian += (self.Z * coef[:, None]).T @ self.Z
         else:
             Zr = self.Z[rows]
             self._hessian += (Zr * coef[:, None]).T @ Zr

@@ -135,7 +135,8 @@ def _finite(coef: NDArray[np.float64], what: str) -> NDArray[np.float64]:
 
 def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], *, loss: MarginLoss,
                 gamma: float, epsilon: float, perturbation: str, curvature: float, weights_upper_bound: float,
-                tol: float, reproduce_dppack: bool, rng: Any, optimizer_gamma: Optional[float] = None) -> Release:
+                tol: float, reproduce_dppack: bool, rng: Any, optimizer_gamma: Optional[float] = None,
+                backend: str = "auto") -> Release:
     """Objective or output perturbation of weighted ERM with a margin loss (DPpack's CMS).
 
     Parameters
@@ -162,6 +163,8 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
     optimizer_gamma : float, optional
         The gamma of the objective actually minimised (default ``gamma``); only
         ``reproduce_dppack`` may set it (DPpack's ``LogisticRegressionDP`` uses 1).
+    backend : {"auto", "numpy", "numba"}, default="auto"
+        The solver's backend (:func:`pydpowl.engine.solver.solve_weighted_erm`).
     """
     n, d = Z.shape
     opt_gamma = gamma if optimizer_gamma is None else float(optimizer_gamma)
@@ -171,7 +174,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
         if np.any(w != 1.0):
             raise ValueError("objective perturbation is for unweighted fits (DPpack refuses weights with it).")
         if epsilon == math.inf:  # DPpack: no draws, no extra curvature
-            result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol)
+            result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, backend=backend)
             zeros = np.zeros(d)
             return Release(coef=result.x.copy(), minimiser=result.x, noise=zeros, linear_term=zeros,
                            epsilon=epsilon, epsilon_objective=epsilon, epsilon_smoothing=0.0, Delta=0.0,
@@ -187,7 +190,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
         cal = cms_calibration(epsilon=eps_obj, gamma=gamma, c=curvature, n=n)
         b = sample_output_noise(d, cal.rate, rng=rng)
         result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, extra_ridge=n * cal.Delta,
-                                    linear=b)
+                                    linear=b, backend=backend)
         if reproduce_dppack:
             noise = np.zeros(d)
         else:
@@ -199,7 +202,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
                        n_iter=result.nit)
     if perturbation != "output":
         raise ValueError(f"perturbation must be one of {{'objective', 'output'}}, got perturbation={perturbation!r}.")
-    result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol)
+    result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, backend=backend)
     W = float(weights_upper_bound)
     if reproduce_dppack:  # DPpack: beta <- gamma*eps/(2*weights.upper.bound)
         sensitivity, rate = 2.0 * W / gamma, gamma * epsilon / (2.0 * W)

@@ -53,6 +53,10 @@ class DPLogisticRegression(BinaryERMClassifier):
         Certified gradient-norm tolerance of the solver.
     keep_nonprivate : bool, default=False
         Keep ``minimiser_``, ``noise_`` and ``linear_term_`` (PRIVATE; validation only).
+    backend : {"auto", "numpy", "numba"}, default="auto"
+        Solver backend (:func:`pydpowl.engine.solver.solve_weighted_erm`): "auto" uses the compiled
+        kernels from 100,000 rows; "numba" always (about 0.2 s to load once per process, then 2-4 times
+        faster fits: for repeated fits at tens of thousands of rows). The release is the same.
     random_state : None, int, numpy.random.Generator or RRandom, default=None
         Source of the noise (see :class:`pydpowl.estimators.svm.DPSVM`).
 
@@ -74,7 +78,8 @@ class DPLogisticRegression(BinaryERMClassifier):
 
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, perturbation: str = "objective",
                  feature_bounds: Any = None, fit_intercept: bool = False, reproduce_dppack: bool = False,
-                 tol: float = 1e-10, keep_nonprivate: bool = False, random_state: Any = None) -> None:
+                 tol: float = 1e-10, keep_nonprivate: bool = False, backend: str = "auto",
+                 random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
         self.perturbation = perturbation
@@ -83,6 +88,7 @@ class DPLogisticRegression(BinaryERMClassifier):
         self.reproduce_dppack = reproduce_dppack
         self.tol = tol
         self.keep_nonprivate = keep_nonprivate
+        self.backend = backend
         self.random_state = random_state
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "DPLogisticRegression":
@@ -122,10 +128,11 @@ class DPLogisticRegression(BinaryERMClassifier):
                          "assumes gamma: the release is less private than claimed.")
             warn_reproduce_dppack("DPLogisticRegression", extra)
         rng = resolve_rng(self.random_state)
-        Z, n_clipped = scaler.transform_checked(X)
+        Z, n_clipped = scaler.transform_checked(X, self.backend)
         release = release_cms(Z, y_pm, np.ones(n), loss=LogisticLoss(), gamma=gamma, epsilon=eps,
                               perturbation=perturbation, curvature=0.25, weights_upper_bound=1.0, tol=tol,
-                              reproduce_dppack=bool(self.reproduce_dppack), rng=rng, optimizer_gamma=optimizer_gamma)
+                              reproduce_dppack=bool(self.reproduce_dppack), rng=rng, optimizer_gamma=optimizer_gamma,
+                              backend=self.backend)
         self.classes_ = np.asarray(classes)
         self.scaler_ = scaler
         store_release(self, release, scaler, split_intercept=True)
