@@ -157,11 +157,13 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         if self.reproduce_dppack:
             warn_reproduce_dppack("DPLinearRegression")
         rng = resolve_rng(self.random_state)
-        Xc, n_clipped_x = scaler.clip(X)
-        if self.fit_intercept:
-            Xc = np.column_stack([np.ones(n), Xc])
-        Z = Xc / scaler.column_scale  # DPpack: t(t(X)/scale.X); no sqrt(p)
-        d = Z.shape[1]
+        off = int(self.fit_intercept)
+        d = p + off
+        Z = np.empty((n, d))  # DPpack: clip, bias column first, then t(t(X)/scale.X); no sqrt(p)
+        Z[:, 0] = 1.0
+        np.minimum(np.maximum(X, scaler.lower, out=Z[:, off:]), scaler.upper, out=Z[:, off:])
+        n_clipped_x = int(np.count_nonzero(Z[:, off:] != X))
+        Z /= scaler.column_scale
         yc = np.clip(y, lo_y, hi_y)
         n_clipped_y = int(np.count_nonzero(yc != y))
         if self.fit_intercept:  # DPpack: centre at the middle of the bounds, then into [-p, p]
