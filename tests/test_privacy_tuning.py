@@ -90,3 +90,28 @@ def test_infinite_epsilon_cannot_select(clf_data):
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match=r"epsilon must be in \(0, inf\)"):
             tune_classification_model([DPSVM(epsilon=math.inf, feature_bounds=FB)], X, y, random_state=0)
+
+
+def test_regression_score_sensitivity_holds_only_with_clipping():
+    """DPpack scores raw rows: replacing one validation row moves the SSE by more than (ub - lb)^2 = 1.
+    Clipped (pydpowl), the change is at most 1."""
+    from pydpowl.privacy.tuning import regression_scores
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (200, 1))
+    y = 0.5 + 0.3 * X[:, 0] + 0.05 * rng.normal(size=200)
+    m = DPLinearRegression(epsilon=math.inf, feature_bounds=([-1.0], [1.0]), target_bounds=(0.0, 1.0)).fit(X, y)
+    Xv, yv = X[:10].copy(), y[:10].copy()
+    Xv1, yv1 = Xv.copy(), yv.copy()
+    Xv1[0], yv1[0] = 1.0, 0.0  # a row inside the bounds...
+    Xv[0], yv[0] = -5.0, 40.0  # ...replaced by one outside them
+    for clip, ok in ((False, False), (True, True)):
+        a = regression_scores([m], Xv, yv, (0.0, 1.0), clip=clip)[0]
+        b = regression_scores([m], Xv1, yv1, (0.0, 1.0), clip=clip)[0]
+        assert (abs(a - b) <= 1.0) == ok, f"clip={clip}: score change {abs(a - b):.3g}"
+    # without an intercept a release at the edge of its ball predicts -1 at x = 1 for targets in [0, 1]:
+    # one in-bounds row (x = 1, y = 1) then scores (1 - (-1))^2 = 4 > (ub - lb)^2 = 1 unless clipped
+    edge = DPLinearRegression(epsilon=math.inf, feature_bounds=([-1.0], [1.0]), target_bounds=(0.0, 1.0)).fit(X, y)
+    edge.coef_ = np.array([-1.0])  # |theta_scaled| = 1 = sqrt(p): inside KST's domain
+    assert regression_scores([edge], np.array([[1.0]]), np.array([1.0]), (0.0, 1.0), clip=False)[0] == 4.0
+    assert regression_scores([edge], np.array([[1.0]]), np.array([1.0]), (0.0, 1.0), clip=True)[0] == 1.0

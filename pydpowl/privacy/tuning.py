@@ -38,7 +38,8 @@ from .._validation import check_array, check_binary_target, check_bool, check_ve
 from ..engine.mechanisms import exponential_mechanism
 from ..exceptions import PrivacyLeakWarning
 
-__all__ = ["ModelSelection", "tune_classification_model", "tune_linear_regression_model", "split_rows"]
+__all__ = ["ModelSelection", "tune_classification_model", "tune_linear_regression_model", "split_rows",
+           "regression_scores"]
 
 
 @dataclass(frozen=True)
@@ -190,11 +191,23 @@ def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLi
         model = clone(est)
         model.set_params(random_state=rng)
         fitted.append(model.fit(X[rows], y[rows]))
-    yv = y[val] if reproduce_dppack else np.clip(y[val], lo, hi)
-    scores = []
-    for m in fitted:
-        pred = m.predict(X[val])
-        if not reproduce_dppack:
+    scores = regression_scores(fitted, X[val], y[val], (lo, hi), clip=not reproduce_dppack)
+    return _select(scores, fitted, sensitivity=(hi - lo) * (hi - lo), rng=rng, n_val=val.size)
+
+
+def regression_scores(models: Sequence[Any], X: np.ndarray, y: np.ndarray, target_bounds: Tuple[float, float], *,
+                      clip: bool = True) -> np.ndarray:
+    """Sum of squared validation errors per model (PRIVATE: only the exponential mechanism may see them).
+
+    With ``clip`` the targets and predictions are clipped to ``target_bounds`` first, so one row changes a
+    score by at most ``(ub - lb)^2``; without it (DPpack) by any amount.
+    """
+    lo, hi = target_bounds
+    yv = np.clip(y, lo, hi) if clip else y
+    out = []
+    for m in models:
+        pred = m.predict(X)
+        if clip:
             pred = np.clip(pred, lo, hi)
-        scores.append(float(np.sum((yv - pred) ** 2)))
-    return _select(np.array(scores), fitted, sensitivity=(hi - lo) * (hi - lo), rng=rng, n_val=val.size)
+        out.append(float(np.sum((yv - pred) ** 2)))
+    return np.array(out)
