@@ -3,8 +3,8 @@ PY := .venv/bin/python
 # The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
 export PYDPOWL_REQUIRE_R := 1
 
-.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask lint \
-	clean coverage propensity-study
+.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask \
+	bench-family lint clean coverage propensity-study
 
 setup:
 	@bash scripts/setup.sh
@@ -64,6 +64,10 @@ bench-cold: setup
 BENCH_DASK_ARGS ?= --sizes 1e6,1e7
 bench-dask: setup
 	$(PY) benchmarks/bench_dask.py $(BENCH_DASK_ARGS)
+
+## DPpack's ERM family (svmDP, LogisticRegressionDP, LinearRegressionDP): warm fits and whole scripts vs DPpack
+bench-family: setup
+	$(PY) benchmarks/bench_family.py --cold
 
 lint: setup
 	$(PY) -m flake8 --max-line-length 120 --select F,E9 pydpowl r_reference validation tests benchmarks

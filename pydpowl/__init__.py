@@ -9,10 +9,14 @@ The package is organised by role:
 * ``pydpowl.engine``: what a release is made of (losses, the objective, the
   certified solver, noise mechanisms, public-bound preprocessing);
 * ``pydpowl.estimators``: what users fit (``DPWeightedERM``, ``DPOWL``,
-  propensity models);
+  propensity models, and DPpack's ERM family: ``DPSVM``,
+  ``DPLogisticRegression``, ``DPLinearRegression``);
 * ``pydpowl.privacy``: budget accounting, private selection (the exponential
-  mechanism) and the private value of a rule;
+  mechanism; DPpack's ``tune_classification_model`` and
+  ``tune_linear_regression_model``) and the private value of a rule;
 * ``pydpowl.analysis``: the end-to-end private analysis under one budget;
+* ``pydpowl.dppack``: DPpack's classes as functions of plain arrays and R's
+  ``.Random.seed`` (the R front end's entry points);
 * ``pydpowl.datasets``, ``pydpowl.rrandom``: data and R-compatible streams;
 * ``pydpowl.studies``: the paper's studies (simulation, case study, tuning,
   gamma tables, utility bounds, plots);
@@ -33,6 +37,14 @@ __version__ = "0.1.0"
 _NAMES: Dict[str, str] = {
     "DPWeightedERM": ".estimators.werm",
     "DPOWL": ".estimators.owl",
+    "DPSVM": ".estimators.svm",
+    "DPLogisticRegression": ".estimators.logistic",
+    "DPLinearRegression": ".estimators.linear",
+    "RandomFourierFeatures": ".engine.preprocessing",
+    "exponential_mechanism": ".engine.mechanisms",
+    "ModelSelection": ".privacy.tuning",
+    "tune_classification_model": ".privacy.tuning",
+    "tune_linear_regression_model": ".privacy.tuning",
     "LogisticPropensity": ".estimators.propensity",
     "DPLogisticPropensity": ".estimators.dp_propensity",
     "proposition8_H": ".estimators.propensity",
@@ -98,6 +110,7 @@ _MODULES: Dict[str, str] = {
     "engine": ".engine",
     "estimators": ".estimators",
     "privacy": ".privacy",
+    "dppack": ".dppack",
     "studies": ".studies",
 }
 

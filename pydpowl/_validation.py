@@ -26,6 +26,7 @@ __all__ = [
     "check_array",
     "check_vector",
     "check_labels",
+    "check_binary_target",
     "check_both_arms",
     "check_same_length",
     "check_nonnegative",
@@ -242,6 +243,46 @@ def check_labels(
             f"{arr.size} entries do not (first at position {first}).{' ' + hint if hint else ''}"
         )
     return arr
+
+
+def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = None,
+                        classes: Optional[Sequence[Any]] = None) -> Tuple[NDArray[Any], NDArray[np.float64]]:
+    """Class labels of a binary classifier: ``(classes, labels in {-1, 1})``.
+
+    ``classes`` are the two sorted distinct values of ``value`` (scikit-learn's
+    ``classes_``); the first maps to -1 and the second to +1, so DPpack's 0/1
+    labels map to -1/+1 as in ``svmDP``. With ``classes`` given (e.g. DPpack's
+    ``(0, 1)``), every entry must be one of them and a single class is allowed.
+    """
+    arr = np.asarray(value)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}.")
+    if length is not None and arr.shape[0] != length:
+        raise ValueError(f"{name} must have length {length}, got length {arr.shape[0]}.")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite; it has {int((~np.isfinite(arr)).sum())} non-finite entries.")
+    if classes is None:  # the two values without sorting n labels (np.unique sorts)
+        if arr.size == 0:
+            raise ValueError(f"{name} must take exactly two distinct values (a binary classifier), got 0.")
+        other = arr != arr[0]
+        n_values = 1 if not other.any() else 2
+        if n_values == 2:
+            second = arr[int(np.argmax(other))]
+            if not np.all(other <= (arr == second)):  # a value that is neither
+                n_values = 3
+        if n_values != 2:
+            raise ValueError(f"{name} must take exactly two distinct values (a binary classifier), got "
+                             f"{'more than 2' if n_values == 3 else 1}.")
+        found = np.sort(np.array([arr[0], second], dtype=arr.dtype))
+    else:
+        found = np.asarray(classes)
+        bad = ~np.isin(arr, found)
+        if bad.any():
+            raise ValueError(f"{name} must take values in {{{found[0]!r}, {found[1]!r}}}; {int(bad.sum())} of "
+                             f"{arr.size} entries do not (first at position {int(np.flatnonzero(bad)[0])}).")
+    return found, np.where(arr == found[1], 1.0, -1.0)
 
 
 def check_both_arms(name: str, labels: NDArray[np.float64]) -> None:

@@ -191,3 +191,14 @@ def test_the_grid_refuses_contradictions_with_the_declaration(kwargs, match):
                           name="softplus", **kwargs)
     with pytest.raises(ValueError, match=match):
         get_loss(make())
+
+
+def test_squared_error_loss_by_hand():
+    from pydpowl.engine.losses import SquaredErrorLoss
+
+    loss = SquaredErrorLoss()
+    eta, y = np.array([0.0, 1.5, -2.0]), np.array([1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(loss.value(eta, y), [0.5, 0.125, 4.5])
+    np.testing.assert_array_equal(loss.deriv(eta, y), [-1.0, 0.5, -3.0])
+    np.testing.assert_array_equal(loss.deriv2(eta, y), [1.0, 1.0, 1.0])
+    assert loss.constant_curvature and loss.curvature_bound == 1.0

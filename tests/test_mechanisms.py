@@ -210,3 +210,120 @@ def test_constants_of_the_floating_point_bound(d):
     else:
         top = int(np.argmax(psi))
         assert np.all(np.diff(psi[: top + 1]) >= 0) and np.all(np.diff(psi[top:]) <= 0) and psi.max() < 1.0
+
+
+# ------------------------------------------------------------------ objective perturbation, KST, smoothing, EM
+
+
+from pydpowl import RRandom  # noqa: E402
+from pydpowl.engine.mechanisms import (  # noqa: E402
+    cms_calibration,
+    exponential_mechanism,
+    kst_calibration,
+    sample_isotropic_gaussian,
+    sample_kst_noise,
+    smoothing_rate,
+    smoothing_share,
+)
+
+
+def test_cms_calibration_without_extra_curvature():
+    # c = 1 (h = 0.5), gamma = 2: eps' = eps - log(1 + 1 + 1/4) = eps - log(2.25)
+    cal = cms_calibration(epsilon=2.0, gamma=2.0, c=1.0, n=100)
+    assert cal.epsilon_prime == pytest.approx(2.0 - math.log(2.25), rel=1e-15)
+    assert cal.Delta == 0.0 and cal.rate == cal.epsilon_prime / 2
+
+
+def test_cms_calibration_with_extra_curvature():
+    # eps = 0.5, c = 1, gamma = 1: eps - log(4) < 0, so Delta = c/(n(e^{eps/4} - 1)) - gamma/n and eps' = eps/2
+    n = 50
+    cal = cms_calibration(epsilon=0.5, gamma=1.0, c=1.0, n=n)
+    assert cal.epsilon_prime == 0.25 and cal.rate == 0.125
+    assert cal.Delta == pytest.approx(1.0 / (n * (math.exp(0.125) - 1.0)) - 1.0 / n, rel=1e-15)
+    # then (gamma/n + Delta) n = c / (e^{eps/4} - 1): log(1 + c / (n (Lambda + Delta)))^2 = eps/2 exactly
+    lam = 1.0 / n + cal.Delta
+    assert 2 * math.log(1 + 1.0 / (n * lam)) == pytest.approx(0.25, rel=1e-12)
+
+
+def test_cms_calibration_infinite_epsilon():
+    cal = cms_calibration(epsilon=math.inf, gamma=1.0, c=0.25, n=10)
+    assert cal.Delta == 0.0 and cal.rate == math.inf
+
+
+@pytest.mark.parametrize("p", [1, 2, 5])
+def test_kst_constants(p):
+    cal = kst_calibration(epsilon=2.0, delta=0.0, p=p)
+    assert cal.zeta == pytest.approx(2 * p ** 1.5, rel=1e-15) and cal.lam == p
+    assert cal.Delta == pytest.approx(p, rel=1e-15) and cal.rate == pytest.approx(2.0 / (2 * cal.zeta), rel=1e-15)
+    g = kst_calibration(epsilon=2.0, delta=1e-3, p=p)
+    assert g.variance == pytest.approx(cal.zeta ** 2 * (8 * math.log(2e3) + 8.0) / 4.0, rel=1e-14)
+
+
+def test_kst_refuses_infinite_epsilon_with_delta_and_bad_delta():
+    with pytest.raises(ValueError, match="epsilon=inf with delta > 0"):
+        kst_calibration(epsilon=math.inf, delta=0.1, p=2)
+    for bad in (-0.1, 1.0, float("nan"), "0"):
+        with pytest.raises(ValueError, match=r"delta must be in \[0, 1\)"):
+            kst_calibration(epsilon=1.0, delta=bad, p=2)
+
+
+def test_kst_noise_for_infinite_epsilon_draws_like_dppack_and_is_zero():
+    fake = FakeRStream()
+    cal = kst_calibration(epsilon=math.inf, delta=0.0, p=2)
+    assert np.array_equal(sample_kst_noise(cal, rng=fake), np.zeros(2))
+    assert fake.calls == [("rgamma", 1, 2, math.inf), ("rnorm", 2)]
+
+
+def test_isotropic_gaussian_law():
+    rng = np.random.default_rng(3)
+    draws = np.array([sample_isotropic_gaussian(3, 4.0, rng=rng) for _ in range(4000)])
+    for j in range(3):
+        assert stats.kstest(draws[:, j], stats.norm(scale=2.0).cdf).pvalue > ALPHA
+
+
+def test_isotropic_gaussian_from_r_stream_is_a_signed_permutation_of_rnorm():
+    """MASS::mvrnorm rotates rnorm(p) by eigen(Sigma)$vectors: for Sigma = s I a signed permutation."""
+    for p in (1, 2, 3, 6):
+        b = sample_isotropic_gaussian(p, 2.25, rng=RRandom(4))
+        z = RRandom(4).rnorm(p)
+        assert np.allclose(np.sort(np.abs(b)), np.sort(np.abs(1.5 * z)), rtol=0, atol=0)
+
+
+def test_smoothing_share_and_rate():
+    # kappa = sqrt(r n mu / s); with r = tol / mu that is sqrt(n tol / s)
+    assert smoothing_share(n=20000, tol=1e-10, error_radius=1e-10 / 1e-4, strong_convexity=1e-4,
+                           gradient_sensitivity=2.0) == pytest.approx(math.sqrt(20000 * 1e-10 / 2), rel=1e-12)
+    assert smoothing_share(n=10 ** 12, tol=1.0, error_radius=1.0, strong_convexity=1.0, gradient_sensitivity=2.0) == 0.5
+    assert smoothing_rate(epsilon=0.5, error_radius=0.25) == 1.0
+    with pytest.raises(ValueError, match="error_radius"):
+        smoothing_rate(epsilon=1.0, error_radius=0.0)
+
+
+def test_exponential_mechanism_frequencies():
+    rng = np.random.default_rng(0)
+    scores = np.array([0.0, -1.0, -3.0, -3.0])
+    draws = np.bincount([exponential_mechanism(scores, epsilon=1.0, sensitivity=0.5, rng=rng)
+                         for _ in range(20000)], minlength=4)
+    p = np.exp(scores) / np.exp(scores).sum()  # exp(eps s / (2 sens)) = exp(s)
+    assert stats.chisquare(draws, 20000 * p).pvalue > ALPHA
+
+
+def test_exponential_mechanism_inverts_one_uniform():
+    class OneUniform:
+        def __init__(self, u):
+            self.u = u
+
+        def uniform(self):
+            return self.u
+    # probabilities 1/2, 1/4, 1/4 -> cumulative 0.5, 0.75, 1
+    scores = [2 * math.log(2.0), 0.0, 0.0]  # eps = 1, sens = 1: exp(s/2) = 2, 1, 1
+    picks = [exponential_mechanism(scores, epsilon=1.0, sensitivity=1.0, rng=OneUniform(u))
+             for u in (0.1, 0.5, 0.50001, 0.75, 0.9)]
+    assert picks == [0, 0, 1, 1, 2]
+
+
+def test_exponential_mechanism_refuses_infinite_epsilon_and_bad_scores():
+    with pytest.raises(ValueError, match=r"epsilon must be in \(0, inf\)"):
+        exponential_mechanism([0.0, 1.0], epsilon=math.inf, sensitivity=1.0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="scores must be"):
+        exponential_mechanism([0.0, np.nan], epsilon=1.0, sensitivity=1.0, rng=np.random.default_rng(0))

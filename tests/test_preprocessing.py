@@ -73,3 +73,51 @@ def test_numpy_backend_gives_the_fused_scaling_bit_for_bit_without_numba(scaler)
     assert clipped_numpy == clipped_kernel > 0
     with pytest.raises(ValueError, match=r"backend must be one of \{'auto', 'numpy', 'numba'\}, got backend='gpu'"):
         scaler.transform_checked(X, backend="gpu")
+
+
+# ------------------------------------------------------------------ random Fourier features
+
+from pydpowl import RRandom  # noqa: E402
+from pydpowl.engine.preprocessing import RandomFourierFeatures  # noqa: E402
+
+
+def test_random_features_draw_order_on_an_r_stream():
+    """DPpack's generate.sampling, D times: rnorm(d, sd = sqrt(2 g)) then runif(1, -pi, pi)."""
+    f = RandomFourierFeatures.sample(3, 4, 0.5, rng=RRandom(8))
+    r = RRandom(8)
+    for j in range(4):
+        assert np.array_equal(f.omega[j], r.rnorm(3, 0.0, 1.0))  # sqrt(2 * 0.5) = 1
+        assert f.phi[j] == r.runif(1, -np.pi, np.pi)[0]
+    assert f.prefilter.shape == (4, 4) and np.array_equal(f.prefilter[:, :3], f.omega)
+
+
+def test_random_features_are_bounded_and_scale_to_the_unit_ball():
+    rng = np.random.default_rng(1)
+    f = RandomFourierFeatures.sample(2, 7, 2.0, rng=rng)
+    X = rng.normal(scale=100.0, size=(500, 2))  # no clipping needed: cosines are bounded
+    V = f.transform(X)
+    assert np.all(np.abs(V) <= f.bound) and f.bound == np.sqrt(2 / 7)
+    Z, clipped = f.scaler().transform(V)
+    assert clipped == 0
+    np.testing.assert_allclose(Z, np.cos(X @ f.omega.T + f.phi) / np.sqrt(7), rtol=0, atol=1e-15)
+    assert np.all(np.linalg.norm(Z, axis=1) <= 1 + 1e-15)
+
+
+def test_random_features_approximate_the_gaussian_kernel():
+    rng = np.random.default_rng(2)
+    f = RandomFourierFeatures.sample(3, 20000, 0.7, rng=rng)
+    a, b = np.array([[0.1, 0.5, -0.2]]), np.array([[0.4, -0.1, 0.3]])
+    approx = float(f.transform(a) @ f.transform(b).T)
+    assert approx == pytest.approx(np.exp(-0.7 * np.sum((a - b) ** 2)), abs=0.03)
+
+
+def test_random_features_from_prefilter_round_trip_and_checks():
+    f = RandomFourierFeatures.sample(2, 3, 1.0, rng=np.random.default_rng(0))
+    g = RandomFourierFeatures.from_prefilter(f.prefilter, 1.0)
+    assert np.array_equal(g.omega, f.omega) and np.array_equal(g.phi, f.phi)
+    with pytest.raises(ValueError, match="X must have 2 columns"):
+        f.transform(np.zeros((1, 3)))
+    with pytest.raises(ValueError, match=r"n_components must be an integer >= 1"):
+        RandomFourierFeatures.sample(2, 0, 1.0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"kernel_param must be in \(0, inf\)"):
+        RandomFourierFeatures.sample(2, 3, -1.0, rng=np.random.default_rng(0))

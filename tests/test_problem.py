@@ -107,3 +107,23 @@ def test_unknown_backend_and_custom_loss_on_numba_are_refused():
         MarginProblem(Z, y, w, LogisticLoss(), backend="gpu")
     with pytest.raises(ValueError, match="needs a built-in loss"):
         MarginProblem(Z, y, w, Softplus(), backend="numba")
+
+
+def test_predictor_problem_squared_error_by_hand():
+    from pydpowl.engine.losses import SquaredErrorLoss
+    from pydpowl.engine.problem import PredictorProblem
+
+    rng = np.random.default_rng(5)
+    Z, y, w = rng.normal(size=(30, 3)), rng.normal(size=30), rng.uniform(0, 2, 30)
+    prob = PredictorProblem(Z, y, w, SquaredErrorLoss())
+    theta = rng.normal(size=3)
+    L, g, H = prob.evaluate(theta)
+    r = Z @ theta - y
+    assert L == pytest.approx(0.5 * np.sum(w * r * r), rel=1e-13)
+    assert_allclose(g, Z.T @ (w * r), rtol=1e-12)
+    assert_allclose(H, Z.T @ (w[:, None] * Z), rtol=1e-12)
+    p = rng.normal(size=3)
+    d1, d2 = prob.line(theta, p)(0.7)
+    s = Z @ p
+    assert d1 == pytest.approx(np.sum(w * (r + 0.7 * s) * s), rel=1e-12)
+    assert d2 == pytest.approx(np.sum(w * s * s), rel=1e-12)

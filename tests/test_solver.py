@@ -188,3 +188,63 @@ def test_small_fits_never_import_numba():
             ".fit(d.X, d.treatment, d.benefit, d.propensity); print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+# ---- the ball-constrained solve (KST) ----------------------------------------------------------
+
+from pydpowl.engine.solver import solve_least_squares, trust_region_step  # noqa: E402
+
+
+def _ls_problem(seed, n=400, p=3):
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(-1, 1, (n, p))
+    y = np.clip(3 * Z @ rng.normal(size=p) + rng.normal(size=n), -p, p)
+    return Z, y, rng.normal(size=p) * 30
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ball_constrained_least_squares_matches_scipy(seed):
+    Z, y, b = _ls_problem(seed)
+    n, p = Z.shape
+    R = np.sqrt(p)
+    res = solve_least_squares(Z, y, gamma=1.0, extra_ridge=2.0 * p, linear=b, radius=R)
+
+    def F(t):
+        return (0.5 * np.sum((Z @ t - y) ** 2) + 0.5 * (1 + 2 * p) * t @ t + b @ t) / n
+    ref = minimize(F, np.zeros(p), method="SLSQP", constraints=[{"type": "ineq", "fun": lambda t: p - t @ t}],
+                   options={"ftol": 1e-15, "maxiter": 500})
+    assert np.sum(res.x ** 2) <= p
+    assert F(res.x) <= F(ref.x) + 1e-13
+    np.testing.assert_allclose(res.x, ref.x, atol=1e-6)
+    assert res.grad_norm <= 1e-10 and res.multiplier >= 0
+
+
+def test_ball_inactive_gives_the_unconstrained_minimiser():
+    Z, y, _ = _ls_problem(11)
+    big = solve_least_squares(Z, y, gamma=1.0, radius=1e6)
+    free = solve_least_squares(Z, y, gamma=1.0)
+    np.testing.assert_allclose(big.x, free.x, rtol=1e-12)
+    assert big.multiplier == 0.0
+    np.testing.assert_allclose(free.x, np.linalg.solve(Z.T @ Z + np.eye(3), Z.T @ y), rtol=1e-12)
+
+
+def test_ball_active_kkt_by_hand():
+    # one coordinate: minimise ((t - 3)^2 + t^2)/2 over |t| <= 1: the minimiser 1.5 is outside, so t = 1
+    res = solve_least_squares(np.array([[1.0]]), np.array([3.0]), gamma=1.0, radius=1.0)
+    assert res.x[0] == 1.0
+    assert res.multiplier == pytest.approx(1.0, rel=1e-14)  # grad F(1) = (1 - 3) + 1 = -1, so nu = 1
+
+
+def test_trust_region_step_on_the_sphere_and_inside():
+    H = np.diag([1.0, 4.0])
+    q = np.array([-3.0, -4.0])  # unconstrained minimiser (3, 1), norm sqrt(10)
+    np.testing.assert_allclose(trust_region_step(H, q, 10.0), [3.0, 1.0], rtol=1e-15)
+    z = trust_region_step(H, q, 1.0)
+    assert np.linalg.norm(z) == pytest.approx(1.0, rel=1e-15)
+    lam = -(H @ z + q) @ z  # (H + lam I) z = -q with ||z|| = 1
+    np.testing.assert_allclose((H + lam * np.eye(2)) @ z, -q, rtol=1e-12)
+
+
+def test_ball_radius_must_be_positive():
+    with pytest.raises(ValueError, match=r"radius must be in \(0, inf\)"):
+        solve_least_squares(np.eye(2), np.ones(2), gamma=1.0, radius=0.0)

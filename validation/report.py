@@ -92,7 +92,7 @@ def _nonprivate_table(summaries: Sequence[NonprivateSummary]) -> str:
 
 
 def write_report(out: Path, info: RunInfo, rows: Sequence[CheckRow], summaries: Sequence[NonprivateSummary],
-                 figures: Sequence[Path]) -> Path:
+                 figures: Sequence[Path], family: Sequence = ()) -> Path:
     """Write ``out/report.md``; figures are referenced by relative path."""
     n_fail = sum(r.verdict == "FAIL" for r in rows)
     lines = [
@@ -119,6 +119,17 @@ def write_report(out: Path, info: RunInfo, rows: Sequence[CheckRow], summaries: 
     lines += ["## Non-private solutions", "", _nonprivate_table(summaries), "",
               "DPpack's optimiser (optim BFGS) stops at gradient norms far above pydpowl's certified "
               "precision; the bound above shows the whole gap is explained by that early stop.", ""]
+    if family:
+        from .family import family_table
+
+        lines += ["## DPpack's ERM family (svmDP, LogisticRegressionDP, LinearRegressionDP)", "",
+                  family_table(list(family)), "",
+                  "Non-private: epsilon = inf in both engines (LinearRegressionDP: delta = 0, DPpack cannot fit "
+                  "eps = Inf with delta > 0). Replay: pydpowl with reproduce_dppack=True and RRandom(s) vs DPpack after "
+                  "set.seed(s); the distance of the two answers is bounded through the perturbed objective's strong "
+                  "convexity (the gap is DPpack's optimiser stopping early). Law: KS of the noise (output "
+                  "perturbation) or of the linear term recovered from each release (objective perturbation) "
+                  "against its law, and two-sample KS of every released coordinate.", ""]
     if info.timings:
         lines += ["## Time for K private fits (s)", "", "| case | pydpowl | DPpack (incl. R loop) |", "|---|---|---|"]
         lines += [f"| {c} | {t.get('pydpowl', float('nan')):.2f} | {t.get('DPpack', float('nan')):.2f} |"

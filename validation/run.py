@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import platform
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import List, Optional, TextIO
 
@@ -23,6 +23,7 @@ from .checks import (
     two_sample_noise_tests,
 )
 from .engines import replay_noise, run_dppack, run_pydpowl
+from .family import build_family_cases, run_family_case
 from .report import RunInfo, write_report
 
 __all__ = ["DEFAULT_ALPHA", "ValidationResult", "run_validation"]
@@ -39,6 +40,7 @@ class ValidationResult:
     summaries: List[NonprivateSummary]
     info: RunInfo
     report: Path
+    family: List = field(default_factory=list)
 
 
 def _versions() -> dict:
@@ -67,6 +69,7 @@ def run_validation(*, out: Path, quick: bool, k: int, alpha: float, seed: int, c
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     cases, notes = build_cases(quick=quick, cyp_path=cyp_path, seed=seed)
+    family_cases = build_family_cases(quick=quick, seed=seed)
     fixed_rows: List[CheckRow] = []
     ks: List[KSTest] = []
     summaries: List[NonprivateSummary] = []
@@ -96,11 +99,21 @@ def run_validation(*, out: Path, quick: bool, k: int, alpha: float, seed: int, c
         ks += one_sample_noise_tests(case.name, "DPpack", rr.noise, rate)
         ks += two_sample_noise_tests(case.name, py.noise, rr.noise)
         noises[case.name] = ({"pydpowl": py.noise, "DPpack": rr.noise}, rate)
+    family_summaries = []
+    for j, fcase in enumerate(family_cases):
+        if log is not None:
+            print(f"[validation] {fcase.name}: n={fcase.n}, d={fcase.d}, K={fcase.k or k} ...", file=log, flush=True)
+        f_rows, f_ks, f_summary = run_family_case(fcase, k=k, seed=seed, case_index=100 + j, n_replay=N_REPLAY)
+        fixed_rows += f_rows
+        ks += f_ks
+        p_min = min((t.p_value for t in f_ks), default=float("nan"))
+        family_summaries.append(replace(f_summary, ks_min_p=p_min))
+        timings[fcase.name] = {"pydpowl": f_summary.seconds_py, "DPpack": f_summary.seconds_r}
     ks_rows, threshold = bonferroni_rows(ks, alpha)
     rows = []
-    for case in cases:  # group rows by case in the report
-        rows += [r for r in fixed_rows if r.case == case.name]
-        rows += [r for r in ks_rows if r.case == case.name]
+    for name in [c.name for c in cases] + [c.name for c in family_cases]:  # group rows by case in the report
+        rows += [r for r in fixed_rows if r.case == name]
+        rows += [r for r in ks_rows if r.case == name]
     figures: List[Path] = []
     if plots:
         from .plots import plot_coef_differences, plot_direction_hist, plot_noise_qq
@@ -112,8 +125,9 @@ def run_validation(*, out: Path, quick: bool, k: int, alpha: float, seed: int, c
     info = RunInfo(
         mode="quick" if quick else "full", k=k, alpha=alpha, n_ks_tests=len(ks), threshold=threshold, seed=seed,
         seconds=time.perf_counter() - t0, versions=_versions(), notes=list(notes),
-        case_titles={c.name: c.title + (f" ({'; '.join(c.notes)})" if c.notes else "") for c in cases},
+        case_titles={c.name: c.title + (f" ({'; '.join(c.notes)})" if c.notes else "")
+                     for c in list(cases) + list(family_cases)},
         timings=timings,
     )
-    report = write_report(out, info, rows, summaries, figures)
-    return ValidationResult(rows, summaries, info, report)
+    report = write_report(out, info, rows, summaries, figures, family=family_summaries)
+    return ValidationResult(rows, summaries, info, report, family_summaries)

@@ -34,6 +34,11 @@ fits the same solver: the solver only sees the protocol of
 so such a loss needs a problem whose row sweep forms ``eta_i``, calls the
 loss's elementwise functions of ``(eta_i, y_i)`` and accumulates
 ``w_i l_eta z_i`` and ``w_i l_eta_eta z_i z_i'`` in place of the margin terms.
+:class:`SquaredErrorLoss` (DPpack's ``loss.squared.error``, for
+``LinearRegressionDP``) is such a loss, solved through
+:class:`pydpowl.engine.problem.PredictorProblem`. Its derivative is unbounded:
+Kifer, Smith & Thakurta's mechanism bounds it on a bounded domain instead
+(``zeta``, see :func:`pydpowl.engine.mechanisms.kst_calibration`).
 """
 
 from __future__ import annotations
@@ -50,7 +55,8 @@ __all__ = [
     "MarginLoss", "HuberHingeLoss", "LogisticLoss", "HuberQuadraticSurrogate", "CustomLoss", "get_loss",
     "check_loss", "huber_hinge_value", "huber_hinge_deriv", "huber_hinge_curvature", "logistic_value",
     "logistic_deriv", "logistic_curvature", "huber_surrogate_value", "huber_surrogate_deriv",
-    "huber_surrogate_curvature", "HUBER_HINGE", "LOGISTIC", "HUBER_SURROGATE", "loss_lipschitz",
+    "huber_surrogate_curvature", "HUBER_HINGE", "LOGISTIC", "HUBER_SURROGATE", "loss_lipschitz", "SquaredErrorLoss",
+    "squared_error_value", "squared_error_deriv", "squared_error_curvature",
 ]
 
 #: codes of the built-in losses in the compiled kernels (see ``MarginLoss.kernel_spec``)
@@ -236,6 +242,49 @@ class LogisticLoss(_BuiltinLoss):
     curvature_bound = 0.25
     _elementwise = (logistic_value, logistic_deriv, logistic_curvature)
     _code = LOGISTIC
+
+
+def squared_error_value(eta, y):
+    """``(eta - y)^2 / 2`` (DPpack's ``loss.squared.error``)."""
+    r = eta - y
+    return 0.5 * (r * r)
+
+
+def squared_error_deriv(eta, y):
+    """``eta - y``, the derivative in the prediction ``eta``."""
+    return eta - y
+
+
+def squared_error_curvature(eta, y):
+    """The constant 1 (shaped like ``eta``)."""
+    return 0.0 * eta + 1.0
+
+
+class SquaredErrorLoss:
+    """Squared error ``l(eta, y) = (eta - y)^2 / 2`` of the linear prediction ``eta = z'theta``.
+
+    Not a margin loss: it is solved through
+    :class:`pydpowl.engine.problem.PredictorProblem`. Its curvature is the
+    constant 1, so the Hessian of the data term is ``Z'WZ`` at every point and
+    the solver's Newton step is exact.
+    """
+
+    name = "squared-error"
+    #: the curvature does not depend on eta: the data term's Hessian is computed once
+    constant_curvature = True
+    curvature_bound = 1.0
+
+    def value(self, eta: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+        return squared_error_value(np.asarray(eta, dtype=np.float64), y)
+
+    def deriv(self, eta: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+        return squared_error_deriv(np.asarray(eta, dtype=np.float64), y)
+
+    def deriv2(self, eta: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+        return squared_error_curvature(np.asarray(eta, dtype=np.float64), y)
+
+    def __repr__(self) -> str:
+        return "SquaredErrorLoss()"
 
 
 class CustomLoss(MarginLoss):

@@ -1,4 +1,6 @@
-"""DPpack's feature preprocessing for DP-OWL (``svmDP``, linear kernel).
+"""DPpack's feature preprocessing: public-bound scaling and random Fourier features.
+
+:class:`FeatureScaler` (``svmDP`` and ``LogisticRegressionDP``, linear kernel):
 
 1. Clip each feature to its public bounds ``[lower_j, upper_j]`` (by design;
    the number of clipped entries is counted).
@@ -9,22 +11,32 @@
 Coefficients fitted in this scaled space map back to the original space by
 dividing by ``scale_j * sqrt(d)``. The operations follow DPpack's order so the
 two engines see the same scaled data.
+
+:class:`RandomFourierFeatures` (``svmDP`` with ``kernel = "Gaussian"``): the map
+``x -> sqrt(2/D) cos(omega_j'x + phi_j)``, j = 1..D, of Rahimi & Recht (2007),
+whose inner products approximate the Gaussian kernel ``exp(-g ||x - x'||^2)``
+for ``omega_j ~ N(0, 2g I)`` and ``phi_j ~ U(-pi, pi)``. The features are
+bounded by ``sqrt(2/D)`` whatever ``x`` is, so DPpack does not clip ``x``; it
+scales the features with the bounds ``+-sqrt(2/D)`` (a :class:`FeatureScaler`
+without intercept), which gives rows ``cos(.)/sqrt(D)`` of norm at most 1.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Tuple
+import math
+from typing import Any, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_array, check_bounds
+from .._validation import check_array, check_bounds, check_int, check_positive
 from ..exceptions import PrivacyLeakWarning
 from .kernels import use_kernels
 
-__all__ = ["FeatureScaler", "bounds_from_data"]
+__all__ = ["FeatureScaler", "RandomFourierFeatures", "bounds_from_data"]
+
 
 @dataclass(frozen=True)
 class FeatureScaler:
@@ -73,7 +85,7 @@ class FeatureScaler:
 
     def clip(self, X: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
         """Clip to the bounds; return the clipped copy and the number of entries changed."""
-        clipped = np.clip(X, self.lower, self.upper)
+        clipped = np.minimum(np.maximum(X, self.lower), self.upper)  # np.clip's values, without its overhead
         return clipped, int(np.count_nonzero(clipped != X))
 
     def transform(self, X: ArrayLike) -> Tuple[NDArray[np.float64], int]:
@@ -114,6 +126,107 @@ class FeatureScaler:
     def coef_to_scaled(self, theta_original: NDArray[np.float64]) -> NDArray[np.float64]:
         """Inverse of :meth:`coef_to_original`."""
         return np.asarray(theta_original, dtype=np.float64) * (self.column_scale * self.dimension_scale)
+
+
+@dataclass(frozen=True)
+class RandomFourierFeatures:
+    """Random Fourier features of the Gaussian kernel, as DPpack's ``svmDP`` draws and applies them.
+
+    Public by construction: drawn from the random stream before the data are
+    touched, independently of them (DPpack keeps them as ``prefilter``).
+
+    Attributes
+    ----------
+    omega : ndarray of shape (D, d)
+        Frequencies, rows ``~ N(0, 2 kernel_param I_d)``.
+    phi : ndarray of shape (D,)
+        Phases ``~ U(-pi, pi)``.
+    kernel_param : float
+        ``g`` in ``exp(-g ||x - x'||^2)`` (DPpack's ``kernel.param``).
+    """
+
+    omega: NDArray[np.float64]
+    phi: NDArray[np.float64]
+    kernel_param: float
+
+    @classmethod
+    def sample(cls, n_inputs: int, n_components: int, kernel_param: float, *, rng: Any) -> "RandomFourierFeatures":
+        """Draw ``D = n_components`` features for inputs of dimension ``d = n_inputs``.
+
+        With an R-compatible stream the draws are DPpack's ``generate.sampling``,
+        called D times: ``rnorm(d, sd = sqrt(2 * kernel_param))`` then
+        ``runif(1, -pi, pi)`` for each feature in turn. With a numpy Generator
+        the same law is drawn in two vectorised calls.
+        """
+        from .mechanisms import is_r_stream
+
+        d = check_int("n_inputs", n_inputs, minimum=1)
+        D = check_int("n_components", n_components, minimum=1)
+        g = check_positive("kernel_param", kernel_param)
+        sd = math.sqrt(2.0 * g)
+        if is_r_stream(rng):
+            omega = np.empty((D, d))
+            phi = np.empty(D)
+            for j in range(D):
+                omega[j] = rng.rnorm(d, 0.0, sd)
+                phi[j] = rng.runif(1, -math.pi, math.pi)[0]
+        else:
+            omega = rng.normal(0.0, sd, size=(D, d))
+            phi = rng.uniform(-math.pi, math.pi, size=D)
+        return cls(omega=omega, phi=phi, kernel_param=g)
+
+    @classmethod
+    def from_prefilter(cls, prefilter: ArrayLike, kernel_param: float) -> "RandomFourierFeatures":
+        """From DPpack's ``prefilter`` matrix (D rows ``c(omega_j, phi_j)``)."""
+        P = check_array("prefilter", prefilter)
+        if P.shape[1] < 2:
+            raise ValueError(f"prefilter must have at least 2 columns (omega and phi), got {P.shape[1]}.")
+        return cls(omega=np.ascontiguousarray(P[:, :-1]), phi=P[:, -1].copy(),
+                   kernel_param=check_positive("kernel_param", kernel_param))
+
+    @property
+    def n_components(self) -> int:
+        """``D``."""
+        return int(self.omega.shape[0])
+
+    @property
+    def n_inputs(self) -> int:
+        """``d``, the input dimension (intercept column included when DPpack's ``add.bias`` added it)."""
+        return int(self.omega.shape[1])
+
+    @property
+    def bound(self) -> float:
+        """``sqrt(2/D)``: every feature lies in ``[-bound, bound]``."""
+        return math.sqrt(2.0 / self.n_components)
+
+    @property
+    def prefilter(self) -> NDArray[np.float64]:
+        """DPpack's ``prefilter``: ``cbind(omega, phi)``, shape (D, d + 1)."""
+        return np.column_stack([self.omega, self.phi])
+
+    def scaler(self) -> FeatureScaler:
+        """DPpack's scaling of the features: bounds ``+-sqrt(2/D)``, no intercept (rows of norm <= 1)."""
+        b = np.full(self.n_components, self.bound)
+        return FeatureScaler(lower=-b, upper=b, fit_intercept=False)
+
+    def transform(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``V[i, j] = sqrt(2/D) cos(x_i'omega_j + phi_j)``, shape (n, D).
+
+        The inner products are summed left to right over the d inputs, the order
+        of R's ``x %*% theta`` (reference BLAS), so the two engines agree to the bit
+        where the cosines do.
+        """
+        X = check_array("X", X)
+        if X.shape[1] != self.n_inputs:
+            raise ValueError(f"X must have {self.n_inputs} columns (the features' input dimension), "
+                             f"got {X.shape[1]}.")
+        A = X[:, :1] * self.omega[:, 0]
+        for k in range(1, self.n_inputs):
+            A += X[:, k:k + 1] * self.omega[:, k]
+        A += self.phi
+        np.cos(A, out=A)
+        A *= self.bound
+        return A
 
 
 def bounds_from_data(X: ArrayLike) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:

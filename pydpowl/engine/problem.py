@@ -48,7 +48,7 @@ from numpy.typing import NDArray
 
 from .losses import MarginLoss
 
-__all__ = ["Problem", "MarginProblem", "LineDerivatives"]
+__all__ = ["Problem", "MarginProblem", "PredictorProblem", "LineDerivatives"]
 
 #: ``t -> (dL/dt, d2L/dt2)`` along a search direction
 LineDerivatives = Callable[[float], Tuple[float, float]]
@@ -173,6 +173,8 @@ class MarginProblem:
             return
         if self.backend == "numba":
             self._kernels.add_weighted_outer_products(self._hessian, self.Z, rows, coef, rows.size)
+        elif rows.size == self.n:  # every row changed (a rebuild; logistic): no gather copy of Z
+            self._hessian += (self.Z * coef[:, None]).T @ self.Z
         else:
             Zr = self.Z[rows]
             self._hessian += (Zr * coef[:, None]).T @ Zr
@@ -182,6 +184,63 @@ class MarginProblem:
             if np.array_equal(point, theta):
                 return m
         return self.y * (self.Z @ np.asarray(theta, dtype=np.float64))
+
+
+class PredictorProblem:
+    """``L(theta) = sum_i w_i l(z_i'theta, y_i)`` for a loss of the linear prediction (numpy).
+
+    For a loss with ``constant_curvature`` (the squared error) the Hessian
+    ``sum_i w_i l'' z_i z_i'`` is computed once, at construction.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+        Targets.
+    w : ndarray of shape (n,)
+        Non-negative weights.
+    loss : object
+        With elementwise ``value``, ``deriv`` and ``deriv2`` of ``(eta, y)``, e.g.
+        :class:`~pydpowl.engine.losses.SquaredErrorLoss`.
+    """
+
+    backend = "numpy"
+
+    def __init__(self, Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], loss) -> None:
+        self.Z = np.ascontiguousarray(Z, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.w = np.ascontiguousarray(w, dtype=np.float64)
+        self.loss = loss
+        self.n, self.d = self.Z.shape
+        self._hessian = self._hessian_at(None) if getattr(loss, "constant_curvature", False) else None
+
+    def _hessian_at(self, eta) -> NDArray[np.float64]:
+        c = self.w * (self.loss.deriv2(np.zeros(self.n) if eta is None else eta, self.y))
+        if np.all(c == 1.0):  # squared error, unit weights: Z'Z without the row scaling
+            return self.Z.T @ self.Z
+        return (self.Z * c[:, None]).T @ self.Z
+
+    def evaluate(self, theta: NDArray[np.float64]) -> Tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+        """``(L, grad L, Hessian of L)`` at ``theta``."""
+        eta = self.Z @ np.asarray(theta, dtype=np.float64)
+        total = float(self.w @ self.loss.value(eta, self.y))
+        grad = self.Z.T @ (self.w * self.loss.deriv(eta, self.y))
+        H = self._hessian.copy() if self._hessian is not None else self._hessian_at(eta)
+        return total, grad, H
+
+    def line(self, theta: NDArray[np.float64], p: NDArray[np.float64]) -> LineDerivatives:
+        """Derivatives of ``t -> L(theta + t p)``."""
+        eta = self.Z @ np.asarray(theta, dtype=np.float64)
+        s = self.Z @ np.asarray(p, dtype=np.float64)
+        w, y, loss = self.w, self.y, self.loss
+
+        def derivatives(t: float) -> Tuple[float, float]:
+            e = eta + t * s
+            return float(w @ (loss.deriv(e, y) * s)), float(w @ (loss.deriv2(e, y) * s * s))
+        return derivatives
+
+    def release(self) -> None:
+        """Nothing to hand back (no shared work arrays)."""
 
 
 # One spare set of per-row work arrays, reused by the next problem with the same n and backend.

@@ -24,6 +24,18 @@ minimiser up to rounding; the logistic objective is smooth and Newton
 converges quadratically. Problems with at most 50,000 entries are polished by
 extra Newton steps past the tolerance, down to rounding level.
 
+With ``radius`` (Kifer, Smith & Thakurta's objective perturbation needs the
+minimiser over the ball ``||theta|| <= radius``), each Newton step minimises
+the quadratic model over the ball exactly (a trust-region subproblem with a
+positive definite matrix, :func:`trust_region_step`), the step is searched on
+the segment to that point (feasible: the ball is convex), and the answer is
+certified by the Karush-Kuhn-Tucker conditions: ``||grad F + nu theta|| <= tol``
+with the best multiplier ``nu >= 0``, ``||theta|| <= radius``, and the
+complementarity slack ``nu ||theta|| (radius - ||theta||) <= tol^2 / mu``
+(``mu = ridge / n``). Together they place the answer within ``2 tol / mu`` of
+the exact constrained minimiser (docs/dppack_family.md). A quadratic data
+term (squared error) is solved in one step.
+
 :func:`solve_weighted_erm` is the front end for arrays in memory and for Dask
 arrays chunked along the rows (each problem call then runs blockwise, see
 :mod:`pydpowl.engine.dask_problem`; same starting point, same iteration). It picks
@@ -64,6 +76,7 @@ to rounding.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -72,11 +85,11 @@ from numpy.typing import NDArray
 
 from ..exceptions import ConvergenceError
 from .kernels import numba_available, use_kernels
-from .losses import MarginLoss
-from .problem import MarginProblem, Problem
+from .losses import MarginLoss, SquaredErrorLoss
+from .problem import MarginProblem, PredictorProblem, Problem
 
-__all__ = ["DEFAULT_TOL", "SolverResult", "newton", "solve_weighted_erm", "solve_each", "objective_value",
-           "objective_gradient"]
+__all__ = ["DEFAULT_TOL", "SolverResult", "newton", "solve_weighted_erm", "solve_least_squares", "solve_each",
+           "objective_value", "objective_gradient", "trust_region_step"]
 
 #: the gradient-norm tolerance every release certifies by default (it enters Delta as 2 n tol / gamma)
 DEFAULT_TOL = 1e-10
@@ -108,6 +121,10 @@ class SolverResult:
         ``F(x)``.
     backend : str
         The problem's backend ("numpy" or "numba").
+    multiplier : float
+        For a ball-constrained solve, the multiplier ``nu >= 0`` of the constraint
+        (in units of ``F``; 0 when it is inactive); ``grad_norm`` is then the
+        Karush-Kuhn-Tucker residual ``||grad F(x) + nu x||``.
     """
 
     x: NDArray[np.float64]
@@ -116,6 +133,7 @@ class SolverResult:
     grad_norm: float
     objective: float
     backend: str
+    multiplier: float = 0.0
 
 
 def newton(
@@ -127,6 +145,7 @@ def newton(
     tol: float = DEFAULT_TOL,
     max_iter: int = 100,
     polish: bool = False,
+    radius: Optional[float] = None,
 ) -> SolverResult:
     """Minimise ``G = L + (ridge/2)||theta||^2 + linear'theta`` to ``||grad G|| / n <= tol``.
 
@@ -146,6 +165,9 @@ def newton(
         Newton iterations before giving up.
     polish : bool, default=False
         After certifying, take up to 3 more Newton steps while the gradient norm halves.
+    radius : float, optional
+        Minimise over the ball ``||theta|| <= radius`` instead (see the module
+        docstring); ``theta0`` is projected onto it first.
 
     Returns
     -------
@@ -154,7 +176,8 @@ def newton(
     Raises
     ------
     ConvergenceError
-        If ``||grad F||`` is still above ``tol`` after ``max_iter`` iterations.
+        If ``||grad F||`` (the KKT conditions with ``radius``) is still above
+        ``tol`` after ``max_iter`` iterations.
     """
     n = problem.n
 
@@ -168,6 +191,9 @@ def newton(
         H[np.diag_indices_from(H)] += ridge
         return float(G), g, H, float(np.linalg.norm(g)) / n
 
+    if radius is not None:
+        return _newton_in_ball(problem, evaluate, theta0, radius=radius, ridge=ridge, linear=linear, tol=tol,
+                               max_iter=max_iter)
     theta = np.array(theta0, dtype=np.float64)
     G, g, H, grad_norm = evaluate(theta)
     for it in range(max_iter + 1):
@@ -195,6 +221,114 @@ def newton(
     raise ConvergenceError(
         f"solver stopped after max_iter={max_iter} iterations with gradient norm "
         f"{grad_norm:.3e} > tol={tol:.0e}; nothing was released."
+    )
+
+
+def _into_ball(theta: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
+    """``theta`` scaled onto the ball if outside, so that its squared norm (summed exactly) is at most radius^2."""
+    theta = np.array(theta, dtype=np.float64)
+    limit = radius * radius
+    norm = float(np.linalg.norm(theta))
+    if norm > radius:
+        theta *= radius / norm
+    while math.fsum(theta * theta) > limit:  # an ulp or two above after the scaling
+        theta *= 1.0 - 2.0 ** -52
+    if radius - math.sqrt(math.fsum(theta * theta)) <= 16 * np.finfo(float).eps * radius:
+        # on the sphere up to rounding: as close to it as rounding allows (the complementarity slack is then ~1 ulp)
+        for _ in range(8):
+            up = theta * (1.0 + 2.0 ** -52)
+            if math.fsum(up * up) > limit:
+                break
+            theta = up
+    return theta
+
+
+def _kkt(theta, g, n: int, radius: float, tol: float, mu: float):
+    """``(nu, residual, slack, certified)``: the KKT conditions on the ball in units of F.
+
+    Either the gradient itself is below ``tol`` (``nu = 0``, no complementarity to check), or the
+    best multiplier ``nu = max(0, -theta'g / (n ||theta||^2))`` brings ``||g/n + nu theta||`` below
+    ``tol`` with complementarity slack ``nu ||theta|| (radius - ||theta||) <= tol^2 / mu``.
+    """
+    free = float(np.linalg.norm(g)) / n
+    if free <= tol:
+        return 0.0, free, 0.0, True
+    tt = float(theta @ theta)
+    nu = max(0.0, -float(theta @ g) / (n * tt)) if tt > 0 else 0.0
+    residual = float(np.linalg.norm(g / n + nu * theta))
+    norm = math.sqrt(math.fsum(theta * theta))
+    # a point on the sphere is representable only to a few ulps of the radius: that much is rounding
+    slack = nu * norm * max(0.0, radius - norm - 8.0 * math.ulp(radius))
+    return nu, residual, slack, residual <= tol and slack <= tol * tol / mu
+
+
+def trust_region_step(H: NDArray[np.float64], q: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
+    """Minimise ``z'Hz/2 + q'z`` over ``||z|| <= radius`` for a symmetric positive definite ``H``.
+
+    Eigen-decomposition of ``H``; if the unconstrained minimiser lies outside the
+    ball, Newton's method on the secular equation ``1/||z(lam)|| = 1/radius``
+    (``z(lam) = -(H + lam I)^{-1} q``, concave and increasing in ``lam``, so the
+    iterates rise monotonically to the root from ``lam = 0``; More & Sorensen 1983).
+    The result is placed on the sphere. Positive definiteness rules out the
+    "hard case".
+    """
+    values, vectors = np.linalg.eigh(H)
+    qh = vectors.T @ q
+    z = -qh / values
+    if float(np.linalg.norm(z)) <= radius:
+        return vectors @ z
+    lam = 0.0
+    for _ in range(200):
+        shifted = values + lam
+        n2 = float(np.sum(qh * qh / (shifted * shifted)))
+        norm = math.sqrt(n2)
+        phi = 1.0 / norm - 1.0 / radius
+        if abs(phi) <= 1e-15 / radius:
+            break
+        dn2 = -2.0 * float(np.sum(qh * qh / (shifted * shifted * shifted)))
+        dphi = -0.5 * dn2 / (n2 * norm)
+        step = phi / dphi
+        if not step < 0 or lam - step <= lam:  # no progress left (rounding)
+            break
+        lam -= step
+    z = -(qh / (values + lam))
+    return vectors @ (z * (radius / float(np.linalg.norm(z))))
+
+
+def _newton_in_ball(problem, evaluate, theta0, *, radius: float, ridge: float, linear, tol: float,
+                    max_iter: int) -> SolverResult:
+    """Newton over the ball: exact model minimisation in the ball, search on the segment, KKT certificate."""
+    radius = float(radius)
+    if not (0.0 < radius < np.inf):
+        raise ValueError(f"radius must be in (0, inf), got radius={radius!r}.")
+    n = problem.n
+    mu = ridge / n
+    theta = _into_ball(theta0, radius)
+    G, g, H, _ = evaluate(theta)
+    nu, residual, slack, certified = _kkt(theta, g, n, radius, tol, mu)
+    for it in range(max_iter + 1):
+        if certified:
+            return SolverResult(x=theta, success=True, nit=it, grad_norm=residual, objective=G / n,
+                                backend=problem.backend, multiplier=nu)
+        if it == max_iter:
+            break
+        target = _into_ball(trust_region_step(H, g - H @ theta, radius), radius)
+        p = target - theta
+        d0 = float(g @ p)
+        if not d0 < 0:  # rounding has exhausted the descent
+            break
+        G_t, g_t, H_t, _ = evaluate(target)
+        if G_t <= G + _ARMIJO * d0:
+            theta, G, g, H = target, G_t, g_t, H_t
+        else:  # G is convex along the segment: its minimiser over [0, 1] is min(t*, 1)
+            t = min(1.0, _exact_line_search(problem.line(theta, p), theta, p, d0, ridge, linear))
+            theta = _into_ball(theta + t * p, radius)
+            G, g, H, _ = evaluate(theta)
+        nu, residual, slack, certified = _kkt(theta, g, n, radius, tol, mu)
+    raise ConvergenceError(
+        f"solver stopped after max_iter={max_iter} iterations on the ball ||theta|| <= {radius:.6g} with KKT "
+        f"residual {residual:.3e} (tol={tol:.0e}) and complementarity slack {slack:.3e} "
+        f"(must be <= tol^2/mu = {tol * tol / mu:.3e}); nothing was released."
     )
 
 
@@ -404,6 +538,64 @@ def _starting_point(rows, *, loss, gamma, extra_ridge, linear, backend) -> NDArr
         g = g + linear
     H[np.diag_indices_from(H)] += gamma + extra_ridge
     return -_solve_spd(H, g)
+
+
+def solve_least_squares(
+    Z: NDArray[np.float64],
+    y: NDArray[np.float64],
+    w: Optional[NDArray[np.float64]] = None,
+    *,
+    gamma: float,
+    extra_ridge: float = 0.0,
+    linear: Optional[NDArray[np.float64]] = None,
+    radius: Optional[float] = None,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 50,
+) -> SolverResult:
+    """Minimise the (perturbed) squared-error objective, optionally over a ball, to a certified precision.
+
+    ``F = G / n`` with
+
+        G(theta) = sum_i w_i (y_i - z_i'theta)^2 / 2 + ((gamma + extra_ridge) / 2) ||theta||^2 + linear'theta,
+
+    over ``||theta|| <= radius`` when ``radius`` is given (Kifer, Smith &
+    Thakurta; DPpack's ``LinearRegressionDP`` minimises this with ``extra_ridge =
+    Delta``, ``linear = b`` and ``radius = sqrt(p)``). The data term is
+    quadratic: the first Newton step is exact and the second evaluation certifies.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+    w : ndarray of shape (n,), optional
+        Non-negative weights (ones by default).
+    gamma : float
+        Regularisation constant, > 0.
+    extra_ridge : float, default=0.0
+    linear : ndarray of shape (d,), optional
+    radius : float, optional
+        Radius of the ball (unconstrained when None).
+    tol : float, default=1e-10
+        Required gradient norm of ``F`` (KKT residual with ``radius``; see :func:`newton`).
+    max_iter : int, default=50
+
+    Returns
+    -------
+    SolverResult
+
+    Raises
+    ------
+    ConvergenceError
+        If the certificate is not reached.
+    """
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    n, d = Z.shape
+    w = np.ones(n) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    extra_ridge, linear = _check_terms(extra_ridge, linear, d)
+    problem = PredictorProblem(Z, y, w, SquaredErrorLoss())
+    return newton(problem, np.zeros(d), ridge=gamma + extra_ridge, linear=linear, tol=tol, max_iter=max_iter,
+                  radius=radius)
 
 
 def solve_each(

@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 from .._validation import check_positive
 from ..engine.losses import HuberHingeLoss
 from ..engine.solver import DEFAULT_TOL, solve_each
-from ..engine.mechanisms import perturb
+from ..engine.mechanisms import exponential_mechanism, perturb  # the one exponential mechanism
 
 __all__ = ["exponential_mechanism", "score_sensitivity", "rule_scores", "select_gamma_privately", "transfer_gamma",
            "SCORES", "TRANSFERS"]
@@ -64,37 +64,6 @@ __all__ = ["exponential_mechanism", "score_sensitivity", "rule_scores", "select_
 SCORES = ("value", "accuracy")
 #: ways :func:`transfer_gamma` knows
 TRANSFERS = ("bound", "none")
-
-
-def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivity: float, rng: Any) -> int:
-    """Index k drawn with probability proportional to ``exp(epsilon * s_k / (2 * sensitivity))``.
-
-    ``epsilon``-DP when one record changes every score by at most
-    ``sensitivity``. Implemented by inversion with one uniform draw (the first k
-    whose cumulative probability reaches u), as DPpack's
-    ``ExponentialMechanism`` does, so it works with a numpy Generator and with
-    an R-compatible :class:`pydpowl.RRandom`.
-
-    Parameters
-    ----------
-    scores : sequence of float
-        Finite scores, larger is better.
-    epsilon : float
-        Budget in (0, inf).
-    sensitivity : float
-        Public bound on how much one record changes any score, in (0, inf).
-    rng : numpy.random.Generator or RRandom
-    """
-    eps = check_positive("epsilon", epsilon)
-    sens = check_positive("sensitivity", sensitivity)
-    s = np.asarray(scores, dtype=float)
-    if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)):
-        raise ValueError("scores must be a non-empty 1-D array of finite numbers.")
-    logits = eps * s / (2.0 * sens)
-    p = np.exp(logits - logits.max())
-    cumulative = np.cumsum(p / p.sum())
-    u = float(rng.uniform())
-    return int(min(np.searchsorted(cumulative, u, side="left"), s.size - 1))
 
 
 def score_sensitivity(score: str, weights_upper_bound: float) -> float:

@@ -62,8 +62,8 @@ from .._progress import Progress
 from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
 from .gamma_table import GammaTable
+from ..engine.mechanisms import perturb
 from ..engine.solver import DEFAULT_TOL
-from .releases import perturb
 from ..estimators.owl import DPOWL
 from ..value import ipw_values
 from .._validation import check_choice

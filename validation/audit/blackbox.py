@@ -5,6 +5,9 @@ and M(D'), pure epsilon-DP implies for every measurable region R
 
     P(M(D') in R) <= exp(epsilon) P(M(D) in R)   and the same with D, D' swapped.
 
+(epsilon, delta)-DP implies ``P(M(D') in R) <= exp(epsilon) P(M(D) in R) + delta``,
+so with ``delta > 0`` the bound below becomes ``log((Q_low - delta) / P_high)``.
+
 An auditor picks a region R (here ``{T(z) > t}`` or ``{T(z) <= t}`` for a test
 statistic T and threshold t), counts how many releases of each dataset fall in
 it, and bounds ``epsilon >= log(Q_low / P_high)`` with one-sided Clopper-Pearson
@@ -163,25 +166,25 @@ def _statistic(name: str, Z, c0, c1) -> NDArray[np.float64]:
     return np.round(t / q) * q
 
 
-def _bound_from_counts(kq: int, kp: int, n: int, alpha: float) -> Tuple[float, float, float]:
+def _bound_from_counts(kq: int, kp: int, n: int, alpha: float, delta: float = 0.0) -> Tuple[float, float, float]:
     q_low = clopper_pearson_lower(kq, n, alpha / 2)
     p_high = clopper_pearson_upper(kp, n, alpha / 2)
-    lb = math.log(q_low / p_high) if q_low > 0 else -math.inf
+    lb = math.log((q_low - delta) / p_high) if q_low > delta else -math.inf
     return lb, q_low, p_high
 
 
-def _bounds_vectorised(kq, kp, n: int, alpha: float) -> NDArray[np.float64]:
+def _bounds_vectorised(kq, kp, n: int, alpha: float, delta: float = 0.0) -> NDArray[np.float64]:
     kq = np.asarray(kq, dtype=np.float64)
     kp = np.asarray(kp, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         q_low = np.where(kq > 0, stats.beta.ppf(alpha / 2, np.maximum(kq, 1), n - kq + 1), 0.0)
         p_high = np.where(kp < n, stats.beta.ppf(1 - alpha / 2, kp + 1, np.maximum(n - kp, 1)), 1.0)
-        lbs = np.where((q_low > 0) & (kq > kp), np.log(q_low / p_high), -np.inf)
+        lbs = np.where((q_low > delta) & (kq > kp), np.log((q_low - delta) / p_high), -np.inf)
     return lbs
 
 
 def select_test(sel0: NDArray[np.float64], sel1: NDArray[np.float64], *, alpha: float = 0.05,
-                n_thresholds: int = 200) -> DistinguishingTest:
+                n_thresholds: int = 200, delta: float = 0.0) -> DistinguishingTest:
     """Choose the statistic, threshold, side and direction with the best bound on the selection sample.
 
     The selection criterion is the Clopper-Pearson bound itself computed on the
@@ -208,7 +211,7 @@ def select_test(sel0: NDArray[np.float64], sel1: NDArray[np.float64], *, alpha: 
             k1 = above1 if upper else n - above1
             for favours in (0, 1):
                 kq, kp = (k0, k1) if favours == 0 else (k1, k0)
-                lbs = _bounds_vectorised(kq, kp, n, alpha)
+                lbs = _bounds_vectorised(kq, kp, n, alpha, delta)
                 j = int(np.argmax(lbs))
                 if lbs[j] > best[0]:
                     best = (float(lbs[j]), DistinguishingTest(name, c0, c1, float(grid[j]), upper, favours))
@@ -216,8 +219,9 @@ def select_test(sel0: NDArray[np.float64], sel1: NDArray[np.float64], *, alpha: 
 
 
 def evaluate_test(test: DistinguishingTest, ev0: NDArray[np.float64], ev1: NDArray[np.float64], *,
-                  alpha: float = 0.05) -> EpsilonBound:
-    """The (1 - alpha) epsilon lower bound of a fixed test on fresh releases (same count per dataset)."""
+                  alpha: float = 0.05, delta: float = 0.0) -> EpsilonBound:
+    """The (1 - alpha) epsilon lower bound of a fixed test on fresh releases (same count per dataset);
+    with ``delta > 0`` the bound for an (epsilon, delta)-DP claim."""
     ev0 = np.asarray(ev0, dtype=np.float64)
     ev1 = np.asarray(ev1, dtype=np.float64)
     if ev0.shape != ev1.shape or ev0.ndim != 2:
@@ -226,20 +230,21 @@ def evaluate_test(test: DistinguishingTest, ev0: NDArray[np.float64], ev1: NDArr
     n = ev0.shape[0]
     k0, k1 = int(test.in_region(ev0).sum()), int(test.in_region(ev1).sum())
     kq, kp = (k0, k1) if test.favours == 0 else (k1, k0)
-    lb, q_low, p_high = _bound_from_counts(kq, kp, n, alpha)
+    lb, q_low, p_high = _bound_from_counts(kq, kp, n, alpha, delta)
     point = math.inf if kp == 0 else (math.log(kq / kp) if kq > 0 else -math.inf)
     return EpsilonBound(epsilon_lb=max(0.0, lb), q_count=kq, p_count=kp, n_eval=n, q_low=q_low, p_high=p_high,
                         point=point, test=test, alpha=alpha)
 
 
 def epsilon_lower_bound(samples0: NDArray[np.float64], samples1: NDArray[np.float64], *,
-                        alpha: float = 0.05) -> EpsilonBound:
-    """Split each sample in halves: select the test on the first, bound epsilon on the second."""
+                        alpha: float = 0.05, delta: float = 0.0) -> EpsilonBound:
+    """Split each sample in halves: select the test on the first, bound epsilon on the second
+    (for an (epsilon, delta)-DP claim with ``delta > 0``)."""
     samples0 = np.asarray(samples0, dtype=np.float64)
     samples1 = np.asarray(samples1, dtype=np.float64)
     m = min(samples0.shape[0], samples1.shape[0]) // 2
-    test = select_test(samples0[:m], samples1[:m], alpha=alpha * SELECTION_ALPHA_FACTOR)
-    return evaluate_test(test, samples0[m:2 * m], samples1[m:2 * m], alpha=alpha)
+    test = select_test(samples0[:m], samples1[:m], alpha=alpha * SELECTION_ALPHA_FACTOR, delta=delta)
+    return evaluate_test(test, samples0[m:2 * m], samples1[m:2 * m], alpha=alpha, delta=delta)
 
 
 def summary_of(bound: EpsilonBound) -> Dict[str, object]:

@@ -50,7 +50,7 @@ def black_box_table(result: AuditResult) -> str:
     for r in result.black_box:
         name = r.config + (f" (control: noise for eps={r.noise_epsilon:g})" if r.control else "")
         b = r.bound
-        lines.append(f"| {name} | {r.engine} | {r.epsilon:g} | {r.ideal:.3f} | **{r.epsilon_lb:.3f}** "
+        lines.append(f"| {name} | {r.engine} | {r.epsilon:g} | {_f(r.ideal)} | **{r.epsilon_lb:.3f}** "
                      f"| {b.q_count} / {b.p_count} of {b.n_eval} | {b.test.describe()} | {r.verdict} |")
     return head + "\n".join(lines)
 

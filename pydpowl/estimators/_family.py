@@ -1,0 +1,97 @@
+"""What DPSVM and DPLogisticRegression share: settings checks, labels, scaling, the stored release.
+
+Both are DPpack's Chaudhuri-Monteleoni-Sarwate ERM with public feature bounds
+(``FeatureScaler``: clip, optional intercept column first, divide by
+``max(|lower|, |upper|)`` and ``sqrt(d)``) and labels coded -1/+1 internally
+(``classes_[0]`` is DPpack's 0, ``classes_[1]`` its 1).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Tuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import ClassifierMixin
+
+from .._base import DPEstimator, check_is_fitted, check_prediction_input
+from .._validation import check_bool, check_epsilon, check_positive
+from ..engine.preprocessing import FeatureScaler
+from ._perturbation import Release, check_perturbation
+
+__all__ = ["BinaryERMClassifier", "check_common_settings", "store_release"]
+
+
+def check_common_settings(est: Any) -> Tuple[float, float, str, float]:
+    """``(epsilon, gamma, perturbation, tol)`` after checking them and the boolean switches."""
+    eps = check_epsilon(est.epsilon)
+    gamma = check_positive("gamma", est.gamma)
+    perturbation = check_perturbation(est.perturbation)
+    tol = check_positive("tol", est.tol)
+    for name in ("fit_intercept", "reproduce_dppack", "keep_nonprivate"):
+        check_bool(name, getattr(est, name))
+    return eps, gamma, perturbation, tol
+
+
+def store_release(est: Any, release: Release, scaler: FeatureScaler, *, split_intercept: bool) -> None:
+    """Fitted attributes from a release: ``scaled_coef_``, ``dppack_coeff_``, ``coef_``, ``intercept_``, budgets."""
+    est.scaled_coef_ = np.asarray(release.coef, dtype=np.float64)
+    full = scaler.coef_to_original(est.scaled_coef_)  # DPpack: coeff / (scale1 * scale2)
+    est.dppack_coeff_ = full
+    if split_intercept and scaler.fit_intercept:
+        est.intercept_, est.coef_ = float(full[0]), full[1:].copy()
+    else:
+        est.intercept_, est.coef_ = 0.0, full.copy()
+    est.epsilon_objective_ = release.epsilon_objective
+    est.epsilon_smoothing_ = release.epsilon_smoothing
+    est.Delta_ = release.Delta
+    est.epsilon_prime_ = release.epsilon_prime
+    est.noise_rate_ = release.rate
+    est.sensitivity_ = release.sensitivity
+    est.n_iter_ = release.n_iter
+    if est.keep_nonprivate:  # PRIVATE: validation only
+        est.minimiser_ = release.minimiser.copy()
+        est.noise_ = release.noise.copy()
+        est.linear_term_ = None if release.linear_term is None else release.linear_term.copy()
+
+
+class BinaryERMClassifier(ClassifierMixin, DPEstimator):
+    """Shared behaviour of the two classifiers (not a public estimator).
+
+    Subclasses implement ``_scaled_rows(X)`` (the features the coefficients
+    act on, before DPpack's scaling) and set ``_split_intercept``.
+    """
+
+    _split_intercept = True
+
+    def _scaler(self, n_features: int) -> FeatureScaler:
+        if self.feature_bounds is None or isinstance(self.feature_bounds, str):
+            raise ValueError(
+                "feature_bounds must be a pair (lower, upper) of public bounds, one per feature (DPpack's "
+                f"lower.bounds and upper.bounds), got feature_bounds={self.feature_bounds!r}. Bounds must be "
+                "known before seeing the data.")
+        return FeatureScaler.from_bounds(self.feature_bounds, n_features, self.fit_intercept)
+
+    def _raw_decision(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        return X @ self.coef_ + self.intercept_
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """The released linear predictor (DPpack's ``raw.value``); new features are not clipped, as in DPpack."""
+        X = check_prediction_input(self, X)
+        return self._raw_decision(X)
+
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """``classes_[1]`` where the decision function is > 0, else ``classes_[0]`` (DPpack's 1 and 0)."""
+        return np.where(self.decision_function(X) > 0, self.classes_[1], self.classes_[0])
+
+    @property
+    def noise_scale_(self) -> float:
+        """``1 / noise_rate_``: scale of the Gamma law of the main noise's norm (public)."""
+        check_is_fitted(self)
+        return math.inf if self.noise_rate_ == 0 else 1.0 / self.noise_rate_
+
+
+def resolve_optional_positive(name: str, value: Optional[float]) -> Optional[float]:
+    """None or a float in (0, inf)."""
+    return None if value is None else check_positive(name, value)

@@ -1,0 +1,220 @@
+"""DPLinearRegression: DPpack's ``LinearRegressionDP`` (Kifer, Smith & Thakurta's objective perturbation)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Tuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import RegressorMixin
+
+from .._base import DPEstimator, check_prediction_input
+from .._validation import check_array, check_bool, check_epsilon, check_positive, check_vector, \
+    feature_names_of, resolve_rng
+from ..engine.mechanisms import kst_calibration
+from ..engine.preprocessing import FeatureScaler
+from ._perturbation import release_kst, warn_reproduce_dppack
+
+__all__ = ["DPLinearRegression", "check_target_bounds"]
+
+
+def check_target_bounds(bounds: Any) -> Tuple[float, float]:
+    """Public bounds ``(lower, upper)`` on the target, finite with ``lower < upper``."""
+    if isinstance(bounds, str) or bounds is None:
+        raise TypeError(f"target_bounds must be a pair (lower, upper) of public bounds on y, got {bounds!r}.")
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise TypeError(f"target_bounds must be a pair (lower, upper) of numbers, got {bounds!r}.") from None
+    for name, v in (("lower", lo), ("upper", hi)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+            raise ValueError(f"target_bounds: {name} must be a finite number, got {v!r}.")
+    lo, hi = float(lo), float(hi)
+    if not lo < hi:
+        raise ValueError(f"target_bounds: lower must be < upper, got ({lo!r}, {hi!r}).")
+    return lo, hi
+
+
+class DPLinearRegression(RegressorMixin, DPEstimator):
+    """Differentially private linear regression (DPpack's ``LinearRegressionDP``).
+
+    Kifer, Smith & Thakurta's objective perturbation (2012) as DPpack applies
+    it: features clipped to public bounds and divided by ``max(|lower|,
+    |upper|)`` (so ``|x_j| <= 1``), the target clipped to its public bounds and
+    mapped into ``[-p, p]``, then the minimiser over ``||theta||^2 <= p`` of
+
+        (1/n) sum_i (y_i - x_i'theta)^2 / 2 + (gamma + Delta)/(2n) ||theta||^2 + b'theta/n,
+
+    ``p`` coefficients (intercept included), ``zeta = 2 p^(3/2)``, ``lambda = p``,
+    ``Delta = 2 lambda / epsilon``; ``b`` has density proportional to
+    ``exp(-epsilon ||b|| / (2 zeta))`` for ``delta = 0`` (epsilon-DP) and is
+    ``N(0, zeta^2 (8 log(2/delta) + 4 epsilon)/epsilon^2 I)`` for ``delta > 0``
+    ((epsilon, delta)-DP).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget in (0, inf] (DPpack's ``eps``). ``inf`` with ``delta = 0`` gives the exact
+        constrained minimiser (DPpack still draws, and discards, the noise).
+    delta : float, default=0.0
+        In [0, 1) (DPpack's ``delta``).
+    gamma : float, default=1.0
+        Regularisation constant in (0, inf).
+    feature_bounds : tuple (lower, upper)
+        Public per-feature bounds (DPpack's bounds vectors without their last entry).
+    target_bounds : tuple (lower, upper)
+        Public bounds on y (the last entries of DPpack's bounds vectors), ``lower < upper``.
+    fit_intercept : bool, default=False
+        DPpack's ``add.bias``. With it the target is centred at the middle of its bounds (the shift is
+        added back to the intercept); without it, only scaled.
+    reproduce_dppack : bool, default=False
+        Reproduce DPpack 0.2.2 draw for draw (validation and replay; emits PrivacyLeakWarning).
+    tol : float, default=1e-10
+        Certified KKT residual of the ball-constrained solve.
+    keep_nonprivate : bool, default=False
+        Keep ``minimiser_``, ``noise_`` and ``linear_term_`` (PRIVATE; validation only).
+    random_state : None, int, numpy.random.Generator or RRandom, default=None
+        Source of the noise. With an :class:`pydpowl.RRandom` the draws are DPpack's: ``rgamma(1, p,
+        rate)`` and ``rnorm(p)`` (delta = 0) or ``MASS::mvrnorm``'s ``rnorm(p)`` (delta > 0).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    dppack_coeff_ : ndarray
+        DPpack's ``coeff`` (intercept first with ``fit_intercept``).
+    scaled_coef_ : ndarray
+        The release in the scaled space (inside the ball ``||theta||^2 <= p``).
+    target_shift_, target_scale_ : float
+        DPpack's ``shift.y`` and ``scale.y``.
+    zeta_, lambda_, Delta_ : float
+        KST constants (public).
+    noise_rate_ : float
+        ``delta = 0``: rate of the Gamma law of ``||b||`` (nan for ``delta > 0``).
+    epsilon_objective_, epsilon_smoothing_ : float
+    n_clipped_features_, n_clipped_targets_ : int
+        Entries clipped to the public bounds (diagnostics, not released).
+    n_features_in_, n_iter_ : int
+
+    Notes
+    -----
+    The proof needs the exact constrained minimiser. The solver certifies the
+    KKT conditions on the ball (``||grad + nu theta|| <= tol`` and the
+    complementarity slack), which places its answer within ``2 tol n / gamma``
+    of it; without ``reproduce_dppack`` a share ``kappa = min(1/2, sqrt(n tol /
+    zeta))`` of epsilon pays for an output noise covering that distance, and the
+    result is projected back onto the ball (post-processing). DPpack's nloptr
+    (MMA, ``xtol_rel = 1e-4``) stops far from the minimiser.
+    """
+
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 0.0, gamma: float = 1.0, feature_bounds: Any = None,
+                 target_bounds: Any = None, fit_intercept: bool = False, reproduce_dppack: bool = False,
+                 tol: float = 1e-10, keep_nonprivate: bool = False, random_state: Any = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.gamma = gamma
+        self.feature_bounds = feature_bounds
+        self.target_bounds = target_bounds
+        self.fit_intercept = fit_intercept
+        self.reproduce_dppack = reproduce_dppack
+        self.tol = tol
+        self.keep_nonprivate = keep_nonprivate
+        self.random_state = random_state
+
+    def _settings(self):
+        eps = check_epsilon(self.epsilon)
+        gamma = check_positive("gamma", self.gamma)
+        tol = check_positive("tol", self.tol)
+        for name in ("fit_intercept", "reproduce_dppack", "keep_nonprivate"):
+            check_bool(name, getattr(self, name))
+        kst_calibration(epsilon=eps, delta=self.delta, p=1)  # checks delta (and epsilon = inf with delta > 0)
+        lo_y, hi_y = check_target_bounds(self.target_bounds)
+        if self.feature_bounds is None or isinstance(self.feature_bounds, str):
+            raise ValueError("feature_bounds must be a pair (lower, upper) of public bounds, one per feature, got "
+                             f"feature_bounds={self.feature_bounds!r}.")
+        return eps, float(self.delta), gamma, tol, lo_y, hi_y
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "DPLinearRegression":
+        """Fit privately.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, p)
+        y : array-like of shape (n,)
+
+        Returns
+        -------
+        self
+        """
+        names = feature_names_of(X)
+        eps, delta, gamma, tol, lo_y, hi_y = self._settings()
+        X = check_array("X", X)
+        n, p = X.shape
+        y = check_vector("y", y, length=n)
+        scaler = FeatureScaler.from_bounds(self.feature_bounds, p, self.fit_intercept)
+        if self.reproduce_dppack:
+            warn_reproduce_dppack("DPLinearRegression")
+        rng = resolve_rng(self.random_state)
+        off = int(self.fit_intercept)
+        d = p + off
+        Z = np.empty((n, d))  # DPpack: clip, bias column first, then t(t(X)/scale.X); no sqrt(p)
+        Z[:, 0] = 1.0
+        np.minimum(np.maximum(X, scaler.lower, out=Z[:, off:]), scaler.upper, out=Z[:, off:])
+        n_clipped_x = int(np.count_nonzero(Z[:, off:] != X))
+        Z /= scaler.column_scale
+        yc = np.clip(y, lo_y, hi_y)
+        n_clipped_y = int(np.count_nonzero(yc != y))
+        if self.fit_intercept:  # DPpack: centre at the middle of the bounds, then into [-p, p]
+            shift, scale = lo_y + (hi_y - lo_y) / 2.0, (hi_y - lo_y) / (2.0 * d)
+        else:
+            shift, scale = 0.0, max(abs(lo_y), abs(hi_y)) / d
+        if not scale > 0:
+            raise ValueError(f"target_bounds={self.target_bounds!r} give a target scale of 0; without an intercept "
+                             "max(|lower|, |upper|) must be > 0.")
+        release = release_kst(Z, (yc - shift) / scale, gamma=gamma, epsilon=eps, delta=delta, tol=tol,
+                              reproduce_dppack=bool(self.reproduce_dppack), rng=rng)
+        full = release.coef / scaler.column_scale * scale  # DPpack: coeff/scale.X*scale.y, then shift
+        if self.fit_intercept:
+            full[0] = full[0] + shift
+            self.intercept_, self.coef_ = float(full[0]), full[1:].copy()
+        else:
+            self.intercept_, self.coef_ = 0.0, full.copy()
+        cal = kst_calibration(epsilon=release.epsilon_objective, delta=delta, p=d)
+        self.dppack_coeff_ = full
+        self.scaled_coef_ = release.coef
+        self.target_shift_, self.target_scale_ = shift, scale
+        self.zeta_, self.lambda_, self.Delta_ = cal.zeta, cal.lam, release.Delta
+        self.noise_rate_ = release.rate
+        self.noise_variance_ = cal.variance
+        self.epsilon_objective_ = release.epsilon_objective
+        self.epsilon_smoothing_ = release.epsilon_smoothing
+        self.n_iter_ = release.n_iter
+        self.n_features_in_ = p
+        self.n_samples_ = n
+        self.n_clipped_features_ = n_clipped_x
+        self.n_clipped_targets_ = n_clipped_y
+        self.scaler_ = scaler
+        if self.keep_nonprivate:  # PRIVATE: validation only
+            self.minimiser_ = release.minimiser.copy()
+            self.noise_ = release.noise.copy()
+            self.linear_term_ = release.linear_term.copy()
+        if names is not None:
+            self.feature_names_in_ = names
+        return self
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``X coef_ + intercept_`` (DPpack's ``predict``; new features are not clipped)."""
+        X = check_prediction_input(self, X)
+        return X @ self.coef_ + self.intercept_
+
+    def prediction_range(self) -> Tuple[float, float]:
+        """Range of :meth:`predict` on features inside their bounds (public: the release lies in the ball).
+
+        ``|x_s'theta| <= ||x_s|| ||theta|| <= p`` in the scaled space, so predictions lie in
+        ``shift -+ p * scale``.
+        """
+        check_prediction_input(self, np.zeros((1, self.n_features_in_)))
+        d = self.scaled_coef_.shape[0]
+        return self.target_shift_ - d * self.target_scale_, self.target_shift_ + d * self.target_scale_

@@ -1,0 +1,213 @@
+"""Private model selection as DPpack's ``tune_classification_model`` and ``tune_linear_regression_model``.
+
+With m candidate models and n rows, the rows are dealt out in turn: candidate
+i (0-based) is fitted privately on rows ``i, i + m + 1, i + 2(m + 1), ...``
+and the rows ``m, 2m + 1, ...`` validate (DPpack's ``seq(i, n, m + 1)`` and
+``seq(m + 1, n, m + 1)``). Each candidate is scored on the validation rows
+(number misclassified; sum of squared errors for regression) and one is
+chosen by the exponential mechanism on minus the score, with the first
+candidate's epsilon (:func:`pydpowl.engine.mechanisms.exponential_mechanism`,
+one uniform drawn after every fit, as DPpack).
+
+Privacy: every row lies in exactly one part, so replacing one row changes one
+candidate's training data or the validation scores, never both. With each
+candidate ``epsilon_i``-DP and the selection ``epsilon_1``-DP, releasing the
+chosen model, and even every fitted candidate (DPpack's R6 objects are all
+fitted in place), is ``max_i epsilon_i``-DP (parallel composition; the
+selection post-processes the candidates). The sensitivity of the score is 1
+for a count of misclassified rows. For the sum of squared errors DPpack uses
+``(ub_y - lb_y)^2``, which bounds one row's change only if the row's target
+and prediction both lie in ``[lb_y, ub_y]``; DPpack scores raw (unclipped)
+targets and predictions, so its selection is not covered when either falls
+outside. pydpowl clips both to the public target bounds before scoring
+(post-processing of the release and a public map of the row), unless
+``reproduce_dppack=True``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.base import clone
+
+from .._validation import check_array, check_binary_target, check_bool, check_vector, resolve_rng
+from ..engine.mechanisms import exponential_mechanism
+from ..exceptions import PrivacyLeakWarning
+
+__all__ = ["ModelSelection", "tune_classification_model", "tune_linear_regression_model", "split_rows",
+           "regression_scores"]
+
+
+@dataclass(frozen=True)
+class ModelSelection:
+    """The outcome of a private model selection.
+
+    Attributes
+    ----------
+    model : estimator
+        The selected candidate, fitted on its part of the rows (DPpack's return value).
+    index : int
+        Its position in the candidate list (0-based).
+    models : tuple of estimators
+        Every candidate, fitted on its own part (releasing them all is covered; see the module docstring).
+    epsilon : float
+        The guarantee of the whole selection: the largest candidate epsilon (the selection uses the first's).
+    sensitivity : float
+        Sensitivity of the score used by the exponential mechanism.
+    n_validation : int
+        Rows used to score the candidates.
+    """
+
+    model: Any
+    index: int
+    models: Tuple[Any, ...]
+    epsilon: float
+    sensitivity: float
+    n_validation: int
+
+
+def split_rows(n: int, m: int) -> Tuple[list, np.ndarray]:
+    """Training rows of each of ``m`` candidates and the validation rows (DPpack's ``seq(i, n, m + 1)``)."""
+    if m < 1:
+        raise ValueError(f"models must hold at least one candidate, got {m}.")
+    if n < m + 1:
+        raise ValueError(f"X must have at least {m + 1} rows for {m} candidates (one part each plus a validation "
+                         f"part), got {n}.")
+    return [np.arange(i, n, m + 1) for i in range(m)], np.arange(m, n, m + 1)
+
+
+def _candidates(models: Sequence[Any]) -> list:
+    if isinstance(models, (str, bytes)) or not hasattr(models, "__len__") or len(models) == 0:
+        raise TypeError(f"models must be a non-empty sequence of unfitted pydpowl estimators, got {models!r}.")
+    return list(models)
+
+
+def _select(scores: np.ndarray, fitted: list, *, sensitivity: float, rng: Any, n_val: int) -> ModelSelection:
+    eps_sel = fitted[0].epsilon
+    k = exponential_mechanism(-scores, epsilon=eps_sel, sensitivity=sensitivity, rng=rng)
+    return ModelSelection(model=fitted[k], index=k, models=tuple(fitted),
+                          epsilon=float(max(float(m.epsilon) for m in fitted)), sensitivity=sensitivity,
+                          n_validation=n_val)
+
+
+def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike, *,
+                              sample_weight: Optional[ArrayLike] = None, random_state: Any = None,
+                              classes: Optional[Sequence[Any]] = None) -> ModelSelection:
+    """Choose among private classifiers (DPSVM, DPLogisticRegression) as DPpack's ``tune_classification_model``.
+
+    Parameters
+    ----------
+    models : sequence of DPSVM or DPLogisticRegression
+        Candidates with their public settings (bounds, intercept, epsilon, gamma, ...); they are cloned,
+        never modified.
+    X : array-like of shape (n, p)
+    y : array-like of shape (n,)
+        Two distinct labels (DPpack: 0 and 1), the same classes for every candidate.
+    sample_weight : array-like of shape (n,), optional
+        Weights (DPSVM with output perturbation only), split with the rows.
+    random_state : None, int, numpy.random.Generator or RRandom
+        One stream for everything: each candidate's fit in turn, then the selection's uniform (DPpack's order).
+    classes : sequence of two labels, optional
+        The classes (default: the two distinct values of ``y``); ``classes[1]`` is the positive class.
+
+    Returns
+    -------
+    ModelSelection
+    """
+    from ..estimators.svm import DPSVM
+
+    cands = _candidates(models)
+    X = check_array("X", X)
+    n = X.shape[0]
+    classes, y_pm = check_binary_target("y", y, length=n, classes=classes)
+    w = None if sample_weight is None else check_vector("sample_weight", sample_weight, length=n)
+    parts, val = split_rows(n, len(cands))
+    rng = resolve_rng(random_state)
+    fitted = []
+    for est, rows in zip(cands, parts):
+        model = clone(est)
+        model.set_params(random_state=rng)  # after clone: the stream itself, not a copy
+        if isinstance(model, DPSVM):
+            model._fit_checked(X[rows], y_pm[rows], None if w is None else w[rows], classes)
+        elif w is not None:
+            raise ValueError(f"sample_weight is supported for DPSVM candidates only, got {type(model).__name__}.")
+        else:
+            model._fit_checked(X[rows], y_pm[rows], classes)
+        fitted.append(model)
+    truth = np.where(y_pm[val] > 0, classes[1], classes[0])
+    scores = np.array([float(np.count_nonzero(m.predict(X[val]) != truth)) for m in fitted])
+    return _select(scores, fitted, sensitivity=1.0, rng=rng, n_val=val.size)
+
+
+def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike, *, random_state: Any = None,
+                                 reproduce_dppack: bool = False) -> ModelSelection:
+    """Choose among DPLinearRegression candidates as DPpack's ``tune_linear_regression_model``.
+
+    The score is the sum of squared validation errors, with sensitivity ``(ub_y - lb_y)^2``
+    from the candidates' common ``target_bounds``.
+
+    Parameters
+    ----------
+    models : sequence of DPLinearRegression
+        Candidates sharing ``target_bounds``; cloned, never modified.
+    X : array-like of shape (n, p)
+    y : array-like of shape (n,)
+    random_state : None, int, numpy.random.Generator or RRandom
+        One stream: each candidate's fit in turn, then the selection's uniform.
+    reproduce_dppack : bool, default=False
+        Score raw targets and predictions as DPpack does (not covered by the sensitivity when they leave
+        the target bounds; emits PrivacyLeakWarning). By default both are clipped to the target bounds.
+
+    Returns
+    -------
+    ModelSelection
+    """
+    from ..estimators.linear import DPLinearRegression, check_target_bounds
+
+    cands = _candidates(models)
+    if not all(isinstance(m, DPLinearRegression) for m in cands):
+        raise TypeError("models must all be DPLinearRegression estimators.")
+    check_bool("reproduce_dppack", reproduce_dppack)
+    bounds = {check_target_bounds(m.target_bounds) for m in cands}
+    if len(bounds) != 1:
+        raise ValueError(f"every candidate must have the same target_bounds (they set the sensitivity), got "
+                         f"{sorted(bounds)}.")
+    lo, hi = bounds.pop()
+    if reproduce_dppack:
+        warnings.warn("tune_linear_regression_model(reproduce_dppack=True) scores unclipped targets and "
+                      "predictions as DPpack does: the sensitivity (ub_y - lb_y)^2 does not cover rows outside "
+                      "the target bounds.", PrivacyLeakWarning, stacklevel=2)
+    X = check_array("X", X)
+    n = X.shape[0]
+    y = check_vector("y", y, length=n)
+    parts, val = split_rows(n, len(cands))
+    rng = resolve_rng(random_state)
+    fitted = []
+    for est, rows in zip(cands, parts):
+        model = clone(est)
+        model.set_params(random_state=rng)
+        fitted.append(model.fit(X[rows], y[rows]))
+    scores = regression_scores(fitted, X[val], y[val], (lo, hi), clip=not reproduce_dppack)
+    return _select(scores, fitted, sensitivity=(hi - lo) * (hi - lo), rng=rng, n_val=val.size)
+
+
+def regression_scores(models: Sequence[Any], X: np.ndarray, y: np.ndarray, target_bounds: Tuple[float, float], *,
+                      clip: bool = True) -> np.ndarray:
+    """Sum of squared validation errors per model (PRIVATE: only the exponential mechanism may see them).
+
+    With ``clip`` the targets and predictions are clipped to ``target_bounds`` first, so one row changes a
+    score by at most ``(ub - lb)^2``; without it (DPpack) by any amount.
+    """
+    lo, hi = target_bounds
+    yv = np.clip(y, lo, hi) if clip else y
+    out = []
+    for m in models:
+        pred = m.predict(X)
+        if clip:
+            pred = np.clip(pred, lo, hi)
+        out.append(float(np.sum((yv - pred) ** 2)))
+    return np.array(out)

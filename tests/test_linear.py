@@ -1,0 +1,143 @@
+"""DPLinearRegression (pydpowl.estimators.linear): KST objective perturbation as DPpack's LinearRegressionDP."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from pydpowl import DPLinearRegression, PrivacyLeakWarning, RRandom
+
+FB = ([-1.0, 0.0], [1.0, 3.0])
+TB = (-2.0, 4.0)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(2)
+    n = 400
+    X = np.column_stack([rng.uniform(-1.1, 1, n), rng.uniform(0, 3.2, n)])
+    y = 1 + 0.5 * X[:, 0] - 0.3 * X[:, 1] + rng.normal(scale=0.3, size=n)
+    return X, y
+
+
+def scaled_problem(X, y, fit_intercept):
+    Xc = np.clip(X, FB[0], FB[1]) / np.array([1.0, 3.0])
+    yc = np.clip(y, *TB)
+    if fit_intercept:
+        Z = np.column_stack([np.ones(len(y)), Xc])
+        p = 3
+        shift, scale = 1.0, 6.0 / (2 * p)
+    else:
+        Z, p = Xc, 2
+        shift, scale = 0.0, 4.0 / p
+    return Z, (yc - shift) / scale, p, shift, scale
+
+
+def constrained_minimiser(Z, t, gamma, Delta, b):
+    n, p = Z.shape
+
+    def J(th):
+        return (0.5 * np.sum((t - Z @ th) ** 2) + 0.5 * (gamma + Delta) * th @ th + b @ th) / n
+    res = optimize.minimize(J, np.zeros(p), method="SLSQP", options={"ftol": 1e-15, "maxiter": 500},
+                            constraints=[{"type": "ineq", "fun": lambda th: p - th @ th}])
+    return res.x
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_exact_limit_and_scaling_by_hand(data, fit_intercept):
+    X, y = data
+    m = DPLinearRegression(epsilon=math.inf, gamma=1.0, feature_bounds=FB, target_bounds=TB,
+                           fit_intercept=fit_intercept).fit(X, y)
+    Z, t, p, shift, scale = scaled_problem(X, y, fit_intercept)
+    ref = constrained_minimiser(Z, t, 1.0, 0.0, np.zeros(p))
+    np.testing.assert_allclose(m.scaled_coef_, ref, atol=1e-6)
+    full = ref / np.r_[[1.0] if fit_intercept else [], [1.0, 3.0]] * scale
+    if fit_intercept:
+        full[0] += shift
+    np.testing.assert_allclose(m.dppack_coeff_, full, atol=1e-5)
+    np.testing.assert_allclose(m.predict(X), X @ m.coef_ + m.intercept_)
+    assert (m.target_shift_, m.target_scale_) == (shift, scale)
+
+
+def test_pure_dp_noise_and_constants_replayed(data):
+    X, y = data
+    eps = 2.0
+    with pytest.warns(PrivacyLeakWarning):
+        m = DPLinearRegression(epsilon=eps, gamma=1.0, feature_bounds=FB, target_bounds=TB, fit_intercept=True,
+                               reproduce_dppack=True, random_state=RRandom(5)).fit(X, y)
+    Z, t, p, _, _ = scaled_problem(X, y, True)
+    zeta = 2 * p ** 1.5
+    assert m.zeta_ == pytest.approx(zeta) and m.lambda_ == p and m.Delta_ == pytest.approx(2 * p / eps)
+    r = RRandom(5)
+    radius = r.rgamma(1, p, rate=eps / (2 * zeta))[0]
+    z = r.rnorm(p)
+    b = radius * z / np.linalg.norm(z)
+    np.testing.assert_allclose(m.scaled_coef_, constrained_minimiser(Z, t, 1.0, 2 * p / eps, b), atol=1e-6)
+    assert np.sum(m.scaled_coef_ ** 2) <= p * (1 + 1e-12)
+
+
+def test_approximate_dp_uses_a_gaussian_term(data):
+    X, y = data
+    eps, delta = 1.0, 1e-3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        m = DPLinearRegression(epsilon=eps, delta=delta, feature_bounds=FB, target_bounds=TB, fit_intercept=True,
+                               reproduce_dppack=True, keep_nonprivate=True, random_state=RRandom(6)).fit(X, y)
+    p = 3
+    zeta = 2 * p ** 1.5
+    var = zeta ** 2 * (8 * math.log(2 / delta) + 4 * eps) / eps ** 2
+    z = RRandom(6).rnorm(p)
+    # MASS::mvrnorm for var * I: a signed permutation of sqrt(var) z
+    np.testing.assert_allclose(np.sort(np.abs(m.linear_term_)), np.sort(np.abs(math.sqrt(var) * z)), rtol=1e-15)
+    assert math.isnan(m.noise_rate_) and m.noise_variance_ == pytest.approx(var)
+
+
+def test_sound_mode_smoothing_and_projection(data):
+    X, y = data
+    m = DPLinearRegression(epsilon=1.0, feature_bounds=FB, target_bounds=TB, fit_intercept=True, tol=1e-6,
+                           keep_nonprivate=True, random_state=0).fit(X, y)
+    n, p = len(y), 3
+    kappa = math.sqrt(n * 1e-6 / (2 * p ** 1.5))
+    assert m.epsilon_smoothing_ == pytest.approx(kappa, rel=1e-12)
+    assert np.sum(m.scaled_coef_ ** 2) <= p * (1 + 1e-12)
+    lo, hi = m.prediction_range()
+    assert (lo, hi) == (1.0 - 3 * 1.0, 1.0 + 3 * 1.0)
+    Xin = np.clip(X, FB[0], FB[1])
+    pred = m.predict(Xin)
+    assert np.all(pred >= lo - 1e-9) and np.all(pred <= hi + 1e-9)
+
+
+def test_infinite_epsilon_draws_like_dppack_and_refuses_delta(data):
+    X, y = data
+    r = RRandom(3)
+    DPLinearRegression(epsilon=math.inf, feature_bounds=FB, target_bounds=TB, random_state=r).fit(X, y)
+    r2 = RRandom(3)
+    r2.rgamma(1, 2, rate=math.inf)
+    r2.rnorm(2)
+    assert np.array_equal(r.get_state(), r2.get_state())
+    with pytest.raises(ValueError, match="epsilon=inf with delta > 0"):
+        DPLinearRegression(epsilon=math.inf, delta=0.1, feature_bounds=FB, target_bounds=TB).fit(X, y)
+
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    (dict(target_bounds=None), TypeError, "target_bounds must be a pair"),
+    (dict(target_bounds=(3.0, 1.0)), ValueError, "lower must be < upper"),
+    (dict(target_bounds=(0.0, math.inf)), ValueError, "upper must be a finite number"),
+    (dict(delta=1.5), ValueError, r"delta must be in \[0, 1\)"),
+    (dict(feature_bounds=None), ValueError, "feature_bounds must be a pair"),
+])
+def test_bad_settings(data, kwargs, err, match):
+    X, y = data
+    settings = dict(feature_bounds=FB, target_bounds=TB)
+    settings.update(kwargs)
+    with pytest.raises(err, match=match):
+        DPLinearRegression(**settings).fit(X, y)
+
+
+def test_clipping_is_counted(data):
+    X, y = data
+    m = DPLinearRegression(epsilon=1.0, feature_bounds=FB, target_bounds=(0.0, 1.5), random_state=0).fit(X, y)
+    assert m.n_clipped_targets_ == int(np.sum((y < 0) | (y > 1.5)))
+    assert m.n_clipped_features_ == int(np.sum(X < np.array(FB[0])) + np.sum(X > np.array(FB[1])))
