@@ -27,7 +27,13 @@ def _cms(Z, y, **kw):
 def test_objective_release_is_minimiser_plus_smoothing():
     Z, y = _scaled()
     rel = _cms(Z, y)
-    np.testing.assert_array_equal(rel.coef, rel.minimiser + rel.noise)
+    # floating-point safe: the exact sum minimiser + noise rounded to a power-of-two grid of the smoothing noise
+    from pydpowl.engine.mechanisms import round_release
+
+    assert rel.grid is not None and rel.grid == 2.0 ** round(math.log2(rel.grid))
+    np.testing.assert_array_equal(rel.coef, round_release(rel.minimiser, rel.noise, grid=rel.grid))
+    assert np.all(np.abs(rel.coef - (rel.minimiser + rel.noise)) <= rel.grid / 2)
+    assert np.all(np.round(rel.coef / rel.grid) * rel.grid == rel.coef)
     assert rel.epsilon_smoothing == pytest.approx(math.sqrt(200 * 1e-10 / 2), rel=1e-12)
     assert rel.error_radius == pytest.approx(1e-10 * 200 / 1.0, rel=1e-15)
     # the minimiser solves the perturbed objective: grad = 0 with b and n Delta
@@ -39,7 +45,7 @@ def test_objective_release_is_minimiser_plus_smoothing():
 def test_reproduce_has_no_smoothing_and_weights_are_refused():
     Z, y = _scaled(1)
     rel = _cms(Z, y, reproduce_dppack=True)
-    assert rel.epsilon_smoothing == 0.0 and np.array_equal(rel.noise, np.zeros(3))
+    assert rel.epsilon_smoothing == 0.0 and np.array_equal(rel.noise, np.zeros(3)) and rel.grid is None
     with pytest.raises(ValueError, match="unweighted"):
         release_cms(Z, y, np.full(len(y), 0.5), loss=LogisticLoss(), gamma=1.0, epsilon=1.0,
                     perturbation="objective", curvature=0.25, weights_upper_bound=1.0, tol=1e-10,

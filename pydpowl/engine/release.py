@@ -14,6 +14,7 @@ the grid and its ``delta``) are in docs/privacy_audit.md.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -22,9 +23,24 @@ from numpy.typing import NDArray
 
 from .losses import MarginLoss, loss_lipschitz
 from .mechanisms import noise_rate, output_sensitivity, release_grid, round_release, sample_output_noise
+from ..exceptions import PrivacyLeakWarning
 from .solver import DEFAULT_TOL, solve_weighted_erm
 
-__all__ = ["OutputRelease", "check_noise_scale", "release_output_perturbation"]
+__all__ = ["OutputRelease", "check_noise_scale", "release_output_perturbation", "warn_reproduce_dppack"]
+
+
+def warn_reproduce_dppack(estimator: str, *, extra: str = "", stacklevel: int = 2) -> None:
+    """The :class:`PrivacyLeakWarning` of a fit with ``reproduce_dppack=True`` (validation and replay only).
+
+    ``stacklevel`` counts from the caller of this function (2: the caller's caller).
+    """
+    warnings.warn(
+        f"{estimator}(reproduce_dppack=True) reproduces DPpack 0.2.2's arithmetic and draws for validation and "
+        "replay: the release is full precision (not floating-point safe: its last bits can reveal the data) and "
+        "its calibration assumes an exact minimiser, which no optimiser returns (Delta omits the solver "
+        "tolerance); it carries no proven privacy guarantee. Do not publish it." + (" " + extra if extra else ""),
+        PrivacyLeakWarning, stacklevel=stacklevel + 1,
+    )
 
 
 def check_noise_scale(epsilon: float, gamma: float, weights_upper_bound: float, C: float, *,
@@ -82,7 +98,8 @@ class OutputRelease:
 def release_output_perturbation(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], *,
                                 epsilon: float, gamma: float, weights_upper_bound: float, loss: MarginLoss,
                                 C: float = 0.0, tol: float = DEFAULT_TOL, reproduce_dppack: bool = False,
-                                rng: Any, backend: str = "auto") -> OutputRelease:
+                                rng: Any, backend: str = "auto",
+                                optimizer_gamma: Optional[float] = None) -> OutputRelease:
     """Solve exactly, add the noise of Algorithm 1 and round to the release grid.
 
     Parameters
@@ -103,6 +120,10 @@ def release_output_perturbation(Z: NDArray[np.float64], y: NDArray[np.float64], 
         The noise (``rgamma`` then ``rnorm`` with an R stream).
     backend : {"auto", "numpy", "numba"}, default="auto"
         The solver's backend.
+    optimizer_gamma : float, optional
+        The gamma of the objective actually minimised when it differs from the
+        ``gamma`` the noise is calibrated for: only with ``reproduce_dppack``
+        (DPpack's ``LogisticRegressionDP`` minimises with gamma = 1).
 
     Raises
     ------
@@ -113,6 +134,8 @@ def release_output_perturbation(Z: NDArray[np.float64], y: NDArray[np.float64], 
         When the solver cannot certify its answer: nothing is released.
     """
     n, d = Z.shape
+    if optimizer_gamma is not None and optimizer_gamma != gamma and not reproduce_dppack:
+        raise ValueError("optimizer_gamma differs from gamma only to reproduce DPpack (reproduce_dppack=True).")
     lip = loss_lipschitz(loss)
     tol_in_delta = 0.0 if reproduce_dppack else tol  # DPpack's Delta has no tolerance term
     check_noise_scale(epsilon, gamma, weights_upper_bound, C, lipschitz=lip, n_samples=n, tol=tol_in_delta)
@@ -127,7 +150,8 @@ def release_output_perturbation(Z: NDArray[np.float64], y: NDArray[np.float64], 
             f"{grid:.3g} (Delta/epsilon = {delta / epsilon:.3g}): no floating-point-safe rounding exists at that "
             "scale; nothing was released (raise epsilon's noise scale or lower n W / gamma)."
         )
-    result = solve_weighted_erm(Z, y, w, gamma=gamma, loss=loss, tol=tol, backend=backend)
+    result = solve_weighted_erm(Z, y, w, gamma=gamma if optimizer_gamma is None else optimizer_gamma, loss=loss,
+                                tol=tol, backend=backend)
     noise = sample_output_noise(d, noise_rate(epsilon=epsilon, **law), rng=rng)
     release = result.x + noise
     if np.all(np.isfinite(release)) and grid is not None:

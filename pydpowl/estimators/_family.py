@@ -50,6 +50,7 @@ def store_release(est: Any, release: Release, scaler: FeatureScaler, *, split_in
     est.noise_rate_ = release.rate
     est.sensitivity_ = release.sensitivity
     est.n_iter_ = release.n_iter
+    est.release_grid_ = release.grid  # public: the floating-point-safe grid (None with reproduce_dppack)
     if est.keep_nonprivate:  # PRIVATE: validation only
         est.minimiser_ = release.minimiser.copy()
         est.noise_ = release.noise.copy()

@@ -32,7 +32,6 @@ See docs/dppack_family.md for the constants and the proofs.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -44,15 +43,16 @@ from ..engine.mechanisms import (
     cms_calibration,
     kst_calibration,
     sample_kst_noise,
+    release_grid,
+    round_release,
     sample_output_noise,
     smoothing_rate,
     smoothing_share,
 )
+from ..engine.release import release_output_perturbation
 from ..engine.solver import solve_least_squares, solve_weighted_erm
-from ..exceptions import PrivacyLeakWarning
 
-__all__ = ["PERTURBATIONS", "Release", "release_cms", "release_kst", "warn_reproduce_dppack",
-           "check_perturbation"]
+__all__ = ["PERTURBATIONS", "Release", "release_cms", "release_kst", "check_perturbation"]
 
 #: DPpack's perturbation methods
 PERTURBATIONS = ("objective", "output")
@@ -93,6 +93,9 @@ class Release:
         Public bound on the distance from the returned point to the exact minimiser (nan when not used).
     n_iter : int
         Newton iterations.
+    grid : float or None
+        The release grid ``coef`` was rounded to (None: full precision, with
+        ``reproduce_dppack`` or without noise).
     """
 
     coef: NDArray[np.float64]
@@ -108,6 +111,7 @@ class Release:
     sensitivity: float
     error_radius: float
     n_iter: int
+    grid: Optional[float] = None
 
 
 def check_perturbation(value: Any) -> str:
@@ -115,15 +119,6 @@ def check_perturbation(value: Any) -> str:
     if not isinstance(value, str) or value not in PERTURBATIONS:
         raise ValueError(f"perturbation must be one of {{'objective', 'output'}}, got perturbation={value!r}.")
     return value
-
-
-def warn_reproduce_dppack(estimator: str, extra: str = "") -> None:
-    """The release of a ``reproduce_dppack=True`` fit has no proof: say so."""
-    warnings.warn(
-        f"{estimator}(reproduce_dppack=True) reproduces DPpack 0.2.2 draw for draw, including its calibration "
-        "for an exact minimiser that no optimiser returns; the release carries no proven privacy guarantee "
-        "(use it for validation and replay, not for releases)." + (" " + extra if extra else ""),
-        PrivacyLeakWarning, stacklevel=3)
 
 
 def _finite(coef: NDArray[np.float64], what: str) -> NDArray[np.float64]:
@@ -192,33 +187,34 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
         result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, extra_ridge=n * cal.Delta,
                                     linear=b, backend=backend)
         if reproduce_dppack:
-            noise = np.zeros(d)
+            noise, grid = np.zeros(d), None
+            coef = _finite(result.x + noise, "objective perturbation")
         else:
             noise = sample_output_noise(d, smoothing_rate(epsilon=epsilon * kappa, error_radius=radius), rng=rng)
-        coef = _finite(result.x + noise, "objective perturbation")
+            grid = _smoothing_grid(epsilon * kappa, radius)
+            coef = _finite(round_release(result.x, noise, grid=grid), "objective perturbation")
         return Release(coef=coef, minimiser=result.x, noise=noise, linear_term=b, epsilon=epsilon,
                        epsilon_objective=eps_obj, epsilon_smoothing=epsilon - eps_obj, Delta=cal.Delta,
                        epsilon_prime=cal.epsilon_prime, rate=cal.rate, sensitivity=math.nan, error_radius=radius,
-                       n_iter=result.nit)
+                       n_iter=result.nit, grid=grid)
     if perturbation != "output":
         raise ValueError(f"perturbation must be one of {{'objective', 'output'}}, got perturbation={perturbation!r}.")
-    result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, backend=backend)
-    W = float(weights_upper_bound)
-    if reproduce_dppack:  # DPpack: beta <- gamma*eps/(2*weights.upper.bound)
-        sensitivity, rate = 2.0 * W / gamma, gamma * epsilon / (2.0 * W)
-        radius = math.nan
-    else:  # the certified answer lies within n tol / gamma of the minimiser: Delta = (2W + 2 n tol) / gamma
-        radius = n * tol / gamma
-        sensitivity = (2.0 * W + 2.0 * n * tol) / gamma
-        rate = gamma * epsilon / (2.0 * W + 2.0 * n * tol)
-    if not (rate > 0 and math.isfinite(sensitivity)):
-        raise ValueError(f"epsilon={epsilon!r}, gamma={gamma!r} and weights_upper_bound={W!r} give a noise rate "
-                         f"{rate!r}, which must be > 0; nothing was released.")
-    noise = sample_output_noise(d, rate, rng=rng)  # DPpack draws even for eps = Inf (rate Inf: zeros)
-    coef = _finite(result.x + noise, "output noise")
-    return Release(coef=coef, minimiser=result.x, noise=noise, linear_term=None, epsilon=epsilon,
-                   epsilon_objective=epsilon, epsilon_smoothing=0.0, Delta=0.0, epsilon_prime=math.nan, rate=rate,
-                   sensitivity=sensitivity, error_radius=radius, n_iter=result.nit)
+    # output perturbation: the engine's one release (Delta = (2W + 2 n tol)/gamma, rounded to the release grid;
+    # DPpack's arithmetic with reproduce_dppack; noise drawn even at eps = Inf, as DPpack)
+    out = release_output_perturbation(Z, y, w, epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound,
+                                      loss=loss, tol=tol, reproduce_dppack=reproduce_dppack, rng=rng,
+                                      backend=backend, optimizer_gamma=opt_gamma)
+    radius = math.nan if reproduce_dppack else n * tol / gamma
+    return Release(coef=out.coef, minimiser=out.nonprivate_coef, noise=out.noise, linear_term=None, epsilon=epsilon,
+                   epsilon_objective=epsilon, epsilon_smoothing=0.0, Delta=0.0, epsilon_prime=math.nan,
+                   rate=epsilon / out.sensitivity, sensitivity=out.sensitivity, error_radius=radius,
+                   n_iter=out.n_iter, grid=out.grid)
+
+
+def _smoothing_grid(epsilon_smoothing: float, error_radius: float) -> Optional[float]:
+    """The release grid under the smoothing noise (l2-Laplace of scale ``2 r / epsilon_s``, as output noise
+    of sensitivity ``2 r``): the same floating-point-safe rounding as every release."""
+    return release_grid(sensitivity=2.0 * error_radius, epsilon=epsilon_smoothing)
 
 
 def release_kst(Z: NDArray[np.float64], y: NDArray[np.float64], *, gamma: float, epsilon: float, delta: float,
@@ -258,9 +254,11 @@ def release_kst(Z: NDArray[np.float64], y: NDArray[np.float64], *, gamma: float,
     cal = kst_calibration(epsilon=eps_obj, delta=delta, p=p)
     b = sample_kst_noise(cal, rng=rng)
     result = solve_least_squares(Z, y, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol)
+    grid = None
     if kappa > 0:
         noise = sample_output_noise(p, smoothing_rate(epsilon=epsilon * kappa, error_radius=err), rng=rng)
-        coef = result.x + noise
+        grid = _smoothing_grid(epsilon * kappa, err)
+        coef = round_release(result.x, noise, grid=grid) if np.all(np.isfinite(result.x + noise)) else result.x + noise
         norm = float(np.linalg.norm(coef))
         if norm > radius_ball:  # back onto the domain: post-processing, keeps |x'theta| <= p for tuning
             coef = coef * (radius_ball / norm)
@@ -271,4 +269,5 @@ def release_kst(Z: NDArray[np.float64], y: NDArray[np.float64], *, gamma: float,
     rate = cal.rate if delta == 0 else math.nan
     return Release(coef=coef, minimiser=result.x, noise=noise, linear_term=b, epsilon=epsilon,
                    epsilon_objective=eps_obj, epsilon_smoothing=epsilon - eps_obj, Delta=cal.Delta,
-                   epsilon_prime=math.nan, rate=rate, sensitivity=math.nan, error_radius=err, n_iter=result.nit)
+                   epsilon_prime=math.nan, rate=rate, sensitivity=math.nan, error_radius=err, n_iter=result.nit,
+                   grid=grid)

@@ -15,7 +15,8 @@ from .._validation import check_array, check_bool, check_epsilon, check_positive
     feature_names_of, resolve_rng
 from ..engine.mechanisms import kst_calibration
 from ..engine.preprocessing import FeatureScaler
-from ._perturbation import release_kst, warn_reproduce_dppack
+from ..engine.release import warn_reproduce_dppack
+from ._perturbation import release_kst
 
 __all__ = ["DPLinearRegression", "check_target_bounds"]
 
@@ -191,6 +192,7 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         self.epsilon_objective_ = release.epsilon_objective
         self.epsilon_smoothing_ = release.epsilon_smoothing
         self.n_iter_ = release.n_iter
+        self.release_grid_ = release.grid  # public: the floating-point-safe grid (None with reproduce_dppack)
         self.n_features_in_ = p
         self.n_samples_ = n
         self.n_clipped_features_ = n_clipped_x

@@ -11,7 +11,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_array, check_binary_target, feature_names_of, resolve_rng
 from ..engine.losses import LogisticLoss
 from ._family import BinaryERMClassifier, check_common_settings, store_release
-from ._perturbation import release_cms, warn_reproduce_dppack
+from ..engine.release import warn_reproduce_dppack
+from ._perturbation import release_cms
 
 __all__ = ["DPLogisticRegression", "DPPACK_OPTIMIZER_GAMMA"]
 
@@ -126,7 +127,7 @@ class DPLogisticRegression(BinaryERMClassifier):
             if gamma > DPPACK_OPTIMIZER_GAMMA and eps < math.inf:
                 extra = (f"With gamma={gamma!r} > 1 DPpack's optimiser regularises with gamma = 1 while the noise "
                          "assumes gamma: the release is less private than claimed.")
-            warn_reproduce_dppack("DPLogisticRegression", extra)
+            warn_reproduce_dppack("DPLogisticRegression", extra=extra)
         rng = resolve_rng(self.random_state)
         Z, n_clipped = scaler.transform_checked(X, self.backend)
         release = release_cms(Z, y_pm, np.ones(n), loss=LogisticLoss(), gamma=gamma, epsilon=eps,

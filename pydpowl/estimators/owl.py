@@ -31,7 +31,8 @@ from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from .chunked import is_chunked, prepare_owl_chunked
 from .propensity import resolve_propensity
 from .summary import FitSummary
-from .werm import DEFAULT_TOL, DPWeightedERM, release_notes, warn_reproduce_dppack
+from ..engine.release import warn_reproduce_dppack
+from .werm import DEFAULT_TOL, DPWeightedERM, release_notes
 
 __all__ = ["DPOWL", "owl_weights", "clip_benefits"]
 
@@ -221,7 +222,7 @@ class DPOWL(DPEstimator):
         names = feature_names_of(X)
         check_bool("reproduce_dppack", self.reproduce_dppack)
         if self.reproduce_dppack and check_epsilon(self.epsilon) != float("inf"):
-            warn_reproduce_dppack(stacklevel=2)
+            warn_reproduce_dppack("DPOWL", stacklevel=2)
         prepare = self.prepare
         if is_chunked(X, treatment, benefit, propensity):  # Dask inputs: prepared per chunk (estimators.chunked)
             prepare = functools.partial(prepare_owl_chunked, self)

@@ -12,7 +12,8 @@ from .._validation import check_array, check_binary_target, check_int, check_pos
 from ..engine.losses import HuberHingeLoss
 from ..engine.preprocessing import RandomFourierFeatures
 from ._family import BinaryERMClassifier, check_common_settings, resolve_optional_positive, store_release
-from ._perturbation import release_cms, warn_reproduce_dppack
+from ..engine.release import warn_reproduce_dppack
+from ._perturbation import release_cms
 
 __all__ = ["DPSVM", "KERNELS"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -22,14 +21,12 @@ from .._validation import (
 )
 from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
 from ..engine.mechanisms import floating_point_delta
-from ..engine.release import check_noise_scale, release_output_perturbation
+from ..engine.release import check_noise_scale, release_output_perturbation, warn_reproduce_dppack
 from ..engine.solver import DEFAULT_TOL
-from ..exceptions import PrivacyLeakWarning
 from .chunked import is_chunked
 from .summary import FitSummary
 
-__all__ = ["DPWeightedERM", "DEFAULT_TOL", "check_erm_inputs", "check_noise_scale", "warn_reproduce_dppack",
-           "release_notes"]
+__all__ = ["DPWeightedERM", "DEFAULT_TOL", "check_erm_inputs", "check_noise_scale", "release_notes"]
 
 #: slack on ||x_i|| <= 1 for rounding in scaled data
 _NORM_SLACK = 1e-12
@@ -67,16 +64,6 @@ def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLi
                              f"{int(over.sum())} of {n} entries exceed the bound (clip them to the public bound "
                              "first, or raise the bound).")
     return X, y, w
-
-
-def warn_reproduce_dppack(stacklevel: int) -> None:
-    """The :class:`PrivacyLeakWarning` of a fit with ``reproduce_dppack=True`` (validation only)."""
-    warnings.warn(
-        "reproduce_dppack=True reproduces DPpack's arithmetic for validation: the release is full precision "
-        "(not floating-point safe: its last bits can reveal the data) and Delta omits the solver tolerance "
-        "term 2 n tol / gamma. Do not publish it.",
-        PrivacyLeakWarning, stacklevel=stacklevel + 1,
-    )
 
 
 def release_notes(estimator: Any) -> tuple:
@@ -223,7 +210,7 @@ class DPWeightedERM(DPEstimator):
         names = feature_names_of(X)
         w_max = self._validated_settings()[2]  # settings are checked before the data
         if self.reproduce_dppack and math.isfinite(float(self.epsilon)):
-            warn_reproduce_dppack(stacklevel=2)
+            warn_reproduce_dppack(type(self).__name__, stacklevel=2)
         check = check_erm_inputs
         if is_chunked(X, y, sample_weight):  # Dask inputs: checked per chunk, solved blockwise (estimators.chunked)
             from .chunked import check_erm_inputs_chunked as check

@@ -170,9 +170,9 @@ def fit_svm(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: A
         v.check_nonnegative("weights", w, index_base=R_INDEX)
     reproduce = v.check_bool("reproduce.dppack", reproduce_dppack)
     if reproduce and s["eps"] != float("inf"):
-        from pydpowl.estimators.werm import warn_reproduce_dppack
+        from pydpowl.engine.release import warn_reproduce_dppack
 
-        warn_reproduce_dppack(stacklevel=1)
+        warn_reproduce_dppack("svmDP", stacklevel=1)
     rng = _r_stream(random_seed)
     release = _release(X, 2.0 * y01 - 1.0, w, feature_bounds=(lower, upper), fit_intercept=add_bias,
                        epsilon=s["eps"], gamma=s["gamma"], weights_upper_bound=W, huber_h=s["huber.h"],
