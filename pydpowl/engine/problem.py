@@ -30,12 +30,16 @@ the per-chunk partial sums of ``(L, gradient, Hessian)`` or of
 ``(dL/dt, d2L/dt2)`` blockwise and reduce them, so that nothing of length ``n``
 reaches the solver, which never holds a per-row array.
 
-:class:`MarginProblem` keeps per row, between calls, the margins of the last
-two points it evaluated (the line search starts from the older one) and each
-row's curvature ``w_i l''(m_i)``: the Hessian of the next point is then the
-previous one plus a rank-k update over the rows whose curvature changed (for
-the Huber hinge, after the first steps, a handful). Losses whose curvature
-changes everywhere (logistic) get the Hessian rebuilt on every evaluation.
+:class:`MarginProblem` keeps the data column-major (each feature contiguous,
+the layout in which both backends run their per-column loops fast) and, per
+row, between calls, the margins of the last two points it evaluated (the line
+search starts from the older one) and each row's curvature ``w_i l''(m_i)``:
+the Hessian of the next point is then the previous one plus a rank-k update
+over the rows whose curvature changed (for the Huber hinge, after the first
+steps, a handful), or, when many rows changed, one pass over all rows. Losses
+whose curvature changes everywhere (logistic) get the Hessian rebuilt on every
+evaluation. Its per-row arrays are work arrays handed from one problem to the
+next, so that a solve touches no fresh memory after the first.
 """
 
 from __future__ import annotations
@@ -74,7 +78,8 @@ class MarginProblem:
     Parameters
     ----------
     Z : ndarray of shape (n, d)
-        Rows in the scaled space.
+        Rows in the scaled space; kept column-major (Fortran order), which is
+        copied once unless ``Z`` already is (as the feature scaling writes it).
     y : ndarray of shape (n,)
         Labels in {-1, 1}.
     w : ndarray of shape (n,)
@@ -87,9 +92,10 @@ class MarginProblem:
 
     def __init__(self, Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64],
                  loss: MarginLoss, backend: str = "numpy") -> None:
-        self.Z = np.ascontiguousarray(Z, dtype=np.float64)
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.w = np.ascontiguousarray(w, dtype=np.float64)
+        # column-major, float64 and writeable: the layout the kernels were compiled for (no compilation here)
+        self.Z = np.require(Z, dtype=np.float64, requirements=["F", "W"])
+        self.y = np.require(y, dtype=np.float64, requirements=["C", "W"])
+        self.w = np.require(w, dtype=np.float64, requirements=["C", "W"])
         self.loss = loss
         self.n, self.d = self.Z.shape
         self.backend = backend
@@ -99,10 +105,12 @@ class MarginProblem:
                 raise ValueError(f"backend='numba' needs a built-in loss ('huber' or 'logistic'), got loss {loss.name!r}.")
             from .kernels import row_sweeps
 
-            self._kernels, (self._kind, self._param) = row_sweeps, spec
+            self._kernels, (self._kind, self._param) = row_sweeps, (int(spec[0]), float(spec[1]))
         elif backend != "numpy":
             raise ValueError(f"MarginProblem backend must be 'numpy' or 'numba', got backend={backend!r}.")
         self._ws = _take_workspace(self.n, backend == "numba")
+        if backend == "numpy":
+            np.multiply(self.w, self.y, out=self._ws["wy"])
         self._recent: List[Tuple[NDArray[np.float64], NDArray[np.float64]]] = []  # (theta, margins), newest last
         self._hessian = np.zeros((self.d, self.d))
         self._fresh = True  # the next evaluation rebuilds the Hessian from every row
@@ -115,11 +123,11 @@ class MarginProblem:
         m = self._ws["margins"][self._turn]  # the buffer of the older recent point
         self._turn ^= 1
         rebuild = self._fresh or not self.loss.piecewise_quadratic
-        if rebuild:
-            self._hessian[:] = 0.0
-            self._fresh = False
-        total, grad, rows, coef = self._sweep(theta, m, self._ws["curvature"], rebuild)
-        self._add_outer_products(rows, coef)
+        self._fresh = False
+        if self.backend == "numba":
+            total, grad = self._sweep_numba(theta, m, rebuild)
+        else:
+            total, grad = self._sweep_numpy(theta, m, rebuild)
         self._recent = self._recent[-1:] + [(theta, m)]
         return total, grad, self._hessian.copy()
 
@@ -127,7 +135,7 @@ class MarginProblem:
         """Derivatives of ``t -> L(theta + t p)`` (the margins at ``theta`` are reused when known; the
         returned function keeps its own copy, so it stays valid across later evaluations)."""
         m = self._margins_at(theta).copy()
-        s = self.y * (self.Z @ p)
+        s = self._margins(p)
         w = self.w
         if self.backend == "numba":
             kind, param, kernel = self._kind, self._param, self._kernels.line_derivatives
@@ -135,11 +143,11 @@ class MarginProblem:
             def derivatives(t: float) -> Tuple[float, float]:
                 return kernel(kind, param, m, s, w, float(t))
         else:
-            loss = self.loss
+            loss, ws = self.loss, w * s
 
             def derivatives(t: float) -> Tuple[float, float]:
-                mt = m + t * s
-                return float(w @ (loss.deriv(mt) * s)), float(w @ (loss.deriv2(mt) * s * s))
+                _, l1, l2 = loss.terms(m + t * s)
+                return float(ws @ l1), float(ws @ (l2 * s))
         return derivatives
 
     def release(self) -> None:
@@ -149,39 +157,81 @@ class MarginProblem:
             _give_back_workspace(ws)
 
     # ------------------------------------------------------------------ the two backends
-    def _sweep(self, theta, m, curvature, rebuild):
-        """Margins into ``m``; loss sum, gradient, and the rows whose curvature changed with the change
-        (with ``rebuild``: every row with curvature, or, for the kernel, none: it adds them itself)."""
-        if self.backend == "numba":
-            changed, delta = self._ws["changed"], self._ws["delta"]
-            total, grad, k = self._kernels.sweep_margins(self._kind, self._param, self.Z, self.y, self.w, theta, m,
-                                                         curvature, changed, delta, self._hessian, rebuild)
-            return float(total), grad, changed[:k], delta[:k]
-        if rebuild:
-            curvature[:] = 0.0  # every row with curvature is then "changed"
-        np.multiply(self.y, self.Z @ theta, out=m)
-        total = float(self.w @ self.loss.value(m))
-        grad = self.Z.T @ (self.w * self.y * self.loss.deriv(m))
-        c = self.w * self.loss.deriv2(m)
-        rows = np.flatnonzero(c != curvature)
-        coef = c[rows] - curvature[rows]
-        curvature[rows] = c[rows]
-        return total, grad, rows, coef
+    def _sweep_numba(self, theta, m, rebuild):
+        """One kernel pass; with ``rebuild`` it sets the Hessian itself, otherwise it lists the rows whose
+        curvature changed and the rank-k update follows."""
+        ws = self._ws
+        changed, delta = ws["changed"], ws["delta"]
+        total, grad, k = self._kernels.sweep_margins(self._kind, self._param, self.Z, self.y, self.w, theta, m,
+                                                     ws["curvature"], changed, delta, self._hessian, rebuild)
+        if k:
+            self._kernels.add_weighted_outer_products(self._hessian, self.Z, changed, delta, k)
+        return float(total), grad
 
-    def _add_outer_products(self, rows, coef) -> None:
-        if rows.size == 0:
-            return
+    def _sweep_numpy(self, theta, m, rebuild):
+        """Margins into ``m``, the loss terms of every row in one call, and the Hessian rebuilt or updated
+        over the rows whose curvature ``w_i l''(m_i)`` changed (per-row results go to work arrays)."""
+        ZT = self.Z.T  # (d, n), C-contiguous: each feature's column is a contiguous row
+        ws, w = self._ws, self.w
+        coef, c, curvature = ws["coef"], ws["c"], ws["curvature"]
+        if theta.any():
+            np.einsum("ji,j->i", ZT, theta, out=m)
+            m *= self.y
+            value, d1, d2 = self.loss.terms(m)
+            total = float(np.einsum("i,i->", w, value))
+            grad = np.einsum("ji,i->j", ZT, np.multiply(d1, ws["wy"], out=coef))  # sum_i w_i y_i l'(m_i) z_i
+            np.multiply(d2, w, out=c)  # w_i l''(m_i)
+        else:  # every margin is 0 (a starting point): the loss terms are one number each
+            m[:] = 0.0
+            value, d1, d2 = (float(t[0]) for t in self.loss.terms(np.zeros(1)))
+            total = value * float(np.add.reduce(w))
+            grad = d1 * np.einsum("ji,i->j", ZT, ws["wy"])
+            np.multiply(w, d2, out=c)
+        if rebuild:
+            self._hessian[:] = 0.0
+            curvature[:] = 0.0
+        rows = np.flatnonzero(c != curvature)
+        if rows.size > _GATHER_MAX_SHARE * self.n:  # many rows: one pass over every row, no gather
+            _add_weighted_gram(self._hessian, ZT, np.subtract(c, curvature, out=coef))
+        elif rows.size:
+            _add_weighted_gram(self._hessian, np.take(ZT, rows, axis=1), c[rows] - curvature[rows])
+        np.copyto(curvature, c)
+        return total, grad
+
+    def _margins(self, theta) -> NDArray[np.float64]:
+        theta = np.asarray(theta, dtype=np.float64)
         if self.backend == "numba":
-            self._kernels.add_weighted_outer_products(self._hessian, self.Z, rows, coef, rows.size)
-        else:
-            Zr = self.Z[rows]
-            self._hessian += (Zr * coef[:, None]).T @ Zr
+            out = np.empty(self.n)
+            self._kernels.margins_at(self.Z, self.y, theta, out)
+            return out
+        return self.y * np.einsum("ji,j->i", self.Z.T, theta)
 
     def _margins_at(self, theta) -> NDArray[np.float64]:
         for point, m in reversed(self._recent):
             if np.array_equal(point, theta):
                 return m
-        return self.y * (self.Z @ np.asarray(theta, dtype=np.float64))
+        return self._margins(theta)
+
+
+#: above this share of the rows, a Hessian change is summed over all rows (zero coefficients included)
+#: rather than over the gathered rows that changed
+_GATHER_MAX_SHARE = 0.5
+#: up to this many columns, ``_add_weighted_gram`` forms the whole matrix in one einsum
+_GRAM_ONE_CALL_MAX_COLUMNS = 4096
+
+
+def _add_weighted_gram(H: NDArray[np.float64], ZT: NDArray[np.float64], coef: NDArray[np.float64]) -> None:
+    """``H += ZT diag(coef) ZT'`` for ``ZT`` of shape (d, k), by einsum (faster than the reference BLAS on
+    these thin shapes): in one call for few columns, by rows of the upper triangle (15 products of rows
+    instead of 25 for d = 5) for many."""
+    weighted = ZT * coef
+    if ZT.shape[1] <= _GRAM_ONE_CALL_MAX_COLUMNS:
+        H += np.einsum("ji,ki->jk", weighted, ZT)
+        return
+    for j in range(H.shape[0]):
+        row = np.einsum("ki,i->k", ZT[j:], weighted[j])
+        H[j, j:] += row
+        H[j + 1:, j] += row[1:]
 
 
 # One spare set of per-row work arrays, reused by the next problem with the same n and backend.
@@ -199,6 +249,8 @@ def _take_workspace(n: int, compiled: bool) -> dict:
     ws = {"n": n, "compiled": compiled, "margins": (np.empty(n), np.empty(n)), "curvature": np.zeros(n)}
     if compiled:
         ws["changed"], ws["delta"] = np.empty(n, dtype=np.int64), np.empty(n)
+    else:
+        ws["wy"], ws["coef"], ws["c"] = np.empty(n), np.empty(n), np.empty(n)
     return ws
 
 

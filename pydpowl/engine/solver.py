@@ -62,6 +62,7 @@ to rounding.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -159,8 +160,8 @@ def newton(
         if linear is not None:
             G += linear @ theta
             g += linear
-        H[np.diag_indices_from(H)] += ridge
-        return float(G), g, H, float(np.linalg.norm(g)) / n
+        H.flat[::H.shape[0] + 1] += ridge  # the diagonal
+        return float(G), g, H, math.sqrt(float(g @ g)) / n
 
     theta = np.array(theta0, dtype=np.float64)
     G, g, H, grad_norm = evaluate(theta)
@@ -324,9 +325,9 @@ def solve_weighted_erm(
     ConvergenceError
         If the gradient norm is still above ``tol`` after ``max_iter`` iterations.
     """
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    w = np.ascontiguousarray(w, dtype=np.float64)
+    Z = np.require(Z, dtype=np.float64, requirements=["F", "W"])  # column-major, as the problem works (copied once)
+    y = np.require(y, dtype=np.float64, requirements=["C", "W"])
+    w = np.require(w, dtype=np.float64, requirements=["C", "W"])
     n, d = Z.shape
     extra_ridge, linear = _check_terms(extra_ridge, linear, d)
     ridge = gamma + extra_ridge
@@ -368,7 +369,7 @@ def _starting_point(Z, y, w, *, loss, gamma, extra_ridge, linear, backend) -> ND
         problem.release()
     if linear is not None:
         g = g + linear
-    H[np.diag_indices_from(H)] += gamma + extra_ridge
+    H.flat[::d + 1] += gamma + extra_ridge  # the diagonal
     return -_solve_spd(H, g)
 
 
