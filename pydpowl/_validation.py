@@ -113,7 +113,17 @@ def _to_float_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(arr, dtype=np.float64)
 
 
+#: from this many entries ``_check_finite`` first tries the sum (no boolean temporary of the array's size)
+_SUM_CHECK_MIN_SIZE = 65_536
+
+
 def _check_finite(name: str, arr: NDArray[np.float64]) -> None:
+    if arr.size >= _SUM_CHECK_MIN_SIZE:
+        # One pass without a temporary: a NaN or an infinity makes the sum NaN or infinite, so a finite sum
+        # clears every entry; only otherwise (bad entries, or a sum that overflowed) are the entries examined.
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(np.add.reduce(arr, axis=None)):
+                return
     bad = ~np.isfinite(arr)
     if bad.any():
         n_nan = int(np.isnan(arr).sum())
@@ -162,7 +172,7 @@ def check_labels(
 ) -> NDArray[np.float64]:
     """Return labels as float64 after checking every entry is in ``allowed``."""
     arr = check_vector(name, value, length=length)
-    bad = ~np.isin(arr, allowed)
+    bad = (arr != allowed[0]) & (arr != allowed[1])
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise ValueError(
