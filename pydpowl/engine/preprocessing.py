@@ -87,12 +87,13 @@ class FeatureScaler:
         """:meth:`transform` for a finite float64 array already known to have ``p`` columns.
 
         ``Z`` is written column-major (Fortran order), the layout the solver
-        works in, column by column with the same floating-point operations as
-        ``(clip(X) / col_scale) / dim_scale``. Where the solver uses the numba
-        kernels (``backend``, the rule of
-        :func:`pydpowl.engine.kernels.use_kernels`), it is one pass of
+        works in, with the same floating-point operations as
+        ``(clip(X) / col_scale) / dim_scale``: numpy copies the features into
+        ``Z``, clips only the features with entries out of bounds, and divides
+        in place. Where the solver uses the numba kernels (``backend``, the
+        rule of :func:`pydpowl.engine.kernels.use_kernels`), it is one pass of
         :func:`~pydpowl.engine.kernels.feature_scaling.clip_and_scale_rows`,
-        bit-identical to the numpy loop below.
+        bit-identical to the numpy steps.
         """
         n, p = X.shape
         off = int(self.fit_intercept)
@@ -113,9 +114,9 @@ class FeatureScaler:
         lower, upper = self.lower[:, None], self.upper[:, None]
         outside = (features < lower) | (features > upper)
         count = int(np.count_nonzero(outside))
-        if count:  # clip the entries outside their bounds (by design, counted)
-            j, i = np.nonzero(outside)
-            features[j, i] = np.minimum(np.maximum(features[j, i], self.lower[j]), self.upper[j])
+        if count:  # clip the features with entries outside their bounds (by design, counted)
+            for j in np.flatnonzero(outside.any(axis=1)):
+                np.clip(features[j], self.lower[j], self.upper[j], out=features[j])
         np.divide(features, col_scale[off:, None], out=features)
         np.divide(features, dim_scale, out=features)
         return Z, count

@@ -32,8 +32,9 @@ reaches the solver, which never holds a per-row array.
 
 :class:`MarginProblem` keeps the data column-major (each feature contiguous,
 the layout in which both backends run their per-column loops fast) and, per
-row, between calls, the margins of the last two points it evaluated (the line
-search starts from the older one) and each row's curvature ``w_i l''(m_i)``:
+row, between calls, each row's curvature ``w_i l''(m_i)`` and, in numpy, the
+margins of the last two points it evaluated (the line search starts from the
+older one; the kernels recompute them instead, a pass saved on each call):
 the Hessian of the next point is then the previous one plus a rank-k update
 over the rows whose curvature changed (for the Huber hinge, after the first
 steps, a handful), or, when many rows changed, one pass over all rows. Losses
@@ -45,7 +46,8 @@ next, so that a solve touches no fresh memory after the first.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Dict, List, Optional, Protocol, Tuple
+from collections import OrderedDict
+from typing import Callable, List, Optional, Protocol, Tuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -111,7 +113,8 @@ class MarginProblem:
         self._ws = _take_workspace(self.n, backend == "numba")
         if backend == "numpy":
             np.multiply(self.w, self.y, out=self._ws["wy"])
-        self._recent: List[Tuple[NDArray[np.float64], NDArray[np.float64]]] = []  # (theta, margins), newest last
+        # (theta, margins or None), newest last
+        self._recent: List[Tuple[NDArray[np.float64], Optional[NDArray[np.float64]]]] = []
         self._hessian = np.zeros((self.d, self.d))
         self._fresh = True  # the next evaluation rebuilds the Hessian from every row
         self._turn = 0
@@ -120,13 +123,14 @@ class MarginProblem:
     def evaluate(self, theta: NDArray[np.float64]) -> Tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         """``(L, grad L, Hessian of L)`` at ``theta``, with the Hessian updated over rows whose curvature changed."""
         theta = np.array(theta, dtype=np.float64)
-        m = self._ws["margins"][self._turn]  # the buffer of the older recent point
-        self._turn ^= 1
         rebuild = self._fresh or not self.loss.piecewise_quadratic
         self._fresh = False
         if self.backend == "numba":
-            total, grad = self._sweep_numba(theta, m, rebuild)
+            total, grad = self._sweep_numba(theta, rebuild)
+            m = None  # the kernel does not keep the margins
         else:
+            m = self._ws["margins"][self._turn]  # the buffer of the older recent point
+            self._turn ^= 1
             total, grad = self._sweep_numpy(theta, m, rebuild)
         self._recent = self._recent[-1:] + [(theta, m)]
         return total, grad, self._hessian.copy()
@@ -134,7 +138,7 @@ class MarginProblem:
     def line(self, theta: NDArray[np.float64], p: NDArray[np.float64]) -> LineDerivatives:
         """Derivatives of ``t -> L(theta + t p)`` (the margins at ``theta`` are reused when known; the
         returned function keeps its own copy, so it stays valid across later evaluations)."""
-        m = self._margins_at(theta).copy()
+        m = self._margins_at(theta)
         s = self._margins(p)
         w = self.w
         if self.backend == "numba":
@@ -157,12 +161,12 @@ class MarginProblem:
             _give_back_workspace(ws)
 
     # ------------------------------------------------------------------ the two backends
-    def _sweep_numba(self, theta, m, rebuild):
+    def _sweep_numba(self, theta, rebuild):
         """One kernel pass; with ``rebuild`` it sets the Hessian itself, otherwise it lists the rows whose
         curvature changed and the rank-k update follows."""
         ws = self._ws
         changed, delta = ws["changed"], ws["delta"]
-        total, grad, k = self._kernels.sweep_margins(self._kind, self._param, self.Z, self.y, self.w, theta, m,
+        total, grad, k = self._kernels.sweep_margins(self._kind, self._param, self.Z, self.y, self.w, theta,
                                                      ws["curvature"], changed, delta, self._hessian, rebuild)
         if k:
             self._kernels.add_weighted_outer_products(self._hessian, self.Z, changed, delta, k)
@@ -207,9 +211,10 @@ class MarginProblem:
         return self.y * np.einsum("ji,j->i", self.Z.T, theta)
 
     def _margins_at(self, theta) -> NDArray[np.float64]:
+        """A fresh array of the margins at ``theta`` (copied from a recent point when kept)."""
         for point, m in reversed(self._recent):
-            if np.array_equal(point, theta):
-                return m
+            if m is not None and np.array_equal(point, theta):
+                return m.copy()
         return self._margins(theta)
 
 
@@ -234,26 +239,32 @@ def _add_weighted_gram(H: NDArray[np.float64], ZT: NDArray[np.float64], coef: ND
         H[j + 1:, j] += row[1:]
 
 
-# One spare set of per-row work arrays, reused by the next problem with the same n and backend.
-# Fresh large arrays cost a page fault per 4 KiB page on first touch, a sizeable share of a
-# solve at large n on this kind of (virtualised) machine.
-_SPARE: Dict[str, dict] = {}
+# Spare sets of per-row work arrays, reused by the next problem with the same n and backend (a solve
+# from 100,000 rows uses two sizes: its subsample's and its own). Fresh large arrays cost a page fault
+# per 4 KiB page on first touch, a sizeable share of a solve at large n on this kind of (virtualised)
+# machine.
+_SPARE: "OrderedDict[Tuple[int, bool], dict]" = OrderedDict()
 _SPARE_LOCK = threading.Lock()
+#: sizes kept (the least recently used is dropped)
+_SPARE_SIZES = 2
 
 
 def _take_workspace(n: int, compiled: bool) -> dict:
     with _SPARE_LOCK:
-        ws: Optional[dict] = _SPARE.pop("ws", None)
-    if ws is not None and ws["n"] == n and ws["compiled"] == compiled:
+        ws: Optional[dict] = _SPARE.pop((n, compiled), None)
+    if ws is not None:
         return ws
-    ws = {"n": n, "compiled": compiled, "margins": (np.empty(n), np.empty(n)), "curvature": np.zeros(n)}
+    ws = {"n": n, "compiled": compiled, "curvature": np.zeros(n)}
     if compiled:
         ws["changed"], ws["delta"] = np.empty(n, dtype=np.int64), np.empty(n)
     else:
+        ws["margins"] = (np.empty(n), np.empty(n))
         ws["wy"], ws["coef"], ws["c"] = np.empty(n), np.empty(n), np.empty(n)
     return ws
 
 
 def _give_back_workspace(ws: dict) -> None:
     with _SPARE_LOCK:
-        _SPARE["ws"] = ws
+        _SPARE[(ws["n"], ws["compiled"])] = ws
+        while len(_SPARE) > _SPARE_SIZES:
+            _SPARE.popitem(last=False)

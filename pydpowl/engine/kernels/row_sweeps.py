@@ -33,11 +33,13 @@ BLOCK = 256
 
 
 @_jit
-def sweep_margins(kind, param, Z, y, w, theta, margins, curvature, changed, delta, hessian,
+def sweep_margins(kind, param, Z, y, w, theta, curvature, changed, delta, hessian,
                   rebuild):  # pragma: no cover - compiled
-    """Margins, loss sum and gradient in one pass, with the curvature of each row.
+    """Loss sum and gradient in one pass over the margins ``m_i = y_i z_i'theta``, with the curvature of each row.
 
-    Writes ``margins[i] = y_i z_i'theta``. With ``rebuild``, writes
+    The margins are not stored (at large n, writing them would be a sixth of
+    the memory traffic; :func:`margins_at` recomputes them for the rare line
+    search). With ``rebuild``, writes
     ``curvature[i] = w_i l''(m_i)`` and sets ``hessian`` to
     ``sum_i curvature[i] z_i z_i'``. Otherwise ``curvature`` holds the values
     at the previous point: every row where it changes is listed in
@@ -65,7 +67,6 @@ def sweep_margins(kind, param, Z, y, w, theta, margins, curvature, changed, delt
         wb = w[start:stop]
         _matvec_block(Z, start, stop, theta, m)
         _multiply_into(m, yb, b)
-        margins[start:stop] = m[:b]
         loss_terms_block(kind, param, m, value, d1, d2, b)
         _add_product(loss_lanes, wb, value, b)
         _multiply_into(d1, wb, b)  # w_i l'(m_i) y_i (exact in either order: y_i = +-1)
@@ -147,7 +148,8 @@ def add_weighted_outer_products(H, Z, rows, coef, k):  # pragma: no cover - comp
 
 
 # ----------------------------------------------------------------------------- loops over one block
-# Each runs over the first b entries of 1-D views from 0 up, which is what the compiler vectorises.
+# Each runs over the first b entries of 1-D arrays it receives as arguments, from 0 up: the form the
+# compiler vectorises (the same loop written inline over a view made in the caller's loop is not).
 
 
 @_jit
@@ -157,10 +159,14 @@ def _matvec_block(Z, start, stop, theta, out):  # pragma: no cover - compiled
     for i in range(b):
         out[i] = 0.0
     for j in range(Z.shape[1]):
-        column = Z[start:stop, j]
-        t = theta[j]
-        for i in range(b):
-            out[i] += column[i] * t
+        _add_scaled(out, Z[start:stop, j], theta[j], b)
+
+
+@_jit
+def _add_scaled(out, x, t, b):  # pragma: no cover - compiled
+    """``out[:b] += x[:b] * t``."""
+    for i in range(b):
+        out[i] += x[i] * t
 
 
 @_jit
