@@ -44,8 +44,9 @@ def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss):
     Z, y, w = _data(0)
     problem = MarginProblem(Z, y, w, loss, backend=backend)
     rng = np.random.default_rng(1)
-    for _ in range(5):  # many rows change zone between points: the rank-k Hessian updates must stay exact
-        theta = rng.normal(size=4) * 2
+    # many rows change zone between points: the rank-k Hessian updates must stay exact; theta = 0 (a starting
+    # point, where every margin is 0) is evaluated on its own path in numpy
+    for theta in [np.zeros(4)] + [rng.normal(size=4) * 2 for _ in range(5)] + [np.zeros(4)]:
         L, g, H = problem.evaluate(theta)
         L_ref, g_ref, H_ref = _direct(theta, Z, y, w, getattr(loss, "h", None))
         assert L == pytest.approx(L_ref, rel=1e-12)
@@ -95,6 +96,34 @@ def test_the_solver_needs_only_the_protocol():
     exact = np.linalg.solve((Z * w[:, None]).T @ Z + 2.0 * np.eye(4), Z.T @ (w * t) - b)
     assert_allclose(res.x, exact, rtol=1e-12, atol=1e-13)
     assert res.backend == "test" and res.grad_norm <= 1e-12
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_work_arrays_are_reused_across_problems_of_two_sizes(backend):
+    """A solve from 100,000 rows builds problems of two sizes (its subsample's and its own): each size finds
+    its work arrays again, so repeated solves touch no fresh memory."""
+    Z, y, w = _data(5, n=300)
+    loss = HuberHingeLoss(0.3)
+    first = {}
+    for rnd in range(2):
+        for n in (300, 100):
+            problem = MarginProblem(Z[:n], y[:n], w[:n], loss, backend=backend)
+            problem.evaluate(np.ones(4))
+            if rnd == 0:
+                first[n] = problem._ws["curvature"]
+            else:
+                assert problem._ws["curvature"] is first[n]
+            problem.release()
+
+
+def test_data_are_kept_column_major_and_caller_arrays_untouched():
+    Z, y, w = _data(6, n=50)
+    Z_before = Z.copy()
+    problem = MarginProblem(Z, y, w, LogisticLoss())
+    assert problem.Z.flags.f_contiguous and np.array_equal(problem.Z, Z_before)
+    problem.evaluate(np.ones(4))
+    assert np.array_equal(Z, Z_before) and Z.flags.c_contiguous
+    problem.release()
 
 
 def test_unknown_backend_and_custom_loss_on_numba_are_refused():
