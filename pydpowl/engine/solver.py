@@ -26,8 +26,9 @@ extra Newton steps past the tolerance, down to rounding level.
 
 :func:`solve_weighted_erm` is the front end for arrays in memory. It picks
 the starting point (for the Huber hinge, the minimiser of its quadratic
-surrogate, a weighted ridge regression; from 100,000 rows, the solution on an
-evenly strided subsample of 20,000 rows) and the backend of the
+surrogate, a weighted ridge regression, on an evenly strided subsample of at
+most 2,000 rows; from 100,000 rows, the solution on an evenly strided
+subsample of 20,000 rows) and the backend of the
 :class:`~pydpowl.engine.problem.MarginProblem`.
 
 Backend choice (``backend="auto"``)
@@ -79,6 +80,8 @@ __all__ = ["SolverResult", "newton", "solve_weighted_erm", "solve_each", "object
 #: rows above which the solver first solves a strided subsample for a warm start
 _WARM_START_MIN_ROWS = 100_000
 _WARM_START_ROWS = 20_000
+#: rows of the subsample on which the quadratic surrogate gives the starting point below that
+_SURROGATE_ROWS = 2_000
 #: sufficient-decrease constant for accepting a full Newton step
 _ARMIJO = 1e-4
 #: problems with at most this many entries in Z are polished past the tolerance
@@ -347,7 +350,9 @@ def _starting_point(Z, y, w, *, loss, gamma, extra_ridge, linear, backend) -> ND
     """From 100,000 rows: the solution on an evenly strided subsample of 20,000 rows, with the
     regulariser and linear term scaled by the subsample's share (the same ``F``). Otherwise, for a
     loss with a quadratic surrogate (the Huber hinge): the surrogate's minimiser, one Newton step
-    from 0 (usually a few rows away from the right zones, so Newton needs few, full steps).
+    from 0 (usually a few rows away from the right zones, so Newton needs few, full steps), on an
+    evenly strided subsample of at most 2,000 rows, scaled likewise (the surrogate, which treats
+    every row as in the quadratic zone, is a rough model: more rows do not make a better start).
     Only a starting point: the full problem is still solved and certified."""
     n, d = Z.shape
     if n >= _WARM_START_MIN_ROWS:
@@ -362,14 +367,16 @@ def _starting_point(Z, y, w, *, loss, gamma, extra_ridge, linear, backend) -> ND
     surrogate = getattr(loss, "quadratic_surrogate", None)
     if surrogate is None:
         return np.zeros(d)
-    problem = MarginProblem(Z, y, w, surrogate(), backend=backend)
+    step = -(-n // _SURROGATE_ROWS)  # ceil(n / _SURROGATE_ROWS)
+    share = Z[::step].shape[0] / n
+    problem = MarginProblem(Z[::step], y[::step], w[::step], surrogate(), backend=backend)
     try:
         _, g, H = problem.evaluate(np.zeros(d))
     finally:
         problem.release()
     if linear is not None:
-        g = g + linear
-    H.flat[::d + 1] += gamma + extra_ridge  # the diagonal
+        g = g + linear * share
+    H.flat[::d + 1] += (gamma + extra_ridge) * share  # the diagonal
     return -_solve_spd(H, g)
 
 
