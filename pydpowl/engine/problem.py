@@ -181,10 +181,13 @@ class MarginProblem:
         if theta.any():
             np.einsum("ji,j->i", ZT, theta, out=m)
             m *= self.y
-            value, d1, d2 = self.loss.terms(m)
-            total = float(np.einsum("i,i->", w, value))
-            grad = np.einsum("ji,i->j", ZT, np.multiply(d1, ws["wy"], out=coef))  # sum_i w_i y_i l'(m_i) z_i
-            np.multiply(d2, w, out=c)  # w_i l''(m_i)
+            total, wy = 0.0, ws["wy"]
+            for block in _blocks(self.n):  # the loss terms' temporaries stay small (see _NUMPY_BLOCK)
+                value, d1, d2 = self.loss.terms(m[block])
+                total += float(np.einsum("i,i->", w[block], value))
+                np.multiply(d1, wy[block], out=coef[block])  # w_i y_i l'(m_i)
+                np.multiply(d2, w[block], out=c[block])  # w_i l''(m_i)
+            grad = np.einsum("ji,i->j", ZT, coef)
         else:  # every margin is 0 (a starting point): the loss terms are one number each
             m[:] = 0.0
             value, d1, d2 = (float(t[0]) for t in self.loss.terms(np.zeros(1)))
@@ -195,10 +198,9 @@ class MarginProblem:
             self._hessian[:] = 0.0
             curvature[:] = 0.0
         rows = np.flatnonzero(c != curvature)
-        if rows.size > _GATHER_MAX_SHARE * self.n:  # many rows: one pass over every row, no gather
-            _add_weighted_gram(self._hessian, ZT, np.subtract(c, curvature, out=coef))
-        elif rows.size:
-            _add_weighted_gram(self._hessian, np.take(ZT, rows, axis=1), c[rows] - curvature[rows])
+        if rows.size:  # the change in curvature (0 elsewhere) over every row if many changed, else over those
+            np.subtract(c, curvature, out=coef)
+            _add_weighted_gram(self._hessian, ZT, coef, None if rows.size > _GATHER_MAX_SHARE * self.n else rows)
         np.copyto(curvature, c)
         return total, grad
 
@@ -221,22 +223,29 @@ class MarginProblem:
 #: above this share of the rows, a Hessian change is summed over all rows (zero coefficients included)
 #: rather than over the gathered rows that changed
 _GATHER_MAX_SHARE = 0.5
-#: up to this many columns, ``_add_weighted_gram`` forms the whole matrix in one einsum
-_GRAM_ONE_CALL_MAX_COLUMNS = 4096
+#: rows per call of the loss terms and per Gram product in the numpy path: their temporaries (64 KiB)
+#: stay in the heap and the cache; n-sized ones are fresh memory mappings at every call from a few
+#: tens of thousands of rows on (glibc), whose page faults cost more than the arithmetic
+_NUMPY_BLOCK = 8192
 
 
-def _add_weighted_gram(H: NDArray[np.float64], ZT: NDArray[np.float64], coef: NDArray[np.float64]) -> None:
-    """``H += ZT diag(coef) ZT'`` for ``ZT`` of shape (d, k), by einsum (faster than the reference BLAS on
-    these thin shapes): in one call for few columns, by rows of the upper triangle (15 products of rows
-    instead of 25 for d = 5) for many."""
-    weighted = ZT * coef
-    if ZT.shape[1] <= _GRAM_ONE_CALL_MAX_COLUMNS:
-        H += np.einsum("ji,ki->jk", weighted, ZT)
+def _blocks(n: int):
+    """Slices of at most ``_NUMPY_BLOCK`` rows covering ``range(n)``."""
+    return [slice(start, start + _NUMPY_BLOCK) for start in range(0, n, _NUMPY_BLOCK)]
+
+
+def _add_weighted_gram(H: NDArray[np.float64], ZT: NDArray[np.float64], coef: NDArray[np.float64],
+                       rows: Optional[NDArray[np.intp]] = None) -> None:
+    """``H += sum_i coef_i z_i z_i'`` over the columns ``z_i`` of ``ZT`` (d, n), all of them or those listed
+    in ``rows`` (gathered), ``_NUMPY_BLOCK`` at a time, by einsum (faster than the reference BLAS on these
+    thin shapes)."""
+    if rows is None:
+        for block in _blocks(ZT.shape[1]):
+            H += np.einsum("ji,ki->jk", ZT[:, block] * coef[block], ZT[:, block])
         return
-    for j in range(H.shape[0]):
-        row = np.einsum("ki,i->k", ZT[j:], weighted[j])
-        H[j, j:] += row
-        H[j + 1:, j] += row[1:]
+    for block in _blocks(rows.size):
+        Zk = np.take(ZT, rows[block], axis=1)
+        H += np.einsum("ji,ki->jk", Zk * np.take(coef, rows[block]), Zk)
 
 
 # Spare sets of per-row work arrays, reused by the next problem with the same n and backend (a solve
