@@ -7,6 +7,7 @@ from numpy.testing import assert_allclose
 
 from pydpowl.engine.kernels import numba_available
 from pydpowl.engine.losses import HuberHingeLoss, LogisticLoss
+from pydpowl.engine import problem as problem_module
 from pydpowl.engine.problem import MarginProblem
 from pydpowl.engine.solver import newton
 
@@ -40,7 +41,11 @@ def _direct(theta, Z, y, w, h=None):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("loss", LOSSES, ids=str)
-def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss):
+@pytest.mark.parametrize("block", [None, 7], ids=["block-default", "block-7"])
+def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss, block, monkeypatch):
+    if block is not None:  # many blocks of rows in the numpy path: loss terms, gathered and full Gram updates
+        monkeypatch.setattr(problem_module, "_NUMPY_BLOCK", block)
+        monkeypatch.setattr(problem_module, "_SPARE", type(problem_module._SPARE)())
     Z, y, w = _data(0)
     problem = MarginProblem(Z, y, w, loss, backend=backend)
     rng = np.random.default_rng(1)

@@ -110,7 +110,7 @@ class MarginProblem:
             self._kernels, (self._kind, self._param) = row_sweeps, (int(spec[0]), float(spec[1]))
         elif backend != "numpy":
             raise ValueError(f"MarginProblem backend must be 'numpy' or 'numba', got backend={backend!r}.")
-        self._ws = _take_workspace(self.n, backend == "numba")
+        self._ws = _take_workspace(self.n, self.d, backend == "numba")
         if backend == "numpy":
             np.multiply(self.w, self.y, out=self._ws["wy"])
         # (theta, margins or None), newest last
@@ -200,7 +200,7 @@ class MarginProblem:
         rows = np.flatnonzero(c != curvature)
         if rows.size:  # the change in curvature (0 elsewhere) over every row if many changed, else over those
             np.subtract(c, curvature, out=coef)
-            _add_weighted_gram(self._hessian, ZT, coef, None if rows.size > _GATHER_MAX_SHARE * self.n else rows)
+            _add_weighted_gram(self._hessian, ZT, coef, None if rows.size > _GATHER_MAX_SHARE * self.n else rows, ws)
         np.copyto(curvature, c)
         return total, grad
 
@@ -223,10 +223,10 @@ class MarginProblem:
 #: above this share of the rows, a Hessian change is summed over all rows (zero coefficients included)
 #: rather than over the gathered rows that changed
 _GATHER_MAX_SHARE = 0.5
-#: rows per call of the loss terms and per Gram product in the numpy path: their temporaries (64 KiB)
-#: stay in the heap and the cache; n-sized ones are fresh memory mappings at every call from a few
-#: tens of thousands of rows on (glibc), whose page faults cost more than the arithmetic
-_NUMPY_BLOCK = 8192
+#: rows per call of the loss terms and per Gram product in the numpy path: the loss terms' temporaries
+#: (96 KiB) stay in the heap and the cache (glibc maps fresh memory for each block of 128 KiB or more,
+#: whose page faults cost more than the arithmetic) and the Gram products use work arrays
+_NUMPY_BLOCK = 12288
 
 
 def _blocks(n: int):
@@ -235,45 +235,49 @@ def _blocks(n: int):
 
 
 def _add_weighted_gram(H: NDArray[np.float64], ZT: NDArray[np.float64], coef: NDArray[np.float64],
-                       rows: Optional[NDArray[np.intp]] = None) -> None:
+                       rows: Optional[NDArray[np.intp]], ws: dict) -> None:
     """``H += sum_i coef_i z_i z_i'`` over the columns ``z_i`` of ``ZT`` (d, n), all of them or those listed
-    in ``rows`` (gathered), ``_NUMPY_BLOCK`` at a time, by einsum (faster than the reference BLAS on these
-    thin shapes)."""
-    if rows is None:
-        for block in _blocks(ZT.shape[1]):
-            H += np.einsum("ji,ki->jk", ZT[:, block] * coef[block], ZT[:, block])
-        return
-    for block in _blocks(rows.size):
-        Zk = np.take(ZT, rows[block], axis=1)
-        H += np.einsum("ji,ki->jk", Zk * np.take(coef, rows[block]), Zk)
+    in ``rows`` (gathered), ``_NUMPY_BLOCK`` at a time into the work arrays ``ws["columns"]`` and
+    ``ws["weighted"]``, by einsum (faster than the reference BLAS on these thin shapes)."""
+    columns, weighted, gathered = ws["columns"], ws["weighted"], ws["gathered"]
+    for block in _blocks(ZT.shape[1] if rows is None else rows.size):
+        if rows is None:
+            Zk, ck = ZT[:, block], coef[block]
+        else:
+            k = rows[block].size
+            Zk = np.take(ZT, rows[block], axis=1, out=columns[:, :k])
+            ck = np.take(coef, rows[block], out=gathered[:k])
+        H += np.einsum("ji,ki->jk", np.multiply(Zk, ck, out=weighted[:, :Zk.shape[1]]), Zk)
 
 
 # Spare sets of per-row work arrays, reused by the next problem with the same n and backend (a solve
 # from 100,000 rows uses two sizes: its subsample's and its own). Fresh large arrays cost a page fault
 # per 4 KiB page on first touch, a sizeable share of a solve at large n on this kind of (virtualised)
 # machine.
-_SPARE: "OrderedDict[Tuple[int, bool], dict]" = OrderedDict()
+_SPARE: "OrderedDict[Tuple[int, int, bool], dict]" = OrderedDict()
 _SPARE_LOCK = threading.Lock()
-#: sizes kept (the least recently used is dropped)
+#: shapes kept (the least recently used is dropped)
 _SPARE_SIZES = 2
 
 
-def _take_workspace(n: int, compiled: bool) -> dict:
+def _take_workspace(n: int, d: int, compiled: bool) -> dict:
     with _SPARE_LOCK:
-        ws: Optional[dict] = _SPARE.pop((n, compiled), None)
+        ws: Optional[dict] = _SPARE.pop((n, d, compiled), None)
     if ws is not None:
         return ws
-    ws = {"n": n, "compiled": compiled, "curvature": np.zeros(n)}
+    ws = {"key": (n, d, compiled), "curvature": np.zeros(n)}
     if compiled:
         ws["changed"], ws["delta"] = np.empty(n, dtype=np.int64), np.empty(n)
     else:
         ws["margins"] = (np.empty(n), np.empty(n))
         ws["wy"], ws["coef"], ws["c"] = np.empty(n), np.empty(n), np.empty(n)
+        block = min(n, _NUMPY_BLOCK)
+        ws["columns"], ws["weighted"], ws["gathered"] = np.empty((d, block)), np.empty((d, block)), np.empty(block)
     return ws
 
 
 def _give_back_workspace(ws: dict) -> None:
     with _SPARE_LOCK:
-        _SPARE[(ws["n"], ws["compiled"])] = ws
+        _SPARE[ws["key"]] = ws
         while len(_SPARE) > _SPARE_SIZES:
             _SPARE.popitem(last=False)
