@@ -147,11 +147,11 @@ class MarginProblem:
             def derivatives(t: float) -> Tuple[float, float]:
                 return kernel(kind, param, m, s, w, float(t))
         else:
-            loss, ws = self.loss, w * s
+            loss, weighted_s = self.loss, w * s
 
             def derivatives(t: float) -> Tuple[float, float]:
                 _, l1, l2 = loss.terms(m + t * s)
-                return float(ws @ l1), float(ws @ (l2 * s))
+                return float(weighted_s @ l1), float(weighted_s @ (l2 * s))
         return derivatives
 
     def release(self) -> None:
@@ -173,8 +173,9 @@ class MarginProblem:
         return float(total), grad
 
     def _sweep_numpy(self, theta, m, rebuild):
-        """Margins into ``m``, the loss terms of every row in one call, and the Hessian rebuilt or updated
-        over the rows whose curvature ``w_i l''(m_i)`` changed (per-row results go to work arrays)."""
+        """Margins into ``m``, the loss terms of the rows block by block (one ``loss.terms`` call per block),
+        and the Hessian rebuilt or updated over the rows whose curvature ``w_i l''(m_i)`` changed (per-row
+        results go to work arrays)."""
         ZT = self.Z.T  # (d, n), C-contiguous: each feature's column is a contiguous row
         ws, w = self._ws, self.w
         coef, c, curvature = ws["coef"], ws["c"], ws["curvature"]
@@ -245,12 +246,13 @@ def _add_weighted_gram(H: NDArray[np.float64], ZT: NDArray[np.float64], coef: ND
             Zk, ck = ZT[:, block], coef[block]
         else:
             k = rows[block].size
-            Zk = np.take(ZT, rows[block], axis=1, out=columns[:, :k])
-            ck = np.take(coef, rows[block], out=gathered[:k])
+            # rows are valid indices; mode "clip" spares numpy's bounds-checking copy of ``out``
+            Zk = np.take(ZT, rows[block], axis=1, out=columns[:, :k], mode="clip")
+            ck = np.take(coef, rows[block], out=gathered[:k], mode="clip")
         H += np.einsum("ji,ki->jk", np.multiply(Zk, ck, out=weighted[:, :Zk.shape[1]]), Zk)
 
 
-# Spare sets of per-row work arrays, reused by the next problem with the same n and backend (a solve
+# Spare sets of per-row work arrays, reused by the next problem with the same n, d and backend (a solve
 # from 100,000 rows uses two sizes: its subsample's and its own). Fresh large arrays cost a page fault
 # per 4 KiB page on first touch, a sizeable share of a solve at large n on this kind of (virtualised)
 # machine.
