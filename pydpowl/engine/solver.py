@@ -35,30 +35,33 @@ Backend choice (``backend="auto"``)
 -----------------------------------
 Measured on this project's shared 2-core machine with
 ``benchmarks/bench_solver.py --cold`` (DP-OWL fits of the paper's design,
-epsilon = 1; fresh processes, medians of 5; timings noisy under other load):
+epsilon = 1; fresh processes, medians of 5; load about 2, so timings are
+noisy; DPpack timed in the same run):
 
 =========  =====================  =====================  ===========  ===========  ===========
 n          import + first fit,    import + first fit,    warm fit,    warm fit,    DPpack fit
            numpy                  numba (cached)         numpy        numba        (warm)
 =========  =====================  =====================  ===========  ===========  ===========
-1,459      1.3 ms                 176 ms                 0.6 ms       0.4 ms       3.6 ms
-20,000     5.3 ms                 203 ms                 4.0 ms       2.0 ms       23 ms
-100,000    17 ms                  178 ms                 14 ms        7.5 ms       142 ms
-200,000    27 ms                  190 ms                 22 ms        14 ms        301 ms
-1e6        126 ms                 263 ms                 109 ms       72 ms        1320 ms
+1,459      1.3 ms                 215 ms                 0.44 ms      0.26 ms      4.9 ms
+20,000     3.3 ms                 219 ms                 1.2 ms       0.82 ms      25 ms
+100,000    11 ms                  190 ms                 5.4 ms       2.7 ms       144 ms
+200,000    18 ms                  196 ms                 9.8 ms       6.2 ms       296 ms
+1e6        84 ms                  243 ms                 69 ms        45 ms        1106 ms
 =========  =====================  =====================  ===========  ===========  ===========
 
-Importing numba and loading the cached kernels costs about 0.17-0.2 s once
-per process; the kernels then save 2 ms per fit at 20,000 rows, 6 ms at
-100,000 and about 40 ms at 1e6. For a script that fits once, numpy is
+Importing numba and loading the cached kernels costs about 0.18-0.2 s once
+per process; the kernels then save 0.4 ms per fit at 20,000 rows, 2.7 ms at
+100,000 and about 25 ms at 1e6. For a script that fits once, numpy is
 faster over the whole grid (the crossover of the first fit lies above 1e6
-rows); for repeated fits the kernels pay after about 100 fits at 20,000 rows
-but after a few at 1e6, and only they come near 20 times DPpack's speed at
-large n. ``"auto"`` uses the kernels from ``AUTO_MIN_ROWS`` = 100,000 rows
-(built-in losses, numba installed), where their warm saving reaches a few
-percent of their loading cost per fit, and numpy below, where
-``import numba`` never happens. The two paths reach the same minimiser up
-to rounding.
+rows); for repeated fits the kernels pay after 50-70 fits at 100,000 to
+200,000 rows but after about 7 at 1e6, and only they stay 20 times faster than
+DPpack at large n (numpy: 30 times at 200,000 rows, 16 at 1e6). ``"auto"``
+uses the kernels from ``AUTO_MIN_ROWS`` = 100,000 rows (built-in losses,
+numba installed), where they halve the warm fit, and numpy below, where
+``import numba`` never happens. (Raising ``AUTO_MIN_ROWS`` to 200,000 would
+spare a one-fit script with 100,000-200,000 rows the 0.18 s of loading them,
+at half the warm speed there, still 27 times DPpack's.) The two paths reach
+the same minimiser up to rounding.
 """
 
 from __future__ import annotations
