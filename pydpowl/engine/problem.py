@@ -224,12 +224,12 @@ class MarginProblem:
 #: above this share of the rows, a Hessian change is summed over all rows (zero coefficients included)
 #: rather than over the gathered rows that changed
 _GATHER_MAX_SHARE = 0.5
-#: at most this many rows per call of the loss terms in the numpy path (the blocks are equal): n-sized
-#: temporaries are fresh memory mappings (glibc) from a few tens of thousands of rows on, whose page
-#: faults cost more than the arithmetic (600 to 2,400 per fit from 30,000 to 100,000 rows, measured);
-#: blocks of up to 20,480 rows (160 KiB) were measured free of them, and one block at 20,000 rows is
-#: 5% faster than two. The Gram products use work arrays.
-_NUMPY_BLOCK = 20480
+#: at most this many rows per call of the loss terms in the numpy path (the blocks are equal). Its
+#: temporaries then stay small (96 KiB at most) and are reused from the heap; n-sized ones, and even
+#: blocks of 120-160 KiB in some call histories, grow and trim the heap on every call, and the page
+#: faults cost more than the arithmetic (measured: 400-2,400 per fit from 20,000 to 100,000 rows; with
+#: these blocks 0-60). The Gram products use work arrays.
+_NUMPY_BLOCK = 12288
 
 
 def _blocks(n: int):
