@@ -42,25 +42,25 @@ noisy; DPpack timed in the same run):
 n          import + first fit,    import + first fit,    warm fit,    warm fit,    DPpack fit
            numpy                  numba (cached)         numpy        numba        (warm)
 =========  =====================  =====================  ===========  ===========  ===========
-1,459      1.3 ms                 215 ms                 0.44 ms      0.26 ms      4.9 ms
-20,000     3.3 ms                 219 ms                 1.2 ms       0.82 ms      25 ms
-100,000    11 ms                  190 ms                 5.4 ms       2.7 ms       144 ms
-200,000    18 ms                  196 ms                 9.8 ms       6.2 ms       296 ms
-1e6        84 ms                  243 ms                 69 ms        45 ms        1106 ms
+1,459      1.3 ms                 190 ms                 0.46 ms      0.28 ms      3.8 ms
+20,000     3.5 ms                 196 ms                 1.3 ms       0.82 ms      23 ms
+100,000    12 ms                  199 ms                 6.1 ms       2.9 ms       149 ms
+200,000    19 ms                  210 ms                 11 ms        5.9 ms       276 ms
+1e6        80 ms                  249 ms                 69 ms        46 ms        1094 ms
 =========  =====================  =====================  ===========  ===========  ===========
 
-Importing numba and loading the cached kernels costs about 0.18-0.2 s once
-per process; the kernels then save 0.4 ms per fit at 20,000 rows, 2.7 ms at
-100,000 and about 25 ms at 1e6. For a script that fits once, numpy is
+Importing numba and loading the cached kernels costs about 0.19 s once
+per process; the kernels then save 0.5 ms per fit at 20,000 rows, 3.2 ms at
+100,000 and about 23 ms at 1e6. For a script that fits once, numpy is
 faster over the whole grid (the crossover of the first fit lies above 1e6
-rows); for repeated fits the kernels pay after 50-70 fits at 100,000 to
-200,000 rows but after about 7 at 1e6, and only they stay 20 times faster than
-DPpack at large n (numpy: 30 times at 200,000 rows, 16 at 1e6). ``"auto"``
+rows); for repeated fits the kernels pay after 35-60 fits at 100,000 to
+200,000 rows but after about 8 at 1e6, and only they stay 20 times faster than
+DPpack at large n (numpy: 25 times at 200,000 rows, 16 at 1e6). ``"auto"``
 uses the kernels from ``AUTO_MIN_ROWS`` = 100,000 rows (built-in losses,
 numba installed), where they halve the warm fit, and numpy below, where
 ``import numba`` never happens. (Raising ``AUTO_MIN_ROWS`` to 200,000 would
-spare a one-fit script with 100,000-200,000 rows the 0.18 s of loading them,
-at half the warm speed there, still 27 times DPpack's.) The two paths reach
+spare a one-fit script with 100,000-200,000 rows the 0.19 s of loading them,
+at half the warm speed there, still 24 times DPpack's.) The two paths reach
 the same minimiser up to rounding.
 """
 
