@@ -167,8 +167,18 @@ def column_labels(cols: Sequence[int], columns: Optional[Sequence[str]], index_b
             for j in cols]
 
 
+#: from this many entries ``_check_finite`` first tries the sum (no boolean temporary of the array's size)
+_SUM_CHECK_MIN_SIZE = 65_536
+
+
 def _check_finite(name: str, arr: NDArray[np.float64], *, columns: Optional[Sequence[str]] = None,
                   index_base: int = 0) -> None:
+    if arr.size >= _SUM_CHECK_MIN_SIZE:
+        # One pass without a temporary: a NaN or an infinity makes the sum NaN or infinite, so a finite sum
+        # clears every entry; only otherwise (bad entries, or a sum that overflowed) are the entries examined.
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(np.add.reduce(arr, axis=None)):
+                return
     bad = ~np.isfinite(arr)
     if bad.any():
         n_nan = int(np.isnan(arr).sum())
@@ -235,7 +245,7 @@ def check_labels(
     (e.g. how to recode labels from another convention).
     """
     arr = check_vector(name, value, length=length, length_of=length_of, index_base=index_base)
-    bad = ~np.isin(arr, allowed)
+    bad = (arr != allowed[0]) & (arr != allowed[1]) if len(allowed) == 2 else ~np.isin(arr, allowed)
     if bad.any():
         first = int(np.flatnonzero(bad)[0]) + index_base
         raise ValueError(

@@ -96,6 +96,25 @@ def test_non_finite_entries_are_located_by_column_and_row():
         check_vector("w", v, index_base=1)
 
 
+@pytest.mark.parametrize("bad, counts", [((np.nan,), "1 NaN and 0 infinite"),
+                                         ((np.inf, -np.inf), "0 NaN and 2 infinite"),
+                                         ((np.nan, np.inf), "1 NaN and 1 infinite")])
+def test_non_finite_entries_are_found_in_large_arrays(bad, counts):
+    X = np.random.default_rng(0).normal(size=(30_000, 4))  # large enough for the sum shortcut
+    X.flat[[7, 99_999][:len(bad)]] = bad
+    with pytest.raises(ValueError, match=f"X must be finite; it has {counts} entries of 120000"):
+        check_array("X", X)
+
+
+def test_finite_entries_whose_sum_overflows_are_accepted_silently():
+    X = np.full((40_000, 2), 1e308)  # the sum overflows, yet every entry is finite
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_array("X", X).shape == (40_000, 2)
+
+
 def test_check_vector_and_labels():
     np.testing.assert_array_equal(check_vector("v", [[1], [2]]), [1.0, 2.0])
     with pytest.raises(ValueError, match="v must have length 3, got length 2"):

@@ -121,3 +121,22 @@ def test_random_features_from_prefilter_round_trip_and_checks():
         RandomFourierFeatures.sample(2, 0, 1.0, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"kernel_param must be in \(0, inf\)"):
         RandomFourierFeatures.sample(2, 3, -1.0, rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_scaled_data_are_column_major_and_follow_dppack_operations(fit_intercept):
+    """Z is written column-major (the solver's layout) and equals (clip(X) / scale) / sqrt(d) bit for bit,
+    whether no feature, one feature or every feature has entries out of bounds."""
+    rng = np.random.default_rng(3)
+    s = FeatureScaler.from_bounds(([-1.0, 0.0, 2.0], [1.0, 5.0, 3.0]), 3, fit_intercept=fit_intercept)
+    inside = np.column_stack([rng.uniform(-1, 1, 400), rng.uniform(0, 5, 400), rng.uniform(2, 3, 400)])
+    one_out = inside.copy()
+    one_out[::7, 1] = 9.0
+    all_out = inside * 3.0
+    for X in (inside, one_out, all_out):
+        Z, n_clipped = s.transform(X)
+        clipped = np.clip(X, s.lower, s.upper)
+        full = np.column_stack([np.ones(len(X)), clipped]) if fit_intercept else clipped
+        assert Z.flags.f_contiguous
+        assert np.array_equal(Z, (full / s.column_scale) / s.dimension_scale)
+        assert n_clipped == int(np.count_nonzero(clipped != X))

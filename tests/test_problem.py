@@ -7,6 +7,7 @@ from numpy.testing import assert_allclose
 
 from pydpowl.engine.kernels import numba_available
 from pydpowl.engine.losses import HuberHingeLoss, LogisticLoss
+from pydpowl.engine import problem as problem_module
 from pydpowl.engine.problem import MarginProblem
 from pydpowl.engine.solver import newton
 
@@ -40,12 +41,17 @@ def _direct(theta, Z, y, w, h=None):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("loss", LOSSES, ids=str)
-def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss):
+@pytest.mark.parametrize("block", [None, 7], ids=["block-default", "block-7"])
+def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss, block, monkeypatch):
+    if block is not None:  # many blocks of rows in the numpy path: loss terms, gathered and full Gram updates
+        monkeypatch.setattr(problem_module, "_NUMPY_BLOCK", block)
+        monkeypatch.setattr(problem_module, "_SPARE", type(problem_module._SPARE)())
     Z, y, w = _data(0)
     problem = MarginProblem(Z, y, w, loss, backend=backend)
     rng = np.random.default_rng(1)
-    for _ in range(5):  # many rows change zone between points: the rank-k Hessian updates must stay exact
-        theta = rng.normal(size=4) * 2
+    # many rows change zone between points: the rank-k Hessian updates must stay exact; theta = 0 (a starting
+    # point, where every margin is 0) is evaluated on its own path in numpy
+    for theta in [np.zeros(4)] + [rng.normal(size=4) * 2 for _ in range(5)] + [np.zeros(4)]:
         L, g, H = problem.evaluate(theta)
         L_ref, g_ref, H_ref = _direct(theta, Z, y, w, getattr(loss, "h", None))
         assert L == pytest.approx(L_ref, rel=1e-12)
@@ -95,6 +101,37 @@ def test_the_solver_needs_only_the_protocol():
     exact = np.linalg.solve((Z * w[:, None]).T @ Z + 2.0 * np.eye(4), Z.T @ (w * t) - b)
     assert_allclose(res.x, exact, rtol=1e-12, atol=1e-13)
     assert res.backend == "test" and res.grad_norm <= 1e-12
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_work_arrays_are_reused_across_problems_of_two_sizes(backend):
+    """A solve from 100,000 rows builds problems of two sizes (its subsample's and its own): each size finds
+    its work arrays again, so repeated solves touch no fresh memory."""
+    Z, y, w = _data(5, n=300)
+    loss = HuberHingeLoss(0.3)
+    def arrays(ws):  # every work array (numpy swaps the roles of two of them between calls)
+        return [a for v in ws.values() for a in (v if isinstance(v, tuple) else (v,)) if isinstance(a, np.ndarray)]
+
+    first = {}  # holds the first arrays alive, so that a fresh array cannot take the id of a dropped one
+    for rnd in range(2):
+        for n in (300, 100):
+            problem = MarginProblem(Z[:n], y[:n], w[:n], loss, backend=backend)
+            problem.evaluate(np.ones(4))
+            if rnd == 0:
+                first[n] = arrays(problem._ws)
+            else:
+                assert sorted(map(id, arrays(problem._ws))) == sorted(map(id, first[n]))
+            problem.release()
+
+
+def test_data_are_kept_column_major_and_caller_arrays_untouched():
+    Z, y, w = _data(6, n=50)
+    Z_before = Z.copy()
+    problem = MarginProblem(Z, y, w, LogisticLoss())
+    assert problem.Z.flags.f_contiguous and np.array_equal(problem.Z, Z_before)
+    problem.evaluate(np.ones(4))
+    assert np.array_equal(Z, Z_before) and Z.flags.c_contiguous
+    problem.release()
 
 
 def test_unknown_backend_and_custom_loss_on_numba_are_refused():

@@ -12,17 +12,20 @@ bound) the user declares; a grid check refuses declarations it can contradict.
 
 One definition per loss
 -----------------------
-Each built-in loss is written once, as three elementwise functions of the
-margin (value, first derivative, curvature) such as :func:`huber_hinge_deriv`.
-They use only arithmetic, comparisons and numpy ufuncs (``np.minimum``,
-``np.exp``, ...), never ``np.where`` or boolean indexing, so the same source
-runs on numpy arrays (the numpy path of :mod:`pydpowl.engine.problem`) and,
-compiled by ``numba.njit``, on single floats inside the row sweeps of
-:mod:`pydpowl.engine.kernels`. A loss class only binds its parameters to those
-functions and declares its constants: ``lipschitz`` (sup |l'|, used by the
-privacy calibration) and ``curvature_bound`` (sup l''). ``kernel_spec()``
-names the compiled form (None for losses the kernels do not know, which then
-use the numpy path).
+Each built-in loss is written once, as one elementwise function of the margin
+returning its value, first derivative and curvature together, such as
+:func:`huber_hinge_terms` (the three share their intermediate results, so one
+pass over the rows gives all three). It uses only arithmetic, comparisons and
+numpy ufuncs (``np.minimum``, ``np.exp``, ...), never ``np.where`` or boolean
+indexing, so the same source runs on numpy arrays (the numpy path of
+:mod:`pydpowl.engine.problem`) and, compiled by ``numba.njit``, on single
+floats inside the row sweeps of :mod:`pydpowl.engine.kernels`. The separate
+functions (:func:`huber_hinge_value`, ...) and the methods ``value``,
+``deriv``, ``deriv2`` are derived from it. A loss class only binds its
+parameter to that function and declares its constants: ``lipschitz``
+(sup |l'|, used by the privacy calibration) and ``curvature_bound``
+(sup l''). ``kernel_spec()`` names the compiled form (None for losses the
+kernels do not know, which then use the numpy path).
 
 Beyond margin losses
 --------------------
@@ -53,10 +56,11 @@ from .._validation import check_positive
 
 __all__ = [
     "MarginLoss", "HuberHingeLoss", "LogisticLoss", "HuberQuadraticSurrogate", "CustomLoss", "get_loss",
-    "check_loss", "huber_hinge_value", "huber_hinge_deriv", "huber_hinge_curvature", "logistic_value",
-    "logistic_deriv", "logistic_curvature", "huber_surrogate_value", "huber_surrogate_deriv",
-    "huber_surrogate_curvature", "HUBER_HINGE", "LOGISTIC", "HUBER_SURROGATE", "loss_lipschitz", "SquaredErrorLoss",
-    "squared_error_value", "squared_error_deriv", "squared_error_curvature",
+    "check_loss", "huber_hinge_terms", "logistic_terms", "huber_surrogate_terms", "huber_hinge_value",
+    "huber_hinge_deriv", "huber_hinge_curvature", "logistic_value", "logistic_deriv", "logistic_curvature",
+    "huber_surrogate_value", "huber_surrogate_deriv", "huber_surrogate_curvature", "HUBER_HINGE", "LOGISTIC",
+    "HUBER_SURROGATE", "loss_lipschitz", "SquaredErrorLoss", "squared_error_value", "squared_error_deriv",
+    "squared_error_curvature",
 ]
 
 #: codes of the built-in losses in the compiled kernels (see ``MarginLoss.kernel_spec``)
@@ -65,58 +69,81 @@ HUBER_HINGE, LOGISTIC, HUBER_SURROGATE = 0, 1, 2
 
 # ----------------------------------------------------------------------------- elementwise definitions
 # Each takes a margin m (a float64 array, or a float inside a compiled kernel) and the
-# loss parameter; booleans times floats select zones without branches or np.where.
+# loss parameter, and returns (l(m), l'(m), l''(m)); booleans times floats select zones
+# without branches or np.where (branch-free code is also what lets the compiler vectorise
+# the kernels' loops).
+
+
+def huber_hinge_terms(m, h):
+    """Huber hinge: ``l = 1 - m`` for ``r > 1``, ``h r^2`` for ``0 <= r <= 1``, 0 below, ``r = (1 + h - m)/(2h)``;
+    ``l' = -clip(r, 0, 1)`` (in [-1, 0]); ``l'' = 1/(2h)`` on the quadratic zone ``0 <= r <= 1``, else 0."""
+    r = (1.0 + h - m) / (2.0 * h)
+    zero = 0.0 * r  # 0 shaped like r: numpy's minimum/maximum of two arrays is vectorised, of array and scalar not
+    q = np.minimum(np.maximum(r, zero), zero + 1.0)  # clip(r, 0, 1): = r exactly on the quadratic zone
+    # h q (2r - q): h r^2 on the quadratic zone, 0 below it (q = 0), h (2r - 1) = 1 - m above it (q = 1)
+    return h * (q * (r + r - q)), -q, (q == r) * (1.0 / (2.0 * h))
+
+
+def huber_surrogate_terms(m, h):
+    """The Huber hinge's quadratic piece continued everywhere: ``(1 + h - m)^2 / (4h)``, its derivative
+    ``-(1 + h - m) / (2h)`` and the constant curvature ``1/(2h)`` (shaped like ``m``)."""
+    a = 1.0 + h - m
+    return a * a / (4.0 * h), -a / (2.0 * h), 0.0 * m + 1.0 / (2.0 * h)
+
+
+def logistic_terms(m):
+    """``log(1 + exp(-m))``, ``-1 / (1 + exp(m))`` (in (-1, 0)) and ``s (1 - s)`` with ``s = 1 / (1 + exp(-m))``
+    (in (0, 1/4]); only ``exp(-|m|)`` is formed, so nothing overflows."""
+    e = np.exp(-np.abs(m))
+    big = 1.0 / (1.0 + e)  # sigmoid(|m|)
+    small = e / (1.0 + e)  # sigmoid(-|m|)
+    s = (m >= 0.0) * big + (m < 0.0) * small
+    return np.log1p(e) + np.maximum(-m, 0.0), -((m <= 0.0) * big + (m > 0.0) * small), s * (1.0 - s)
 
 
 def huber_hinge_value(m, h):
-    """Huber hinge: ``1 - m`` for ``r > 1``, ``h r^2`` for ``0 <= r <= 1``, 0 below, ``r = (1 + h - m)/(2h)``."""
-    r = (1.0 + h - m) / (2.0 * h)
-    q = np.minimum(np.maximum(r, 0.0), 1.0)  # = r on the quadratic zone; keeps h q^2 finite elsewhere
-    return (r > 1.0) * (1.0 - m) + (r <= 1.0) * (h * q * q)
+    """``l(m)`` of :func:`huber_hinge_terms`."""
+    return huber_hinge_terms(m, h)[0]
 
 
 def huber_hinge_deriv(m, h):
-    """``l'(m) = -clip((1 + h - m) / (2h), 0, 1)``, in [-1, 0]."""
-    return -np.minimum(np.maximum((1.0 + h - m) / (2.0 * h), 0.0), 1.0)
+    """``l'(m)`` of :func:`huber_hinge_terms`."""
+    return huber_hinge_terms(m, h)[1]
 
 
 def huber_hinge_curvature(m, h):
-    """``l''(m) = 1/(2h)`` on the quadratic zone ``0 <= (1 + h - m)/(2h) <= 1``, else 0."""
-    r = (1.0 + h - m) / (2.0 * h)
-    return ((r >= 0.0) & (r <= 1.0)) * (1.0 / (2.0 * h))
+    """``l''(m)`` of :func:`huber_hinge_terms`."""
+    return huber_hinge_terms(m, h)[2]
 
 
 def huber_surrogate_value(m, h):
-    """The Huber hinge's quadratic piece continued everywhere: ``(1 + h - m)^2 / (4h)``."""
-    return (1.0 + h - m) * (1.0 + h - m) / (4.0 * h)
+    """``l(m)`` of :func:`huber_surrogate_terms`."""
+    return huber_surrogate_terms(m, h)[0]
 
 
 def huber_surrogate_deriv(m, h):
-    """``-(1 + h - m) / (2h)``."""
-    return -(1.0 + h - m) / (2.0 * h)
+    """``l'(m)`` of :func:`huber_surrogate_terms`."""
+    return huber_surrogate_terms(m, h)[1]
 
 
 def huber_surrogate_curvature(m, h):
-    """The constant ``1/(2h)`` (shaped like ``m``)."""
-    return 0.0 * m + 1.0 / (2.0 * h)
+    """``l''(m)`` of :func:`huber_surrogate_terms`."""
+    return huber_surrogate_terms(m, h)[2]
 
 
 def logistic_value(m):
-    """``log(1 + exp(-m))``, stable for large ``|m|``."""
-    return np.logaddexp(0.0, -m)
+    """``l(m)`` of :func:`logistic_terms`."""
+    return logistic_terms(m)[0]
 
 
 def logistic_deriv(m):
-    """``-1 / (1 + exp(m))``, in (-1, 0); only ``exp(-|m|)`` is formed, so nothing overflows."""
-    e = np.exp(-np.abs(m))
-    return -((m <= 0.0) * (1.0 / (1.0 + e)) + (m > 0.0) * (e / (1.0 + e)))
+    """``l'(m)`` of :func:`logistic_terms`."""
+    return logistic_terms(m)[1]
 
 
 def logistic_curvature(m):
-    """``s (1 - s)`` with ``s = 1 / (1 + exp(-m))``, in (0, 1/4]."""
-    e = np.exp(-np.abs(m))
-    s = (m >= 0.0) * (1.0 / (1.0 + e)) + (m < 0.0) * (e / (1.0 + e))
-    return s * (1.0 - s)
+    """``l''(m)`` of :func:`logistic_terms`."""
+    return logistic_terms(m)[2]
 
 
 # ----------------------------------------------------------------------------- loss classes
@@ -146,6 +173,13 @@ class MarginLoss(ABC):
     def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
         """Second derivative (curvature) at each margin (non-negative)."""
 
+    def terms(self, m: NDArray[np.float64]) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """``(value, deriv, deriv2)`` at each margin, in one call (the problem's row sweep uses this).
+
+        The arrays returned belong to the caller only when the loss made them: callers must not write into them.
+        """
+        return self.value(m), self.deriv(m), self.deriv2(m)
+
     def kernel_spec(self) -> Optional[Tuple[int, float]]:
         """``(code, parameter)`` of the compiled form in :mod:`pydpowl.engine.kernels`, or None."""
         return None
@@ -155,27 +189,27 @@ class MarginLoss(ABC):
 
 
 class _BuiltinLoss(MarginLoss):
-    """A loss given by elementwise functions of this module and one parameter (or none)."""
+    """A loss given by an elementwise ``terms`` function of this module and one parameter (or none)."""
 
-    #: (value, first derivative, curvature) elementwise functions of ``(m, parameter)`` or ``(m,)``
-    _elementwise: Tuple[Callable, Callable, Callable]
+    #: the elementwise function of ``(m, parameter)`` or ``(m,)`` giving (value, first derivative, curvature)
+    _elementwise: Callable
     #: code of the compiled form in pydpowl.engine.kernels
     _code: int
     #: the loss parameter, None for a loss without one
     _parameter: Optional[float] = None
 
-    def _apply(self, which: int, m) -> NDArray[np.float64]:
-        args = () if self._parameter is None else (self._parameter,)
-        return self._elementwise[which](np.asarray(m, dtype=np.float64), *args)
+    def terms(self, m: NDArray[np.float64]) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        m = np.asarray(m, dtype=np.float64)
+        return self._elementwise(m) if self._parameter is None else self._elementwise(m, self._parameter)
 
     def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return self._apply(0, m)
+        return self.terms(m)[0]
 
     def deriv(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return self._apply(1, m)
+        return self.terms(m)[1]
 
     def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        return self._apply(2, m)
+        return self.terms(m)[2]
 
     def kernel_spec(self) -> Tuple[int, float]:
         return self._code, 0.0 if self._parameter is None else self._parameter
@@ -197,7 +231,7 @@ class HuberHingeLoss(_BuiltinLoss):
     name = "huber"
     piecewise_quadratic = True
     lipschitz = 1.0
-    _elementwise = (huber_hinge_value, huber_hinge_deriv, huber_hinge_curvature)
+    _elementwise = staticmethod(huber_hinge_terms)
     _code = HUBER_HINGE
 
     def __init__(self, h: float = 0.5) -> None:
@@ -223,7 +257,7 @@ class HuberQuadraticSurrogate(_BuiltinLoss):
     name = "huber-surrogate"
     piecewise_quadratic = True
     lipschitz = np.inf
-    _elementwise = (huber_surrogate_value, huber_surrogate_deriv, huber_surrogate_curvature)
+    _elementwise = staticmethod(huber_surrogate_terms)
     _code = HUBER_SURROGATE
 
     def __init__(self, h: float = 0.5) -> None:
@@ -240,7 +274,7 @@ class LogisticLoss(_BuiltinLoss):
     name = "logistic"
     lipschitz = 1.0
     curvature_bound = 0.25
-    _elementwise = (logistic_value, logistic_deriv, logistic_curvature)
+    _elementwise = staticmethod(logistic_terms)
     _code = LOGISTIC
 
 

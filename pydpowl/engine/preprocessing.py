@@ -98,26 +98,40 @@ class FeatureScaler:
     def transform_checked(self, X: NDArray[np.float64], backend: str = "auto") -> Tuple[NDArray[np.float64], int]:
         """:meth:`transform` for a finite float64 array already known to have ``p`` columns.
 
-        Where the solver uses the numba kernels (``backend``, the rule of
-        :func:`pydpowl.engine.kernels.use_kernels`), the scaling is one pass of
+        ``Z`` is written column-major (Fortran order), the layout the solver
+        works in, with the same floating-point operations as
+        ``(clip(X) / col_scale) / dim_scale``: numpy copies the features into
+        ``Z``, clips only the features with entries out of bounds, and divides
+        in place. Where the solver uses the numba kernels (``backend``, the
+        rule of :func:`pydpowl.engine.kernels.use_kernels`), it is one pass of
         :func:`~pydpowl.engine.kernels.feature_scaling.clip_and_scale_rows`,
-        bit-identical to the numpy expression below.
+        bit-identical to the numpy steps.
         """
-        if use_kernels(X.shape[0], backend):
+        n, p = X.shape
+        off = int(self.fit_intercept)
+        col_scale, dim_scale = self.column_scale, self.dimension_scale
+        Z = np.empty((n, p + off), order="F")
+        if use_kernels(n, backend):
             from .kernels.feature_scaling import clip_and_scale_rows
 
-            off = int(self.fit_intercept)
-            Z = np.empty((X.shape[0], X.shape[1] + off))
             f64 = np.ascontiguousarray
             count = clip_and_scale_rows(f64(X, dtype=np.float64), f64(self.lower, dtype=np.float64),
-                                        f64(self.upper, dtype=np.float64), f64(self.column_scale, dtype=np.float64),
-                                        self.dimension_scale, off, Z)
+                                        f64(self.upper, dtype=np.float64), f64(col_scale, dtype=np.float64),
+                                        dim_scale, off, Z)
             return Z, int(count)
-        Xc, n_clipped = self.clip(X)
-        if self.fit_intercept:
-            Xc = np.column_stack([np.ones(Xc.shape[0]), Xc])
-        Z = (Xc / self.column_scale) / self.dimension_scale
-        return np.ascontiguousarray(Z), n_clipped
+        if off:
+            Z[:, 0] = (1.0 / col_scale[0]) / dim_scale
+        features = Z.T[off:]  # (p, n), C-contiguous: one feature per row
+        np.copyto(features, X.T)
+        lower, upper = self.lower[:, None], self.upper[:, None]
+        outside = (features < lower) | (features > upper)
+        count = int(np.count_nonzero(outside))
+        if count:  # clip the features with entries outside their bounds (by design, counted)
+            for j in np.flatnonzero(outside.any(axis=1)):
+                np.clip(features[j], self.lower[j], self.upper[j], out=features[j])
+        np.divide(features, col_scale[off:, None], out=features)
+        np.divide(features, dim_scale, out=features)
+        return Z, count
 
     def coef_to_original(self, theta_scaled: NDArray[np.float64]) -> NDArray[np.float64]:
         """Map scaled-space coefficients (intercept first) to the original feature space."""

@@ -30,18 +30,24 @@ the per-chunk partial sums of ``(L, gradient, Hessian)`` or of
 ``(dL/dt, d2L/dt2)`` blockwise and reduce them, so that nothing of length ``n``
 reaches the solver, which never holds a per-row array.
 
-:class:`MarginProblem` keeps per row, between calls, the margins of the last
-two points it evaluated (the line search starts from the older one) and each
-row's curvature ``w_i l''(m_i)``: the Hessian of the next point is then the
-previous one plus a rank-k update over the rows whose curvature changed (for
-the Huber hinge, after the first steps, a handful). Losses whose curvature
-changes everywhere (logistic) get the Hessian rebuilt on every evaluation.
+:class:`MarginProblem` keeps the data column-major (each feature contiguous,
+the layout in which both backends run their per-column loops fast) and, per
+row, between calls, each row's curvature ``w_i l''(m_i)`` and, in numpy, the
+margins of the last two points it evaluated (the line search starts from the
+older one; the kernels recompute them instead, a pass saved on each call):
+the Hessian of the next point is then the previous one plus a rank-k update
+over the rows whose curvature changed (for the Huber hinge, after the first
+steps, a handful), or, when many rows changed, one pass over all rows. Losses
+whose curvature changes everywhere (logistic) get the Hessian rebuilt on every
+evaluation. Its per-row arrays are work arrays handed from one problem to the
+next, so that a solve touches no fresh memory after the first.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Callable, Dict, List, Optional, Protocol, Tuple
+from collections import OrderedDict
+from typing import Callable, List, Optional, Protocol, Tuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,7 +80,8 @@ class MarginProblem:
     Parameters
     ----------
     Z : ndarray of shape (n, d)
-        Rows in the scaled space.
+        Rows in the scaled space; kept column-major (Fortran order), which is
+        copied once unless ``Z`` already is (as the feature scaling writes it).
     y : ndarray of shape (n,)
         Labels in {-1, 1}.
     w : ndarray of shape (n,)
@@ -87,9 +94,10 @@ class MarginProblem:
 
     def __init__(self, Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64],
                  loss: MarginLoss, backend: str = "numpy") -> None:
-        self.Z = np.ascontiguousarray(Z, dtype=np.float64)
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.w = np.ascontiguousarray(w, dtype=np.float64)
+        # column-major, float64 and writeable: the layout the kernels were compiled for (no compilation here)
+        self.Z = np.require(Z, dtype=np.float64, requirements=["F", "W"])
+        self.y = np.require(y, dtype=np.float64, requirements=["C", "W"])
+        self.w = np.require(w, dtype=np.float64, requirements=["C", "W"])
         self.loss = loss
         self.n, self.d = self.Z.shape
         self.backend = backend
@@ -99,11 +107,14 @@ class MarginProblem:
                 raise ValueError(f"backend='numba' needs a built-in loss ('huber' or 'logistic'), got loss {loss.name!r}.")
             from .kernels import row_sweeps
 
-            self._kernels, (self._kind, self._param) = row_sweeps, spec
+            self._kernels, (self._kind, self._param) = row_sweeps, (int(spec[0]), float(spec[1]))
         elif backend != "numpy":
             raise ValueError(f"MarginProblem backend must be 'numpy' or 'numba', got backend={backend!r}.")
-        self._ws = _take_workspace(self.n, backend == "numba")
-        self._recent: List[Tuple[NDArray[np.float64], NDArray[np.float64]]] = []  # (theta, margins), newest last
+        self._ws = _take_workspace(self.n, self.d, backend == "numba")
+        if backend == "numpy":
+            np.multiply(self.w, self.y, out=self._ws["wy"])
+        # (theta, margins or None), newest last
+        self._recent: List[Tuple[NDArray[np.float64], Optional[NDArray[np.float64]]]] = []
         self._hessian = np.zeros((self.d, self.d))
         self._fresh = True  # the next evaluation rebuilds the Hessian from every row
         self._turn = 0
@@ -112,22 +123,23 @@ class MarginProblem:
     def evaluate(self, theta: NDArray[np.float64]) -> Tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         """``(L, grad L, Hessian of L)`` at ``theta``, with the Hessian updated over rows whose curvature changed."""
         theta = np.array(theta, dtype=np.float64)
-        m = self._ws["margins"][self._turn]  # the buffer of the older recent point
-        self._turn ^= 1
         rebuild = self._fresh or not self.loss.piecewise_quadratic
-        if rebuild:
-            self._hessian[:] = 0.0
-            self._fresh = False
-        total, grad, rows, coef = self._sweep(theta, m, self._ws["curvature"], rebuild)
-        self._add_outer_products(rows, coef)
+        self._fresh = False
+        if self.backend == "numba":
+            total, grad = self._sweep_numba(theta, rebuild)
+            m = None  # the kernel does not keep the margins
+        else:
+            m = self._ws["margins"][self._turn]  # the buffer of the older recent point
+            self._turn ^= 1
+            total, grad = self._sweep_numpy(theta, m, rebuild)
         self._recent = self._recent[-1:] + [(theta, m)]
         return total, grad, self._hessian.copy()
 
     def line(self, theta: NDArray[np.float64], p: NDArray[np.float64]) -> LineDerivatives:
         """Derivatives of ``t -> L(theta + t p)`` (the margins at ``theta`` are reused when known; the
         returned function keeps its own copy, so it stays valid across later evaluations)."""
-        m = self._margins_at(theta).copy()
-        s = self.y * (self.Z @ p)
+        m = self._margins_at(theta)
+        s = self._margins(p)
         w = self.w
         if self.backend == "numba":
             kind, param, kernel = self._kind, self._param, self._kernels.line_derivatives
@@ -135,11 +147,11 @@ class MarginProblem:
             def derivatives(t: float) -> Tuple[float, float]:
                 return kernel(kind, param, m, s, w, float(t))
         else:
-            loss = self.loss
+            loss, weighted_s = self.loss, w * s
 
             def derivatives(t: float) -> Tuple[float, float]:
-                mt = m + t * s
-                return float(w @ (loss.deriv(mt) * s)), float(w @ (loss.deriv2(mt) * s * s))
+                _, l1, l2 = loss.terms(m + t * s)
+                return float(weighted_s @ l1), float(weighted_s @ (l2 * s))
         return derivatives
 
     def release(self) -> None:
@@ -149,41 +161,64 @@ class MarginProblem:
             _give_back_workspace(ws)
 
     # ------------------------------------------------------------------ the two backends
-    def _sweep(self, theta, m, curvature, rebuild):
-        """Margins into ``m``; loss sum, gradient, and the rows whose curvature changed with the change
-        (with ``rebuild``: every row with curvature, or, for the kernel, none: it adds them itself)."""
-        if self.backend == "numba":
-            changed, delta = self._ws["changed"], self._ws["delta"]
-            total, grad, k = self._kernels.sweep_margins(self._kind, self._param, self.Z, self.y, self.w, theta, m,
-                                                         curvature, changed, delta, self._hessian, rebuild)
-            return float(total), grad, changed[:k], delta[:k]
-        if rebuild:
-            curvature[:] = 0.0  # every row with curvature is then "changed"
-        np.multiply(self.y, self.Z @ theta, out=m)
-        total = float(self.w @ self.loss.value(m))
-        grad = self.Z.T @ (self.w * self.y * self.loss.deriv(m))
-        c = self.w * self.loss.deriv2(m)
-        rows = np.flatnonzero(c != curvature)
-        coef = c[rows] - curvature[rows]
-        curvature[rows] = c[rows]
-        return total, grad, rows, coef
+    def _sweep_numba(self, theta, rebuild):
+        """One kernel pass; with ``rebuild`` it sets the Hessian itself, otherwise it lists the rows whose
+        curvature changed and the rank-k update follows."""
+        ws = self._ws
+        changed, delta = ws["changed"], ws["delta"]
+        total, grad, k = self._kernels.sweep_margins(self._kind, self._param, self.Z, self.y, self.w, theta,
+                                                     ws["curvature"], changed, delta, self._hessian, rebuild)
+        if k:
+            self._kernels.add_weighted_outer_products(self._hessian, self.Z, changed, delta, k)
+        return float(total), grad
 
-    def _add_outer_products(self, rows, coef) -> None:
-        if rows.size == 0:
-            return
+    def _sweep_numpy(self, theta, m, rebuild):
+        """Margins into ``m``, the loss terms of the rows block by block (one ``loss.terms`` call per block),
+        and the Hessian rebuilt or updated over the rows whose curvature ``w_i l''(m_i)`` changed (per-row
+        results go to work arrays)."""
+        ZT = self.Z.T  # (d, n), C-contiguous: each feature's column is a contiguous row
+        ws, w = self._ws, self.w
+        coef, c, curvature = ws["coef"], ws["c"], ws["curvature"]
+        if theta.any():
+            np.einsum("ji,j->i", ZT, theta, out=m)
+            m *= self.y
+            total, wy = 0.0, ws["wy"]
+            for block in _blocks(self.n):  # the loss terms' temporaries stay small (see _NUMPY_BLOCK)
+                value, d1, d2 = self.loss.terms(m[block])
+                total += float(np.einsum("i,i->", w[block], value))
+                np.multiply(d1, wy[block], out=coef[block])  # w_i y_i l'(m_i)
+                np.multiply(d2, w[block], out=c[block])  # w_i l''(m_i)
+            grad = np.einsum("ji,i->j", ZT, coef)
+        else:  # every margin is 0 (a starting point): the loss terms are one number each
+            m[:] = 0.0
+            value, d1, d2 = (float(t[0]) for t in self.loss.terms(np.zeros(1)))
+            total = value * float(np.add.reduce(w))
+            grad = d1 * np.einsum("ji,i->j", ZT, ws["wy"])
+            np.multiply(w, d2, out=c)
+        if rebuild:
+            self._hessian[:] = 0.0
+            curvature[:] = 0.0
+        rows = np.not_equal(c, curvature, out=ws["changed"]).nonzero()[0]
+        if rows.size:  # the change in curvature (0 elsewhere) over every row if many changed, else over those
+            np.subtract(c, curvature, out=coef)
+            _add_weighted_gram(self._hessian, ZT, coef, None if rows.size > _GATHER_MAX_SHARE * self.n else rows, ws)
+        ws["curvature"], ws["c"] = c, curvature  # the new curvature is kept; the old buffer is reused
+        return total, grad
+
+    def _margins(self, theta) -> NDArray[np.float64]:
+        theta = np.asarray(theta, dtype=np.float64)
         if self.backend == "numba":
-            self._kernels.add_weighted_outer_products(self._hessian, self.Z, rows, coef, rows.size)
-        elif rows.size == self.n:  # every row changed (a rebuild; logistic): no gather copy of Z
-            self._hessian += (self.Z * coef[:, None]).T @ self.Z
-        else:
-            Zr = self.Z[rows]
-            self._hessian += (Zr * coef[:, None]).T @ Zr
+            out = np.empty(self.n)
+            self._kernels.margins_at(self.Z, self.y, theta, out)
+            return out
+        return self.y * np.einsum("ji,j->i", self.Z.T, theta)
 
     def _margins_at(self, theta) -> NDArray[np.float64]:
+        """A fresh array of the margins at ``theta`` (copied from a recent point when kept)."""
         for point, m in reversed(self._recent):
-            if np.array_equal(point, theta):
-                return m
-        return self.y * (self.Z @ np.asarray(theta, dtype=np.float64))
+            if m is not None and np.array_equal(point, theta):
+                return m.copy()
+        return self._margins(theta)
 
 
 class PredictorProblem:
@@ -243,24 +278,69 @@ class PredictorProblem:
         """Nothing to hand back (no shared work arrays)."""
 
 
-# One spare set of per-row work arrays, reused by the next problem with the same n and backend.
-# Fresh large arrays cost a page fault per 4 KiB page on first touch, a sizeable share of a
-# solve at large n on this kind of (virtualised) machine.
-_SPARE: Dict[str, dict] = {}
+#: above this share of the rows, a Hessian change is summed over all rows (zero coefficients included)
+#: rather than over the gathered rows that changed
+_GATHER_MAX_SHARE = 0.5
+#: at most this many rows per call of the loss terms in the numpy path (the blocks are equal). Its
+#: temporaries then stay small (96 KiB at most) and are reused from the heap; n-sized ones, and even
+#: blocks of 120-160 KiB in some call histories, grow and trim the heap on every call, and the page
+#: faults cost more than the arithmetic (measured: 400-2,400 per fit from 20,000 to 100,000 rows; with
+#: these blocks 0-60). The Gram products use work arrays.
+_NUMPY_BLOCK = 12288
+
+
+def _blocks(n: int):
+    """Equal slices of at most ``_NUMPY_BLOCK`` rows covering ``range(n)``."""
+    size = -(-n // -(-n // _NUMPY_BLOCK)) if n else 1  # ceil(n / number of blocks)
+    return [slice(start, start + size) for start in range(0, n, size)]
+
+
+def _add_weighted_gram(H: NDArray[np.float64], ZT: NDArray[np.float64], coef: NDArray[np.float64],
+                       rows: Optional[NDArray[np.intp]], ws: dict) -> None:
+    """``H += sum_i coef_i z_i z_i'`` over the columns ``z_i`` of ``ZT`` (d, n), all of them or those listed
+    in ``rows`` (gathered), ``_NUMPY_BLOCK`` at a time into the work arrays ``ws["columns"]`` and
+    ``ws["weighted"]``, by einsum (faster than the reference BLAS on these thin shapes)."""
+    columns, weighted, gathered = ws["columns"], ws["weighted"], ws["gathered"]
+    for block in _blocks(ZT.shape[1] if rows is None else rows.size):
+        if rows is None:
+            Zk, ck = ZT[:, block], coef[block]
+        else:
+            k = rows[block].size
+            # rows are valid indices; mode "clip" spares numpy's bounds-checking copy of ``out``
+            Zk = np.take(ZT, rows[block], axis=1, out=columns[:, :k], mode="clip")
+            ck = np.take(coef, rows[block], out=gathered[:k], mode="clip")
+        H += np.einsum("ji,ki->jk", np.multiply(Zk, ck, out=weighted[:, :Zk.shape[1]]), Zk)
+
+
+# Spare sets of per-row work arrays, reused by the next problem with the same n, d and backend (a solve
+# from 100,000 rows uses two sizes: its subsample's and its own). Fresh large arrays cost a page fault
+# per 4 KiB page on first touch, a sizeable share of a solve at large n on this kind of (virtualised)
+# machine.
+_SPARE: "OrderedDict[Tuple[int, int, bool], dict]" = OrderedDict()
 _SPARE_LOCK = threading.Lock()
+#: shapes kept (the least recently used is dropped)
+_SPARE_SIZES = 2
 
 
-def _take_workspace(n: int, compiled: bool) -> dict:
+def _take_workspace(n: int, d: int, compiled: bool) -> dict:
     with _SPARE_LOCK:
-        ws: Optional[dict] = _SPARE.pop("ws", None)
-    if ws is not None and ws["n"] == n and ws["compiled"] == compiled:
+        ws: Optional[dict] = _SPARE.pop((n, d, compiled), None)
+    if ws is not None:
         return ws
-    ws = {"n": n, "compiled": compiled, "margins": (np.empty(n), np.empty(n)), "curvature": np.zeros(n)}
+    ws = {"key": (n, d, compiled), "curvature": np.zeros(n)}
     if compiled:
         ws["changed"], ws["delta"] = np.empty(n, dtype=np.int64), np.empty(n)
+    else:
+        ws["margins"] = (np.empty(n), np.empty(n))
+        ws["wy"], ws["coef"], ws["c"] = np.empty(n), np.empty(n), np.empty(n)
+        ws["changed"] = np.empty(n, dtype=bool)
+        block = min(n, _NUMPY_BLOCK)
+        ws["columns"], ws["weighted"], ws["gathered"] = np.empty((d, block)), np.empty((d, block)), np.empty(block)
     return ws
 
 
 def _give_back_workspace(ws: dict) -> None:
     with _SPARE_LOCK:
-        _SPARE["ws"] = ws
+        _SPARE[ws["key"]] = ws
+        while len(_SPARE) > _SPARE_SIZES:
+            _SPARE.popitem(last=False)

@@ -40,38 +40,42 @@ term (squared error) is solved in one step.
 arrays chunked along the rows (each problem call then runs blockwise, see
 :mod:`pydpowl.engine.dask_problem`; same starting point, same iteration). It picks
 the starting point (for the Huber hinge, the minimiser of its quadratic
-surrogate, a weighted ridge regression; from 100,000 rows, the solution on an
-evenly strided subsample of 20,000 rows) and the backend of the
+surrogate, a weighted ridge regression, on an evenly strided subsample of at
+most 2,000 rows; from 100,000 rows, the solution on an evenly strided
+subsample of 20,000 rows) and the backend of the
 :class:`~pydpowl.engine.problem.MarginProblem`.
 
 Backend choice (``backend="auto"``)
 -----------------------------------
 Measured on this project's shared 2-core machine with
 ``benchmarks/bench_solver.py --cold`` (DP-OWL fits of the paper's design,
-epsilon = 1; fresh processes, medians of 5; timings noisy under other load):
+epsilon = 1; fresh processes, medians of 5; load about 2, so timings are
+noisy; DPpack timed in the same run):
 
 =========  =====================  =====================  ===========  ===========  ===========
 n          import + first fit,    import + first fit,    warm fit,    warm fit,    DPpack fit
            numpy                  numba (cached)         numpy        numba        (warm)
 =========  =====================  =====================  ===========  ===========  ===========
-1,459      1.3 ms                 176 ms                 0.6 ms       0.4 ms       3.6 ms
-20,000     5.3 ms                 203 ms                 4.0 ms       2.0 ms       23 ms
-100,000    17 ms                  178 ms                 14 ms        7.5 ms       142 ms
-200,000    27 ms                  190 ms                 22 ms        14 ms        301 ms
-1e6        126 ms                 263 ms                 109 ms       72 ms        1320 ms
+1,459      1.3 ms                 190 ms                 0.46 ms      0.28 ms      3.8 ms
+20,000     3.5 ms                 196 ms                 1.3 ms       0.82 ms      23 ms
+100,000    12 ms                  199 ms                 6.1 ms       2.9 ms       149 ms
+200,000    19 ms                  210 ms                 11 ms        5.9 ms       276 ms
+1e6        80 ms                  249 ms                 69 ms        46 ms        1094 ms
 =========  =====================  =====================  ===========  ===========  ===========
 
-Importing numba and loading the cached kernels costs about 0.17-0.2 s once
-per process; the kernels then save 2 ms per fit at 20,000 rows, 6 ms at
-100,000 and about 40 ms at 1e6. For a script that fits once, numpy is
+Importing numba and loading the cached kernels costs about 0.19 s once
+per process; the kernels then save 0.5 ms per fit at 20,000 rows, 3.2 ms at
+100,000 and about 23 ms at 1e6. For a script that fits once, numpy is
 faster over the whole grid (the crossover of the first fit lies above 1e6
-rows); for repeated fits the kernels pay after about 100 fits at 20,000 rows
-but after a few at 1e6, and only they come near 20 times DPpack's speed at
-large n. ``"auto"`` uses the kernels from ``AUTO_MIN_ROWS`` = 100,000 rows
-(built-in losses, numba installed), where their warm saving reaches a few
-percent of their loading cost per fit, and numpy below, where
-``import numba`` never happens. The two paths reach the same minimiser up
-to rounding.
+rows); for repeated fits the kernels pay after 35-60 fits at 100,000 to
+200,000 rows but after about 8 at 1e6, and only they stay 20 times faster than
+DPpack at large n (numpy: 25 times at 200,000 rows, 16 at 1e6). ``"auto"``
+uses the kernels from ``AUTO_MIN_ROWS`` = 100,000 rows (built-in losses,
+numba installed), where they halve the warm fit, and numpy below, where
+``import numba`` never happens. (Raising ``AUTO_MIN_ROWS`` to 200,000 would
+spare a one-fit script with 100,000-200,000 rows the 0.19 s of loading them,
+at half the warm speed there, still 24 times DPpack's.) The two paths reach
+the same minimiser up to rounding.
 """
 
 from __future__ import annotations
@@ -97,6 +101,8 @@ DEFAULT_TOL = 1e-10
 #: rows above which the solver first solves a strided subsample for a warm start
 _WARM_START_MIN_ROWS = 100_000
 _WARM_START_ROWS = 20_000
+#: rows of the subsample on which the quadratic surrogate gives the starting point below that
+_SURROGATE_ROWS = 2_000
 #: sufficient-decrease constant for accepting a full Newton step
 _ARMIJO = 1e-4
 #: problems with at most this many entries in Z are polished past the tolerance
@@ -188,8 +194,8 @@ def newton(
         if linear is not None:
             G += linear @ theta
             g += linear
-        H[np.diag_indices_from(H)] += ridge
-        return float(G), g, H, float(np.linalg.norm(g)) / n
+        H.flat[::H.shape[0] + 1] += ridge  # the diagonal
+        return float(G), g, H, math.sqrt(float(g @ g)) / n
 
     if radius is not None:
         return _newton_in_ball(problem, evaluate, theta0, radius=radius, ridge=ridge, linear=linear, tol=tol,
@@ -488,9 +494,9 @@ class _InMemoryRows:
     and the problem of a loss."""
 
     def __init__(self, Z, y, w) -> None:
-        self.Z = np.ascontiguousarray(Z, dtype=np.float64)
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.w = np.ascontiguousarray(w, dtype=np.float64)
+        self.Z = np.require(Z, dtype=np.float64, requirements=["F", "W"])  # column-major, as the problem works
+        self.y = np.require(y, dtype=np.float64, requirements=["C", "W"])
+        self.w = np.require(w, dtype=np.float64, requirements=["C", "W"])
         self.n, self.d = self.Z.shape
 
     def strided(self, step: int):
@@ -514,7 +520,9 @@ def _starting_point(rows, *, loss, gamma, extra_ridge, linear, backend) -> NDArr
     """From 100,000 rows: the solution on an evenly strided subsample of 20,000 rows, with the
     regulariser and linear term scaled by the subsample's share (the same ``F``). Otherwise, for a
     loss with a quadratic surrogate (the Huber hinge): the surrogate's minimiser, one Newton step
-    from 0 (usually a few rows away from the right zones, so Newton needs few, full steps).
+    from 0 (usually a few rows away from the right zones, so Newton needs few, full steps), on an
+    evenly strided subsample of at most 2,000 rows, scaled likewise (the surrogate, which treats
+    every row as in the quadratic zone, is a rough model: more rows do not make a better start).
     Only a starting point: the full problem is still solved and certified."""
     n, d = rows.n, rows.d
     if n >= _WARM_START_MIN_ROWS:
@@ -529,14 +537,17 @@ def _starting_point(rows, *, loss, gamma, extra_ridge, linear, backend) -> NDArr
     surrogate = getattr(loss, "quadratic_surrogate", None)
     if surrogate is None:
         return np.zeros(d)
-    problem = rows.problem(surrogate(), backend)
+    step = -(-n // _SURROGATE_ROWS)  # ceil(n / _SURROGATE_ROWS)
+    Zs, ys, ws = rows.strided(step)
+    share = Zs.shape[0] / n
+    problem = MarginProblem(Zs, ys, ws, surrogate(), backend=backend)
     try:
         _, g, H = problem.evaluate(np.zeros(d))
     finally:
         problem.release()
     if linear is not None:
-        g = g + linear
-    H[np.diag_indices_from(H)] += gamma + extra_ridge
+        g = g + linear * share
+    H.flat[::d + 1] += (gamma + extra_ridge) * share  # the diagonal
     return -_solve_spd(H, g)
 
 

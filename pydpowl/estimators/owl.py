@@ -52,9 +52,12 @@ def clip_benefits(benefit: NDArray[np.float64], benefit_bound: Optional[float]):
 def owl_weights(benefit: NDArray[np.float64], propensity_received: NDArray[np.float64],
                 weights_upper_bound: float):
     """``min(B / p, W)`` and the number of weights clipped at W."""
-    w = benefit / propensity_received
+    w = np.asarray(benefit / propensity_received)
     over = w > weights_upper_bound
-    return np.where(over, weights_upper_bound, w), int(np.count_nonzero(over))
+    n_over = int(np.count_nonzero(over))
+    if n_over:
+        np.putmask(w, over, weights_upper_bound)  # in place: no second array of n weights
+    return w, n_over
 
 
 class DPOWL(DPEstimator):

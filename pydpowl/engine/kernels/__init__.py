@@ -1,11 +1,14 @@
 """Compiled kernels (numba) of the engine, as ordinary source files.
 
 * :mod:`.margin_losses`: the built-in losses of :mod:`pydpowl.engine.losses`,
-  compiled from their one definition, and :func:`~.margin_losses.loss_terms`,
-  which picks one by its code;
-* :mod:`.row_sweeps`: one pass over the rows for the objective, gradient and
-  curvature changes, the Hessian update, and the line-search derivatives;
-* :mod:`.feature_scaling`: DPpack's clip-and-scale of the features in one pass.
+  compiled from their one definition; :func:`~.margin_losses.loss_terms`
+  picks one by its code, :func:`~.margin_losses.loss_terms_block` applies it
+  to a block of margins;
+* :mod:`.row_sweeps`: one pass over the (column-major) rows, block by block,
+  for the objective, gradient and curvature changes or the whole Hessian; the
+  rank-k Hessian update; the margins; the line-search derivatives;
+* :mod:`.feature_scaling`: DPpack's clip-and-scale of the features in one
+  pass, written column-major.
 
 Every kernel is ``numba.njit(cache=True, nogil=True)``: set-up
 (``scripts/setup.sh``, which calls :func:`warm_up`) compiles them once and
@@ -79,5 +82,5 @@ def warm_up() -> bool:
         problem.line(theta, -theta)(0.5)
         problem.release()
     X = rng.uniform(size=(4, 2))
-    clip_and_scale_rows(X, np.zeros(2), np.ones(2), np.ones(3), 2.0, 1, np.empty((4, 3)))
+    clip_and_scale_rows(X, np.zeros(2), np.ones(2), np.ones(3), 2.0, 1, np.empty((4, 3), order="F"))
     return True

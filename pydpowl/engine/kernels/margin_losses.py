@@ -1,7 +1,8 @@
 """The built-in margin losses, compiled from their one definition in :mod:`pydpowl.engine.losses`.
 
-The elementwise functions there are written so that numba compiles them
-unchanged for single floats; nothing is restated here.
+The elementwise ``*_terms`` functions there (value, first derivative and
+curvature together) are written so that numba compiles them unchanged for
+single floats; nothing is restated here.
 """
 
 from __future__ import annotations
@@ -10,19 +11,13 @@ import numba
 
 from .. import losses
 
-__all__ = ["loss_terms"]
+__all__ = ["loss_terms", "loss_terms_block"]
 
 _jit = numba.njit(cache=True, nogil=True)
 
-_huber_value = _jit(losses.huber_hinge_value)
-_huber_deriv = _jit(losses.huber_hinge_deriv)
-_huber_curvature = _jit(losses.huber_hinge_curvature)
-_logistic_value = _jit(losses.logistic_value)
-_logistic_deriv = _jit(losses.logistic_deriv)
-_logistic_curvature = _jit(losses.logistic_curvature)
-_surrogate_value = _jit(losses.huber_surrogate_value)
-_surrogate_deriv = _jit(losses.huber_surrogate_deriv)
-_surrogate_curvature = _jit(losses.huber_surrogate_curvature)
+_huber_hinge = _jit(losses.huber_hinge_terms)
+_logistic = _jit(losses.logistic_terms)
+_huber_surrogate = _jit(losses.huber_surrogate_terms)
 
 _HUBER_HINGE, _LOGISTIC = losses.HUBER_HINGE, losses.LOGISTIC
 
@@ -31,7 +26,34 @@ _HUBER_HINGE, _LOGISTIC = losses.HUBER_HINGE, losses.LOGISTIC
 def loss_terms(kind, param, m):  # pragma: no cover - compiled
     """``(l(m), l'(m), l''(m))`` of the built-in loss with code ``kind`` and parameter ``param``."""
     if kind == _HUBER_HINGE:
-        return _huber_value(m, param), _huber_deriv(m, param), _huber_curvature(m, param)
+        return _huber_hinge(m, param)
     if kind == _LOGISTIC:
-        return _logistic_value(m), _logistic_deriv(m), _logistic_curvature(m)
-    return _surrogate_value(m, param), _surrogate_deriv(m, param), _surrogate_curvature(m, param)
+        return _logistic(m)
+    return _huber_surrogate(m, param)
+
+
+@_jit
+def loss_terms_block(kind, param, m, value, deriv, curvature, k):  # pragma: no cover - compiled
+    """``value[i], deriv[i], curvature[i] = l(m[i]), l'(m[i]), l''(m[i])`` for ``i < k``.
+
+    The loss is picked once for the block, so each loop below is branch-free
+    and the compiler vectorises it.
+    """
+    if kind == _HUBER_HINGE:
+        for i in range(k):
+            v, d1, d2 = _huber_hinge(m[i], param)
+            value[i] = v
+            deriv[i] = d1
+            curvature[i] = d2
+    elif kind == _LOGISTIC:
+        for i in range(k):
+            v, d1, d2 = _logistic(m[i])
+            value[i] = v
+            deriv[i] = d1
+            curvature[i] = d2
+    else:
+        for i in range(k):
+            v, d1, d2 = _huber_surrogate(m[i], param)
+            value[i] = v
+            deriv[i] = d1
+            curvature[i] = d2
