@@ -163,3 +163,23 @@ print(fit(N - 1), fit(N), fit(N - 1), fit(N))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     numba_installed = importlib.util.find_spec("numba") is not None
     assert out == ["False", "False", "False", str(numba_installed)]
+
+
+def test_analyze_is_the_engines_analysis_with_r_names():
+    from pydpowl.analysis import analyze_arrays
+    from pydpowl.datasets import make_cyp_guides_style
+
+    d = make_cyp_guides_style(400, random_state=2)
+    X = d.X.to_numpy(dtype=float)
+    common = dict(weights_upper_bound=d.weights_upper_bound, total_epsilon=1.0, propensity=2 / 3, gamma=75.0)
+    got = rcalls.analyze(x=X, treatment=d.treatment, benefit=d.benefit, lower=d.feature_bounds[0],
+                         upper=d.feature_bounds[1], benefit_bounds=np.array([0.0, 9.078]), seed=123.0,
+                         treatment_labels=["guided", "standard"], columns=list(d.X.columns), **common)
+    ref = analyze_arrays(X, d.treatment, d.benefit, lower=d.feature_bounds[0], upper=d.feature_bounds[1],
+                         benefit_lower=0.0, benefit_upper=9.078, feature_names=list(d.X.columns),
+                         treatment_labels=("guided", "standard"), seed=123, **common)
+    assert got["coefficients"] == ref["coefficients"] and got["value"] == ref["value"]
+    assert got["ledger"] == ref["ledger"] and got["model"]["treatment_labels"] == {"+1": "guided", "-1": "standard"}
+    with pytest.raises(ValueError, match=r"^benefit_bounds must be c\(lower, upper\) with lower < upper"):
+        rcalls.analyze(x=X, treatment=d.treatment, benefit=d.benefit, lower=d.feature_bounds[0],
+                       upper=d.feature_bounds[1], benefit_bounds=np.array([9.0, 0.0]), **common)

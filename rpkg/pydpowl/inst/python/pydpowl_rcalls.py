@@ -34,7 +34,7 @@ from pydpowl import _validation as v
 from pydpowl.engine.kernels import AUTO_MIN_ROWS
 from pydpowl.exceptions import DataClippedWarning
 
-__all__ = ["svm_settings", "fit_svm", "fit_owl", "propensity_logistic", "make_data"]
+__all__ = ["svm_settings", "fit_svm", "fit_owl", "propensity_logistic", "make_data", "analyze"]
 
 #: positions in messages count from 1, as in R
 R_INDEX = 1
@@ -262,6 +262,43 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
         "n_clipped_logits": int(model.n_clipped_logits_), "n_clipped_benefits": int(model.n_clipped_benefits_),
         "random_seed": _state_out(rng),
     }
+
+
+# ---- dpowl_analysis --------------------------------------------------------------------------------
+
+def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, benefit_bounds: Any,
+            weights_upper_bound: Any, total_epsilon: Any, propensity: Any = None, propensity_model: Any = None,
+            gamma: Any = None, gammas: Any = None, level: Any = 0.95, budget_split: Any = None, seed: Any = None,
+            treatment_labels: Any = None, columns: Optional[Sequence[str]] = None,
+            out_dir: Any = None) -> Dict[str, Any]:
+    """``dpowl_analysis()``: :func:`pydpowl.analysis.analyze_arrays` with R's argument names.
+
+    ``treatment`` in {-1, 1} (R has coded it); ``benefit_bounds`` the public
+    ``c(lower, upper)`` of the benefit; ``seed`` one integer drawn from R's
+    stream (so ``set.seed`` reproduces the analysis) or None (OS entropy).
+    Returns the analysis' plain result (model, coefficients, value, ledger, ...).
+    """
+    from pydpowl.analysis import analyze_arrays
+
+    X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
+    n, p = X.shape
+    A = v.check_labels("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
+    B = v.check_vector("benefit", benefit, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
+    lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
+    bb = v.check_vector("benefit_bounds", benefit_bounds, length=2)
+    if not bb[0] < bb[1]:
+        raise ValueError(f"benefit_bounds must be c(lower, upper) with lower < upper, got c({bb[0]!r}, {bb[1]!r}).")
+    labels = ("+1", "-1") if treatment_labels is None else tuple(str(t) for t in np.atleast_1d(treatment_labels))
+    grid = None if gammas is None else [float(g) for g in np.atleast_1d(gammas)]
+    return analyze_arrays(
+        X, A, B, lower=lo, upper=up, benefit_lower=float(bb[0]), benefit_upper=float(bb[1]),
+        weights_upper_bound=v.check_positive("weights_upper_bound", weights_upper_bound),
+        total_epsilon=v.check_positive("total_epsilon", total_epsilon),
+        propensity=None if propensity is None else v.check_probability("propensity", propensity, high_open=True),
+        propensity_model=propensity_model, feature_names=_column_names(columns) or [f"x{j + 1}" for j in range(p)],
+        treatment_labels=labels, gamma=None if gamma is None else v.check_positive("gamma", gamma), gammas=grid,
+        level=v.check_probability("level", level, high_open=True), split=budget_split,
+        seed=None if seed is None else int(seed), out_dir=out_dir)
 
 
 # ---- data for examples and tests ---------------------------------------------------------------------

@@ -1,0 +1,69 @@
+# dpowl_analysis(): the whole private treatment-rule analysis under one budget
+# (pydpowl.analysis.analyze_arrays: split, private propensities or known ones,
+# private gamma, the DP-OWL rule, its value and gain with intervals, the ledger).
+# Documented in man/dpowl_analysis.Rd.
+
+dpowl_analysis <- function(x, treatment, benefit, bounds, benefit_bounds, weights_upper_bound, total_epsilon,
+                           propensity = NULL, propensity_model = NULL, gamma = NULL, gammas = NULL,
+                           level = 0.95, budget_split = NULL, rng = c("R", "system"), out_dir = NULL) {
+  call <- match.call()
+  if (!is.character(rng) || length(rng) < 1L || !(rng[1L] %in% c("R", "system"))) {
+    arg_error(sprintf("rng must be one of \"R\", \"system\", got %s.", fmt_value(rng)), call)
+  }
+  rng <- rng[1L]
+  M <- as_feature_matrix(x, "x", call = call)
+  cols <- colnames(M)
+  if (is.null(cols)) cols <- paste0("x", seq_len(ncol(M)))
+  colnames(M) <- cols
+  tr <- code_treatment(treatment, nrow(M), call)
+  b <- resolve_bounds(bounds, cols, dummy = rep(FALSE, length(cols)), call = call)
+  labels <- as.character(decode_treatment(c(1, -1), tr$coding))
+  # one draw of R's stream seeds the analysis: set.seed() reproduces it; rng = "system" uses OS entropy
+  seed <- if (rng == "R") sample.int(.Machine$integer.max, 1L) else NULL
+  res <- engine("analyze", list(
+    x = wire_matrix(M), treatment = as_numeric_arg(tr$A, "treatment", call),
+    benefit = as_numeric_arg(benefit, "benefit", call),
+    lower = as_numeric_arg(unname(b$lower), "bounds$lower", call),
+    upper = as_numeric_arg(unname(b$upper), "bounds$upper", call),
+    benefit_bounds = as_numeric_arg(benefit_bounds, "benefit_bounds", call),
+    weights_upper_bound = as_setting(weights_upper_bound, "weights_upper_bound", call),
+    total_epsilon = as_setting(total_epsilon, "total_epsilon", call),
+    propensity = as_setting(propensity, "propensity", call),
+    propensity_model = as_setting(propensity_model, "propensity_model", call),
+    gamma = as_setting(gamma, "gamma", call), gammas = as_setting(gammas, "gammas", call),
+    level = as_setting(level, "level", call), budget_split = as_setting(budget_split, "budget_split", call),
+    seed = if (is.null(seed)) NULL else as.double(seed), treatment_labels = labels, columns = cols,
+    out_dir = as_setting(out_dir, "out_dir", call)
+  ), call)
+  coefs <- unlist(res$coefficients)
+  structure(list(
+    call = call, coefficients = coefs, gamma = res$gamma, value = res$value, ledger = res$ledger,
+    model = res$model, n = res$n, n_learning = res$n_learning, n_evaluation = res$n_evaluation,
+    treatment_coding = tr$coding, feature_names = cols, intercept = TRUE, named_features = TRUE,
+    terms = NULL, files = res$files
+  ), class = "dpowl_analysis")
+}
+
+coef.dpowl_analysis <- function(object, ...) object$coefficients
+
+predict.dpowl_analysis <- function(object, newdata, type = c("treatment", "decision", "label"), ...) {
+  predict.dpowl(object, newdata, type = type, ...)  # the released rule, as a dpowl fit's
+}
+
+print.dpowl_analysis <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  v <- x$value
+  cat("Private treatment-rule analysis (pydpowl): one total epsilon\n")
+  if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
+  cat(sprintf("n = %d (%d learning, %d evaluation rows); gamma = %s\n", x$n, x$n_learning, x$n_evaluation,
+              format(x$gamma, digits = digits)))
+  cat("Released rule (recommend the treatment coded +1 where the decision value is > 0):\n")
+  print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
+  ci <- function(e) sprintf("%s [%s, %s]", format(e$estimate, digits = digits), format(e$ci_low, digits = digits),
+                            format(e$ci_high, digits = digits))
+  cat(sprintf("Value of the rule: %s (%g%% interval)\n", ci(v), 100 * v$level))
+  cat(sprintf("Gain over the better single arm: %s\n", ci(v$difference_from_better_arm)))
+  led <- x$ledger
+  cat(sprintf("Privacy: epsilon %s spent of %s (%s)\n", format(led$spent), format(led$total_epsilon),
+              led$composition))
+  invisible(x)
+}

@@ -1,0 +1,43 @@
+test_that("dpowl_analysis releases a rule, its value with an interval and a ledger within the budget", {
+  require_backends(dppack = FALSE)
+  d <- pydpowl_data("cyp_guides_style", n = 800, seed = 3)
+  X <- d[, c("age", "male", "nonwhite", "mdd")]
+  run <- function() dpowl_analysis(X, treatment = d$treatment, benefit = d$benefit, bounds = attr(d, "bounds"),
+                                   benefit_bounds = c(0, log(24 * 365)),
+                                   weights_upper_bound = attr(d, "weights_upper_bound"), total_epsilon = 1.5,
+                                   propensity = 2 / 3)
+  set.seed(11)
+  a <- run()
+  expect_s3_class(a, "dpowl_analysis")
+  expect_named(coef(a), c("(intercept)", "age", "male", "nonwhite", "mdd"))
+  expect_true(a$value$ci_low <= a$value$estimate && a$value$estimate <= a$value$ci_high)
+  expect_equal(a$value$level, 0.95)
+  releases <- vapply(a$ledger$releases, function(r) r$epsilon, 0)
+  expect_equal(a$ledger$total_epsilon, 1.5)
+  expect_lte(sum(releases), 1.5 * (1 + 1e-12))  # sequential composition: the releases add up to at most E
+  expect_equal(a$n_learning + a$n_evaluation, 800L)
+  after <- .Random.seed
+  set.seed(11)
+  b <- run()
+  expect_identical(coef(b), coef(a))  # one draw of R's stream seeds the analysis: set.seed reproduces it
+  expect_identical(.Random.seed, after)
+  expect_identical(b$value, a$value)
+  rule <- predict(a, X)
+  expect_length(rule, 800L)
+  expect_output(print(a), "Value of the rule: .*Gain over the better single arm")
+})
+
+test_that("dpowl_analysis checks its arguments in the engine and names them", {
+  require_backends(dppack = FALSE)
+  d <- pydpowl_data("cyp_guides_style", n = 200, seed = 4)
+  args <- list(x = d[, c("age", "male", "nonwhite", "mdd")], treatment = d$treatment, benefit = d$benefit,
+               bounds = attr(d, "bounds"), benefit_bounds = c(0, log(24 * 365)),
+               weights_upper_bound = attr(d, "weights_upper_bound"), total_epsilon = 1, propensity = 0.5)
+  expect_error(do.call(dpowl_analysis, modifyList(args, list(total_epsilon = -1))),
+               regexp = "^total_epsilon must be in \\(0, inf\\), got total_epsilon=-1\\.0\\.$",
+               class = "pydpowl_value_error")
+  expect_error(do.call(dpowl_analysis, modifyList(args, list(benefit_bounds = c(5, 1)))),
+               regexp = "^benefit_bounds must be c\\(lower, upper\\) with lower < upper", class = "pydpowl_value_error")
+  expect_error(do.call(dpowl_analysis, modifyList(args, list(rng = "sometimes"))),
+               regexp = "rng must be one of")
+})
