@@ -13,18 +13,10 @@ import math
 from pathlib import Path
 from typing import Any, Dict, List, Union
 
+from ._plotting import pyplot, save_figure
 from .analysis import AnalysisResult
 
 __all__ = ["write_analysis", "report_markdown", "plot_value", "plot_coefficients"]
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _json(path: Path, content: Dict[str, Any]) -> Path:
@@ -116,7 +108,7 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
 
 def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
     """The value with its interval, and the gains over each single arm and the better one."""
-    plt = _pyplot()
+    plt = pyplot()
     v = result.value
     plus, minus = result.treatment_labels
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [1, 1.6]})
@@ -140,12 +132,12 @@ def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
     ax.set_title("gain of the rule")
     fig.suptitle(f"private analysis, total epsilon = {result.total_epsilon:g}", fontsize=9)
     fig.tight_layout()
-    return _save(fig, plt, path)
+    return save_figure(fig, path)
 
 
 def plot_coefficients(result: AnalysisResult, path: Union[str, Path]) -> Path:
     """The released coefficients, each times its feature's public range (comparable units)."""
-    plt = _pyplot()
+    plt = pyplot()
     mc = result.model_content
     names = list(mc["feature_names"])
     spans = [b - a for a, b in zip(mc["feature_bounds"]["lower"], mc["feature_bounds"]["upper"])]
@@ -164,12 +156,4 @@ def plot_coefficients(result: AnalysisResult, path: Union[str, Path]) -> Path:
     if not any(math.isfinite(e) and e != 0 for e in effects):
         ax.text(0.5, 0.5, "all coefficients are 0", transform=ax.transAxes, ha="center")
     fig.tight_layout()
-    return _save(fig, plt, path)
-
-
-def _save(fig, plt, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from pydpowl import CustomLoss, HuberHingeLoss, LogisticLoss
-from pydpowl.engine.losses import check_loss, get_loss
+from pydpowl.engine.losses import check_loss, get_loss, sigmoid
 
 
 def huber_by_hand(m, h):
@@ -202,3 +202,13 @@ def test_squared_error_loss_by_hand():
     np.testing.assert_array_equal(loss.deriv(eta, y), [-1.0, 0.5, -3.0])
     np.testing.assert_array_equal(loss.deriv2(eta, y), [1.0, 1.0, 1.0])
     assert loss.constant_curvature and loss.curvature_bound == 1.0
+
+
+def test_sigmoid_is_the_logistic_function_without_overflow():
+    x = np.array([-3.0, -0.5, 0.0, 0.25, 4.0])
+    assert np.allclose(sigmoid(x), 1.0 / (1.0 + np.exp(-x)), rtol=1e-15, atol=0)
+    with np.errstate(over="raise"):
+        tails = sigmoid(np.array([-800.0, 800.0]))
+    assert tails[0] == 0.0 and tails[1] == 1.0
+    # the two arms' probabilities add to one
+    assert np.allclose(sigmoid(x) + sigmoid(-x), 1.0, rtol=0, atol=1e-15)

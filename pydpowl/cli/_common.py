@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import List
+from typing import List, Optional, Tuple
 
 
 def float_list(text: str) -> List[float]:
@@ -142,6 +142,16 @@ def data_from_args(args: argparse.Namespace, *, what: str = "--data", with_label
         return data
     _, plus, minus = treatment_codes(frame[args.treatment], args.treated)
     return data, (plus, minus)
+
+
+def arm_labels(text: Optional[str], coded: Tuple[str, str]) -> Tuple[str, str]:
+    """The names of the arms coded +1 and -1: ``--labels PLUS,MINUS`` if given, else ``coded``."""
+    if not text:
+        return coded
+    parts = [t.strip() for t in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(f"--labels must be two names PLUS,MINUS, got {text!r}.")
+    return parts[0], parts[1]
 
 
 def show_progress(args: argparse.Namespace) -> bool:

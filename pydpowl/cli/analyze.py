@@ -16,7 +16,7 @@ import math
 import time
 from pathlib import Path
 
-from ._common import name_list, say
+from ._common import arm_labels, name_list, say
 
 EPILOG = """examples:
   pydpowl analyze --data trial.csv --treatment arm --treated new --benefit score \\
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"--budget-split {args.budget_split!r}: {exc}") from None
     data, coded = _data(args)
-    labels = _labels(args, coded)
+    labels = arm_labels(args.labels, coded)
     result = run_analysis(
         data.X, data.treatment, data.benefit, feature_bounds=data.feature_bounds, benefit_bounds=(lo, hi),
         weights_upper_bound=data.weights_upper_bound, total_epsilon=E, propensity=args.propensity,
@@ -217,12 +217,3 @@ def run(args: argparse.Namespace) -> int:
             "private")
     say(f"wrote {', '.join(p.name for p in paths)} to {args.out} in {time.perf_counter() - start:.1f} s")
     return 0
-
-
-def _labels(args, coded):
-    if args.labels:
-        parts = [t.strip() for t in args.labels.split(",")]
-        if len(parts) != 2 or not all(parts):
-            raise ValueError(f"--labels must be two names PLUS,MINUS, got {args.labels!r}.")
-        return parts[0], parts[1]
-    return coded

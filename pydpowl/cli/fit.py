@@ -12,7 +12,7 @@ import contextlib
 import time
 from pathlib import Path
 
-from ._common import add_budget_options, add_data_options, data_from_args, open_budget, say
+from ._common import add_budget_options, add_data_options, arm_labels, data_from_args, open_budget, say
 
 EPILOG = """examples:
   pydpowl fit --data trial.csv --treatment arm --treated G --benefit benefit \\
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                       weight_sensitivity=data.weight_sensitivity, random_state=args.seed)
         model.fit(data.X, data.treatment, data.benefit, data.propensity)
     names = list(data.feature_names) if args.engine == "dask" else list(data.X.columns)
-    plus, minus = _labels(args, coded)
+    plus, minus = arm_labels(args.labels, coded)
     path = export_model(model, args.out, feature_names=names, treatment_labels=(plus, minus))
     if budget is not None:  # spent only after the release succeeded
         budget.spend(args.epsilon, label=label)
@@ -105,12 +105,3 @@ def run(args: argparse.Namespace) -> int:
             f"{len(budget.releases)} release(s); {budget.remaining:g} left ({args.budget_file})")
     say(f"wrote {path} in {time.perf_counter() - start:.1f} s")
     return 0
-
-
-def _labels(args, coded):
-    if args.labels:
-        parts = [t.strip() for t in args.labels.split(",")]
-        if len(parts) != 2 or not all(parts):
-            raise ValueError(f"--labels must be two names PLUS,MINUS, got {args.labels!r}.")
-        return parts[0], parts[1]
-    return coded

@@ -91,6 +91,11 @@ def huber_surrogate_terms(m, h):
     return a * a / (4.0 * h), -a / (2.0 * h), 0.0 * m + 1.0 / (2.0 * h)
 
 
+def sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The logistic function ``1 / (1 + e^-x)``, computed without overflow for any ``x``."""
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
 def logistic_terms(m):
     """``log(1 + exp(-m))``, ``-1 / (1 + exp(m))`` (in (-1, 0)) and ``s (1 - s)`` with ``s = 1 / (1 + exp(-m))``
     (in (0, 1/4]); only ``exp(-|m|)`` is formed, so nothing overflows."""

@@ -26,14 +26,16 @@ that the value estimate's sensitivity needs.
 from __future__ import annotations
 
 import math
-from typing import Any, Tuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import DPEstimator, check_is_fitted
+from .._base import DPEstimator
 from .._validation import check_array, check_both_arms, check_labels, check_positive, resolve_rng
 from ..engine.preprocessing import FeatureScaler
+from ..engine.losses import sigmoid
+from .propensity import BoundedLogitModel
 from .werm import DPWeightedERM
 
 __all__ = ["DPLogisticPropensity", "DEFAULT_LOGIT_BOUND", "default_propensity_gamma"]
@@ -56,11 +58,7 @@ def default_propensity_gamma(n: int, epsilon: float) -> float:
     return math.sqrt(check_positive("n", n) / check_positive("epsilon", epsilon))
 
 
-def _sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.exp(-np.logaddexp(0.0, -x))
-
-
-class DPLogisticPropensity(DPEstimator):
+class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
     """Differentially private logistic model of ``P(A = +1 | x)`` (output perturbation).
 
     Parameters
@@ -133,23 +131,8 @@ class DPLogisticPropensity(DPEstimator):
     @property
     def propensity_floor(self) -> float:
         """``1 / (1 + e^M)``: the smallest propensity of either arm the model can give."""
-        return float(_sigmoid(np.array([-float(self.logit_bound)]))[0])
+        return float(sigmoid(np.array([-float(self.logit_bound)]))[0])
 
-    def linear_predictor(self, X: ArrayLike) -> Tuple[NDArray[np.float64], int]:
-        """``z'theta`` (features clipped to the bounds and scaled) clipped to ``[-M, M]``, and the clip count."""
-        check_is_fitted(self)
-        Z, _ = self.scaler_.transform(X)
-        eta = Z @ self.scaled_coef_
-        m = float(self.logit_bound)
-        clipped = np.clip(eta, -m, m)
-        return clipped, int(np.count_nonzero(clipped != eta))
-
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """``P(A = +1 | x)`` in ``[1/(1+e^M), e^M/(1+e^M)]``."""
-        return _sigmoid(self.linear_predictor(X)[0])
-
-    def probability_of(self, X: ArrayLike, treatment: ArrayLike) -> Tuple[NDArray[np.float64], int]:
-        """``P(A_i | x_i)`` of the received treatment and the number of clipped logits."""
-        eta, n_clipped = self.linear_predictor(X)
-        A = check_labels("treatment", treatment, length=eta.shape[0])
-        return _sigmoid(A * eta), n_clipped
+    def _unclipped_linear_predictor(self, X: ArrayLike) -> NDArray[np.float64]:
+        Z, _ = self.scaler_.transform(X)  # features clipped to the bounds and scaled
+        return Z @ self.scaled_coef_

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_array, check_binary_target, feature_names_of, resolve_rng
-from ..engine.losses import LogisticLoss
+from ..engine.losses import LogisticLoss, sigmoid
 from ._family import BinaryERMClassifier, check_common_settings, store_release
 from ..engine.release import warn_reproduce_dppack
 from ._perturbation import release_cms
@@ -144,16 +144,10 @@ class DPLogisticRegression(BinaryERMClassifier):
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``[1 - s, s]`` with ``s = sigmoid(decision)`` (DPpack's ``raw.value``), columns in ``classes_`` order."""
-        s = _sigmoid(self.decision_function(X))
+        s = sigmoid(self.decision_function(X))
         return np.column_stack([1.0 - s, s])
 
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Logarithm of :meth:`predict_proba`, computed stably."""
         eta = self.decision_function(X)
         return np.column_stack([-np.logaddexp(0.0, eta), -np.logaddexp(0.0, -eta)])
-
-
-def _sigmoid(eta: NDArray[np.float64]) -> NDArray[np.float64]:
-    e = np.exp(-np.abs(eta))
-    return np.where(eta >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-

@@ -70,6 +70,7 @@ from .._validation import (
     check_labels,
     check_positive,
 )
+from ..engine.losses import sigmoid
 from ..exceptions import ConvergenceError, PrivacyLeakWarning
 from ..value import received_propensity
 
@@ -163,11 +164,38 @@ def trivial_weight_sensitivity(n_samples: int, weights_upper_bound: float) -> fl
 _MAX_LOGIT_BOUND = 350.0
 
 
-def _sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.exp(-np.logaddexp(0.0, -x))
+class BoundedLogitModel:
+    """Probabilities of a logistic propensity model whose linear predictor is clipped to ``[-M, M]``.
+
+    Subclasses set ``logit_bound`` (M) and define ``_unclipped_linear_predictor``;
+    the clipping, its count and the probabilities are defined here once.
+    """
+
+    logit_bound: float
+
+    def _unclipped_linear_predictor(self, X: ArrayLike) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def linear_predictor(self, X: ArrayLike) -> Tuple[NDArray[np.float64], int]:
+        """The linear predictor clipped to ``[-M, M]`` and the number of clipped rows."""
+        check_is_fitted(self)
+        eta = self._unclipped_linear_predictor(X)
+        m = float(self.logit_bound)
+        clipped = np.clip(eta, -m, m)
+        return clipped, int(np.count_nonzero(clipped != eta))
+
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``P(A = +1 | x)`` in ``[1/(1+e^M), e^M/(1+e^M)]``."""
+        return sigmoid(self.linear_predictor(X)[0])
+
+    def probability_of(self, X: ArrayLike, treatment: ArrayLike) -> Tuple[NDArray[np.float64], int]:
+        """``P(A_i | x_i)`` of the treatment each subject received, and the number of clipped logits."""
+        eta, n_clipped = self.linear_predictor(X)
+        A = check_labels("treatment", treatment, length=eta.shape[0])
+        return sigmoid(A * eta), n_clipped
 
 
-class LogisticPropensity(DPEstimator):
+class LogisticPropensity(BoundedLogitModel, DPEstimator):
     """Logistic model of P(A = +1 | x), fitted with statsmodels and certified by Newton steps.
 
     Parameters
@@ -329,29 +357,14 @@ class LogisticPropensity(DPEstimator):
                 "b_x as a public assumption or use ridge > 0.",
                 PrivacyLeakWarning, stacklevel=2,
             )
-            p = _sigmoid(D @ beta)
+            p = sigmoid(D @ beta)
             Hbar = (D * (p * (1 - p))[:, None]).T @ D / D.shape[0] + ridge * np.eye(D.shape[1])
             b_x = float(np.linalg.eigvalsh(Hbar)[0])
         self.hessian_lower_bound_ = b_x
         return self
 
-    def linear_predictor(self, X: ArrayLike) -> Tuple[NDArray[np.float64], int]:
-        """``x'beta`` clipped to ``[-M, M]`` and the number of clipped rows."""
-        check_is_fitted(self)
-        eta = self._design(X) @ self.coef_
-        m = float(self.logit_bound)
-        clipped = np.clip(eta, -m, m)
-        return clipped, int(np.count_nonzero(clipped != eta))
-
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """P(A = +1 | x) with the linear predictor clipped to ``[-M, M]``."""
-        return _sigmoid(self.linear_predictor(X)[0])
-
-    def probability_of(self, X: ArrayLike, treatment: ArrayLike) -> Tuple[NDArray[np.float64], int]:
-        """P(A_i | x_i) of the treatment each subject received, and the clip count."""
-        eta, n_clipped = self.linear_predictor(X)
-        A = check_labels("treatment", treatment, length=eta.shape[0])
-        return _sigmoid(A * eta), n_clipped
+    def _unclipped_linear_predictor(self, X: ArrayLike) -> NDArray[np.float64]:
+        return self._design(X) @ self.coef_
 
     def per_weight_bound(self) -> float:
         """h: the most one OWL weight ``min(B, C_B) / p`` can move when one of the model's rows is replaced.
@@ -422,7 +435,7 @@ def _polish_ridge_logistic(D, a01, beta, ridge, tol=PROPENSITY_TOL, max_iter=50)
     (``ridge = 0``: the unpenalised likelihood); the certificate enters the weight bound."""
     n = D.shape[0]
     for _ in range(max_iter):
-        p = _sigmoid(D @ beta)
+        p = sigmoid(D @ beta)
         g = D.T @ (p - a01) / n + ridge * beta
         if np.linalg.norm(g) <= tol:
             return beta

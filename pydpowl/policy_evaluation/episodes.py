@@ -88,6 +88,29 @@ class EpisodeStatistics:
     return_min: NDArray[np.float64]
     return_max: NDArray[np.float64]
 
+    @classmethod
+    def from_sums(cls, counts: NDArray[np.int64], sums: NDArray[np.float64], ranges: NDArray[np.float64], *,
+                  discount: float) -> "EpisodeStatistics":
+        """Summaries from the visit counts, the sums of first-visit returns and the per-episode ranges.
+
+        ``ranges`` has shape ``(4, m)``: rows reward min, reward max, return min,
+        return max of each episode. The average of an unvisited state is 0.
+        """
+        averages = np.zeros(counts.shape[0], dtype=np.float64)
+        seen = counts > 0
+        averages[seen] = sums[seen] / counts[seen]
+        return cls(
+            n_episodes=int(ranges.shape[1]),
+            n_states=int(counts.shape[0]),
+            discount=discount,
+            counts=counts,
+            averages=averages,
+            reward_min=ranges[0],
+            reward_max=ranges[1],
+            return_min=ranges[2],
+            return_max=ranges[3],
+        )
+
     def __repr__(self) -> str:  # never print private values by accident
         return (
             f"EpisodeStatistics(n_episodes={self.n_episodes}, n_states={self.n_states}, "
@@ -268,17 +291,4 @@ def episode_statistics(
         counts[visited] += 1
         sums[visited] += ret
         ranges[:, i] = (ep.rewards.min(), ep.rewards.max(), ret.min(), ret.max())
-    averages = np.zeros(n_states, dtype=np.float64)
-    seen = counts > 0
-    averages[seen] = sums[seen] / counts[seen]
-    return EpisodeStatistics(
-        n_episodes=m,
-        n_states=int(n_states),
-        discount=gamma,
-        counts=counts,
-        averages=averages,
-        reward_min=ranges[0],
-        reward_max=ranges[1],
-        return_min=ranges[2],
-        return_max=ranges[3],
-    )
+    return EpisodeStatistics.from_sums(counts, sums, ranges, discount=gamma)

@@ -272,20 +272,7 @@ class LazyChain(MarkovRewardProcess):
             counts += c
             sums += t
             ranges[:, lo : lo + b] = rg
-        averages = np.zeros(n, dtype=np.float64)
-        seen = counts > 0
-        averages[seen] = sums[seen] / counts[seen]
-        return EpisodeStatistics(
-            n_episodes=m,
-            n_states=n,
-            discount=gamma,
-            counts=counts,
-            averages=averages,
-            reward_min=ranges[0],
-            reward_max=ranges[1],
-            return_min=ranges[2],
-            return_max=ranges[3],
-        )
+        return EpisodeStatistics.from_sums(counts, sums, ranges, discount=gamma)
 
 
 def _chain_block_statistics(

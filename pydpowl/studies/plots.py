@@ -6,21 +6,14 @@ import math
 from pathlib import Path
 from typing import Union
 
+from .._plotting import pyplot, save_figure
+
 __all__ = ["plot_case_study", "plot_simulation", "plot_gamma_sensitivity", "plot_tuning_curves"]
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def plot_case_study(result, path: Union[str, Path]) -> Path:
     """Value (mean +- SD over DP runs) and concordance against epsilon; non-private as a line."""
-    plt = _pyplot()
+    plt = pyplot()
     table = result.table
     finite = table[table.epsilon != math.inf]
     nonpriv = table[table.epsilon == math.inf]
@@ -43,19 +36,7 @@ def plot_case_study(result, path: Union[str, Path]) -> Path:
     ax.set_ylabel("concordance with non-private rule")
     fig.suptitle(result.description, fontsize=9)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
-
-
-def _save(fig, plt, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def _inf_position(finite_eps) -> float:
@@ -68,7 +49,7 @@ def plot_simulation(table, path: Union[str, Path], *, title: str = "") -> Path:
     The non-private reference (epsilon = inf) is drawn as a marker at the right
     end of the log axis, labelled "inf".
     """
-    plt = _pyplot()
+    plt = pyplot()
     finite_eps = sorted(e for e in table.epsilon.unique() if e != math.inf)
     x_inf = _inf_position(finite_eps)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -97,12 +78,12 @@ def plot_simulation(table, path: Union[str, Path], *, title: str = "") -> Path:
     axes[0].legend(fontsize=7, loc="lower right")
     fig.suptitle(title or "DP-OWL on the paper's synthetic design (mean and 95% CI)", fontsize=10)
     fig.tight_layout()
-    return _save(fig, plt, path)
+    return save_figure(fig, path)
 
 
 def plot_gamma_sensitivity(frame, path: Union[str, Path], *, title: str = "") -> Path:
     """Fig. 2 style: mean value and share allocated to +1 against gamma, one line per epsilon."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for eps in sorted(frame.epsilon.unique()):
         sub = frame[frame.epsilon == eps].sort_values("gamma")
@@ -120,12 +101,12 @@ def plot_gamma_sensitivity(frame, path: Union[str, Path], *, title: str = "") ->
     axes[0].legend(fontsize=7)
     fig.suptitle(title or "sensitivity of DP-OWL to γ", fontsize=10)
     fig.tight_layout()
-    return _save(fig, plt, path)
+    return save_figure(fig, path)
 
 
 def plot_tuning_curves(curves, path: Union[str, Path], *, metric: str = "value", max_panels: int = 12) -> Path:
     """Algorithm 2 curves: mean score +- 1 SE against gamma, one panel per n, one line per epsilon."""
-    plt = _pyplot()
+    plt = pyplot()
     ns = sorted(curves.n.unique())[:max_panels]
     cols = min(len(ns), 4)
     rows = int(math.ceil(len(ns) / cols))
@@ -148,4 +129,4 @@ def plot_tuning_curves(curves, path: Union[str, Path], *, metric: str = "value",
     axes.ravel()[0].legend(title="ε", fontsize=6, title_fontsize=7)
     fig.suptitle("Algorithm 2: validation score by γ (star = chosen)", fontsize=10)
     fig.tight_layout()
-    return _save(fig, plt, path)
+    return save_figure(fig, path)

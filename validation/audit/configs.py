@@ -72,8 +72,32 @@ class Dataset:
         return {"X": self.X.tolist(), "y": self.y.tolist(), "v": self.v.tolist()}
 
 
+class RecordBoxSearch:
+    """Candidate records for the search: corners and uniform points of ``record_box()``.
+
+    A record is ``(x_1, ..., x_p, v)``: features, then the value coordinate
+    (weight, benefit or label), whose largest value every corner takes.
+    """
+
+    p: int
+
+    def record_box(self) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+        raise NotImplementedError
+
+    def corner(self, rng: np.random.Generator) -> NDArray[np.float64]:
+        """A random corner of the feature box with the largest value (weight W / top benefit)."""
+        lo, hi = self.record_box()
+        pick = rng.integers(0, 2, size=self.p).astype(bool)
+        return np.r_[np.where(pick, hi[:-1], lo[:-1]), hi[-1]]
+
+    def uniform_point(self, rng: np.random.Generator) -> NDArray[np.float64]:
+        """A point drawn uniformly from the record box."""
+        lo, hi = self.record_box()
+        return rng.uniform(lo, hi)
+
+
 @dataclass(frozen=True)
-class AuditConfig:
+class AuditConfig(RecordBoxSearch):
     """One audited configuration (see the module docstring).
 
     Attributes
@@ -181,16 +205,6 @@ class AuditConfig:
         if self.kind == "werm":
             x = x / max(1.0, float(np.linalg.norm(x)))
         return x, v
-
-    def corner(self, rng: np.random.Generator) -> NDArray[np.float64]:
-        """A random corner of the feature box with the largest value (weight W / top benefit)."""
-        lo, hi = self.record_box()
-        pick = rng.integers(0, 2, size=self.p).astype(bool)
-        return np.r_[np.where(pick, hi[:-1], lo[:-1]), hi[-1]]
-
-    def uniform_point(self, rng: np.random.Generator) -> NDArray[np.float64]:
-        lo, hi = self.record_box()
-        return rng.uniform(lo, hi)
 
     # -- datasets --------------------------------------------------------------
     def random_dataset(self, rng: np.random.Generator) -> Dataset:

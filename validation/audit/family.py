@@ -33,13 +33,13 @@ from numpy.typing import NDArray
 
 from pydpowl import DPLinearRegression, DPLogisticRegression, DPSVM
 
-from .configs import Dataset
+from .configs import Dataset, RecordBoxSearch
 
 __all__ = ["FamilyAuditConfig", "family_configs", "quick_family_configs"]
 
 
 @dataclass(frozen=True)
-class FamilyAuditConfig:
+class FamilyAuditConfig(RecordBoxSearch):
     """One audited configuration of the family (see the module docstring).
 
     Attributes
@@ -107,15 +107,6 @@ class FamilyAuditConfig:
         lo, hi = self.record_box()
         u = np.clip(np.asarray(u, dtype=np.float64), lo, hi)
         return u[:-1], float(u[-1])
-
-    def corner(self, rng: np.random.Generator) -> NDArray[np.float64]:
-        lo, hi = self.record_box()
-        pick = rng.integers(0, 2, size=self.p).astype(bool)
-        return np.r_[np.where(pick, hi[:-1], lo[:-1]), hi[-1]]
-
-    def uniform_point(self, rng: np.random.Generator) -> NDArray[np.float64]:
-        lo, hi = self.record_box()
-        return rng.uniform(lo, hi)
 
     def _labels(self, rng: np.random.Generator) -> NDArray[np.float64]:
         if self.model == "linear":
