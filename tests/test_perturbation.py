@@ -85,3 +85,31 @@ def test_kst_release_in_the_ball_and_both_modes():
         assert np.sum(rel.coef ** 2) <= p * (1 + 1e-12)
     assert dpp.epsilon_smoothing == 0.0 and sound.epsilon_smoothing > 0
     assert sound.error_radius == pytest.approx(2 * 1e-10 * n / 1.0, rel=1e-15)
+
+
+@pytest.mark.parametrize("mechanism", ["cms", "kst-pure", "kst-approx"])
+def test_an_r_stream_ends_after_dppacks_draws_in_the_proven_mode(mechanism):
+    """The smoothing noise does not advance an R stream: the state after the release is the state after
+    DPpack's own draws (the linear term), and the release is still reproducible from the same state."""
+    from pydpowl.engine.mechanisms import cms_calibration, kst_calibration, sample_kst_noise, sample_output_noise
+
+    Z, y = _scaled(n=300)
+    expected = RRandom(9)
+    if mechanism == "cms":
+        rel = _cms(Z, y, rng=RRandom(9))
+        again = _cms(Z, y, rng=RRandom(9))
+        cal = cms_calibration(epsilon=rel.epsilon_objective, gamma=1.0, c=1.0, n=300)
+        b = sample_output_noise(3, cal.rate, rng=expected)
+    else:
+        delta = 0.0 if mechanism == "kst-pure" else 1e-3
+        t = Z @ np.array([0.3, -0.2, 0.1])
+        kw = dict(gamma=1.0, epsilon=1.0, delta=delta, tol=1e-10, reproduce_dppack=False)
+        rel = release_kst(Z, t, rng=RRandom(9), **kw)
+        again = release_kst(Z, t, rng=RRandom(9), **kw)
+        b = sample_kst_noise(kst_calibration(epsilon=rel.epsilon_objective, delta=delta, p=3), rng=expected)
+    r = RRandom(9)
+    (_cms(Z, y, rng=r) if mechanism == "cms" else release_kst(Z, t, rng=r, **kw))
+    np.testing.assert_array_equal(r.get_state(), expected.get_state())
+    np.testing.assert_array_equal(rel.linear_term, b)
+    assert rel.epsilon_smoothing > 0 and np.any(rel.noise != 0)
+    np.testing.assert_array_equal(rel.coef, again.coef)

@@ -18,7 +18,9 @@ Two modes (``reproduce_dppack``):
   (2W + 2 n tol) / gamma``); objective perturbation spends a share ``kappa``
   of the budget (:func:`pydpowl.engine.mechanisms.smoothing_share`) on an
   extra output noise of rate ``kappa epsilon / (2 r)`` drawn after the solve
-  (two more calls on an R stream: ``rgamma(1, d, .)`` then ``rnorm(d)``).
+  from a generator derived from the stream's state without advancing it
+  (:func:`pydpowl.engine.mechanisms.sample_smoothing_noise`): an R stream makes
+  exactly DPpack's draws and ends where DPpack's does.
 * ``True``: DPpack 0.2.2's arithmetic and draws exactly (validation and
   replay). Its proofs assume the exact minimiser, which no optimiser returns,
   so :class:`~pydpowl.exceptions.PrivacyLeakWarning` is emitted. For
@@ -46,7 +48,7 @@ from ..engine.mechanisms import (
     release_grid,
     round_release,
     sample_output_noise,
-    smoothing_rate,
+    sample_smoothing_noise,
     smoothing_share,
 )
 from ..engine.release import release_output_perturbation
@@ -190,7 +192,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
             noise, grid = np.zeros(d), None
             coef = _finite(result.x + noise, "objective perturbation")
         else:
-            noise = sample_output_noise(d, smoothing_rate(epsilon=epsilon * kappa, error_radius=radius), rng=rng)
+            noise = sample_smoothing_noise(d, epsilon=epsilon * kappa, error_radius=radius, rng=rng)
             grid = _smoothing_grid(epsilon * kappa, radius)
             coef = _finite(round_release(result.x, noise, grid=grid), "objective perturbation")
         return Release(coef=coef, minimiser=result.x, noise=noise, linear_term=b, epsilon=epsilon,
@@ -256,7 +258,7 @@ def release_kst(Z: NDArray[np.float64], y: NDArray[np.float64], *, gamma: float,
     result = solve_least_squares(Z, y, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol)
     grid = None
     if kappa > 0:
-        noise = sample_output_noise(p, smoothing_rate(epsilon=epsilon * kappa, error_radius=err), rng=rng)
+        noise = sample_smoothing_noise(p, epsilon=epsilon * kappa, error_radius=err, rng=rng)
         grid = _smoothing_grid(epsilon * kappa, err)
         coef = round_release(result.x, noise, grid=grid) if np.all(np.isfinite(result.x + noise)) else result.x + noise
         norm = float(np.linalg.norm(coef))
