@@ -58,7 +58,7 @@ from .estimators._family_core import (ClassifierFit, LinearFit, classifier_decis
 
 __all__ = ["svmdp_fit", "svmdp_predict", "logistic_regression_dp_fit", "logistic_regression_dp_predict",
            "linear_regression_dp_fit", "linear_regression_dp_predict", "tune_classification_model",
-           "tune_linear_regression_model", "svmdp_settings", "logistic_regression_dp_settings",
+           "tune_linear_regression_model", "svmdp_features", "svmdp_settings", "logistic_regression_dp_settings",
            "linear_regression_dp_settings", "R_INDEX"]
 
 #: R's kind code of Mersenne-Twister + Inversion + Rejection
@@ -284,6 +284,12 @@ def svmdp_predict(X: Any, coeff: Any, add_bias: Any = False, raw_value: Any = Fa
     return values if v.check_bool("raw.value", raw_value) else (values > 0).astype(np.float64)
 
 
+def svmdp_features(X: Any, prefilter: Any) -> np.ndarray:
+    """``svmDP$XtoV(X)``: the random features ``V`` (n x D) of rows X (intercept column included by the caller)."""
+    features = RandomFourierFeatures.from_prefilter(np.atleast_2d(np.asarray(prefilter, dtype=np.float64)), 1.0)
+    return features.transform(_matrix(X))
+
+
 # ---- LogisticRegressionDP ----------------------------------------------------------------------------------
 
 def _logistic_fit(X: np.ndarray, y_pm: np.ndarray, s: Dict[str, Any], bounds: Any, add_bias: bool,
@@ -368,7 +374,7 @@ def _linear_fit(X: np.ndarray, y: np.ndarray, s: Dict[str, Any], fb: Any, tb: Tu
 def _linear_result(fit: LinearFit) -> Dict[str, Any]:
     p = fit.coeff.shape[0]
     return {"coeff": np.asarray(fit.coeff, dtype=np.float64), "n_clipped_features": int(fit.n_clipped_features),
-            "n_clipped_targets": int(fit.n_clipped_targets), "zeta": 2.0 * p ** 1.5, "lambda": float(p),
+            "n_clipped_targets": int(fit.n_clipped_targets), "zeta": 2.0 * p ** 1.5, "lambda": int(p),
             "epsilon_objective": float(fit.release.epsilon_objective),
             "epsilon_smoothing": float(fit.release.epsilon_smoothing), "release_grid": fit.release.grid}
 

@@ -36,7 +36,7 @@ from pydpowl import _validation as v
 from pydpowl.engine.kernels import AUTO_MIN_ROWS
 from pydpowl.exceptions import DataClippedWarning
 
-__all__ = ["svmdp_settings", "svmdp_fit", "svmdp_predict", "logistic_regression_dp_settings",
+__all__ = ["svmdp_settings", "svmdp_fit", "svmdp_predict", "svmdp_features", "logistic_regression_dp_settings",
            "logistic_regression_dp_fit", "linear_regression_dp_settings", "linear_regression_dp_fit",
            "tune_classification_model", "tune_linear_regression_model", "fit_owl", "propensity_logistic",
            "make_data"]
@@ -176,6 +176,15 @@ def svmdp_predict(*, X: Any, coeff: Any, add_bias: Any = False, raw_value: Any =
     from pydpowl import dppack
 
     return {"values": dppack.svmdp_predict(X, coeff, add_bias, raw_value, kernel=kernel, prefilter=prefilter)}
+
+
+def svmdp_features(*, X: Any, prefilter: Any) -> Dict[str, Any]:
+    """``svmDP$XtoV()``: the random features of X."""
+    from pydpowl import dppack
+
+    if prefilter is None:
+        raise ValueError("this svmDP model has no random features (prefilter); fit it with kernel = 'Gaussian' first.")
+    return {"V": dppack.svmdp_features(X, prefilter)}
 
 
 def logistic_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False,
