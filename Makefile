@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export PYDPOWL_REQUIRE_R := 1
 
 .PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask \
-	bench-family lint clean coverage propensity-study
+	bench-family bench-family-r lint clean coverage propensity-study
 
 setup:
 	@bash scripts/setup.sh
@@ -68,6 +68,10 @@ bench-dask: setup
 ## DPpack's ERM family (svmDP, LogisticRegressionDP, LinearRegressionDP): warm fits and whole scripts vs DPpack
 bench-family: setup
 	$(PY) benchmarks/bench_family.py --cold
+
+## The same family from R: pydpowl's R drop-ins vs DPpack, whole Rscript runs and warm fits (median of 5)
+bench-family-r: setup
+	$(PY) benchmarks/bench_family_r.py
 
 lint: setup
 	$(PY) -m flake8 --max-line-length 120 --select F,E9 pydpowl r_reference validation tests benchmarks

@@ -327,3 +327,53 @@ def test_exponential_mechanism_refuses_infinite_epsilon_and_bad_scores():
         exponential_mechanism([0.0, 1.0], epsilon=math.inf, sensitivity=1.0, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="scores must be"):
         exponential_mechanism([0.0, np.nan], epsilon=1.0, sensitivity=1.0, rng=np.random.default_rng(0))
+
+
+# ---- the derived generator of the solver-smoothing noise (decision: .Random.seed ends where DPpack's does) ----
+
+def test_derived_generator_leaves_an_r_stream_where_it_was_and_is_reproducible():
+    from pydpowl import RRandom
+    from pydpowl.engine.mechanisms import SMOOTHING_DOMAIN, derived_generator, sample_smoothing_noise
+
+    r = RRandom(42)
+    r.rnorm(3)
+    before = r.get_state().copy()
+    a = sample_smoothing_noise(4, epsilon=0.01, error_radius=1e-6, rng=r)
+    np.testing.assert_array_equal(r.get_state(), before)  # not advanced
+    b = sample_smoothing_noise(4, epsilon=0.01, error_radius=1e-6, rng=RRandom.from_r_state(before))
+    np.testing.assert_array_equal(a, b)  # a function of the state: reproducible from set.seed
+    r.rnorm(1)
+    c = sample_smoothing_noise(4, epsilon=0.01, error_radius=1e-6, rng=r)
+    assert not np.array_equal(a, c)  # another state, other draws
+    g1 = derived_generator(RRandom.from_r_state(before), domain=SMOOTHING_DOMAIN)
+    g2 = derived_generator(RRandom.from_r_state(before), domain="another use")
+    assert g1.random() != g2.random()  # the domain tag separates uses of one state
+    gen = np.random.default_rng(1)
+    assert derived_generator(gen, domain=SMOOTHING_DOMAIN) is gen  # a numpy Generator is used as it is
+    with pytest.raises(TypeError, match="numpy Generator or an R-compatible stream"):
+        derived_generator(object(), domain=SMOOTHING_DOMAIN)
+
+
+def test_smoothing_noise_has_the_l2_laplace_law():
+    from pydpowl.engine.mechanisms import sample_smoothing_noise
+
+    rng = np.random.default_rng(5)
+    norms = np.array([np.linalg.norm(sample_smoothing_noise(3, epsilon=2.0, error_radius=0.5, rng=rng))
+                      for _ in range(4000)])
+    # ||b|| ~ Gamma(3, rate = epsilon / (2 r) = 2): mean 1.5, variance 0.75
+    assert abs(norms.mean() - 1.5) < 4 * math.sqrt(0.75 / 4000)
+
+
+def test_isotropic_gaussian_rotation_is_lapacks_without_scipy():
+    """MASS::mvrnorm rotates by R's eigen(c I) vectors (dsyevr): the closed form equals scipy's evr driver."""
+    from scipy.linalg import eigh
+
+    from pydpowl.engine.mechanisms import _r_identity_rotation
+
+    z_all = np.random.default_rng(0).normal(size=80)
+    for c in (1e-6, 3.7, 8.1e5):
+        for d in range(1, 80):
+            values, vectors = eigh(c * np.eye(d), lower=True, driver="evr")
+            V = vectors[:, ::-1]
+            z = z_all[:d]
+            np.testing.assert_array_equal(_r_identity_rotation(z), V @ z)

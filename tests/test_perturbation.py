@@ -35,7 +35,10 @@ def test_objective_release_is_minimiser_plus_smoothing():
     assert np.all(np.abs(rel.coef - (rel.minimiser + rel.noise)) <= rel.grid / 2)
     assert np.all(np.round(rel.coef / rel.grid) * rel.grid == rel.coef)
     assert rel.epsilon_smoothing == pytest.approx(math.sqrt(200 * 1e-10 / 2), rel=1e-12)
-    assert rel.error_radius == pytest.approx(1e-10 * 200 / 1.0, rel=1e-15)
+    # r = tol / mu with the solved objective's public modulus mu = gamma/n + Delta (here eps' <= 0, so Delta > 0)
+    assert rel.Delta == pytest.approx(1.0 / (200 * (math.exp(rel.epsilon_objective / 4) - 1)) - 1.0 / 200, rel=1e-12)
+    assert rel.Delta > 0
+    assert rel.error_radius == pytest.approx(1e-10 / (1.0 / 200 + rel.Delta), rel=1e-15)
     # the minimiser solves the perturbed objective: grad = 0 with b and n Delta
     g = Z.T @ (y * HuberHingeLoss(0.5).deriv(y * (Z @ rel.minimiser))) + (1.0 + 200 * rel.Delta) * rel.minimiser \
         + rel.linear_term
@@ -84,4 +87,46 @@ def test_kst_release_in_the_ball_and_both_modes():
     for rel in (dpp, sound):
         assert np.sum(rel.coef ** 2) <= p * (1 + 1e-12)
     assert dpp.epsilon_smoothing == 0.0 and sound.epsilon_smoothing > 0
-    assert sound.error_radius == pytest.approx(2 * 1e-10 * n / 1.0, rel=1e-15)
+    # KKT radius 2 tol / mu, mu = (gamma + Delta)/n, Delta = 2 lambda / eps_obj with lambda = p
+    assert sound.Delta == pytest.approx(2 * p / sound.epsilon_objective, rel=1e-15)
+    assert sound.error_radius == pytest.approx(2 * 1e-10 * n / (1.0 + sound.Delta), rel=1e-15)
+
+
+@pytest.mark.parametrize("mechanism", ["cms", "kst-pure", "kst-approx"])
+def test_an_r_stream_ends_after_dppacks_draws_in_the_proven_mode(mechanism):
+    """The smoothing noise does not advance an R stream: the state after the release is the state after
+    DPpack's own draws (the linear term), and the release is still reproducible from the same state."""
+    from pydpowl.engine.mechanisms import cms_calibration, kst_calibration, sample_kst_noise, sample_output_noise
+
+    Z, y = _scaled(n=300)
+    expected = RRandom(9)
+    if mechanism == "cms":
+        rel = _cms(Z, y, rng=RRandom(9))
+        again = _cms(Z, y, rng=RRandom(9))
+        cal = cms_calibration(epsilon=rel.epsilon_objective, gamma=1.0, c=1.0, n=300)
+        b = sample_output_noise(3, cal.rate, rng=expected)
+    else:
+        delta = 0.0 if mechanism == "kst-pure" else 1e-3
+        t = Z @ np.array([0.3, -0.2, 0.1])
+        kw = dict(gamma=1.0, epsilon=1.0, delta=delta, tol=1e-10, reproduce_dppack=False)
+        rel = release_kst(Z, t, rng=RRandom(9), **kw)
+        again = release_kst(Z, t, rng=RRandom(9), **kw)
+        b = sample_kst_noise(kst_calibration(epsilon=rel.epsilon_objective, delta=delta, p=3), rng=expected)
+    r = RRandom(9)
+    (_cms(Z, y, rng=r) if mechanism == "cms" else release_kst(Z, t, rng=r, **kw))
+    np.testing.assert_array_equal(r.get_state(), expected.get_state())
+    np.testing.assert_array_equal(rel.linear_term, b)
+    assert rel.epsilon_smoothing > 0 and np.any(rel.noise != 0)
+    np.testing.assert_array_equal(rel.coef, again.coef)
+
+
+def test_kst_error_radius_uses_the_public_modulus_with_delta():
+    """KST's objective has curvature (gamma + Delta)/n with Delta = 2 p / eps public: with a small gamma the
+    smoothing noise is as small as that modulus allows, not gamma/n's (tens of times the ball's radius)."""
+    Z, _ = _scaled(n=300, d=2)
+    t = Z @ np.array([0.3, -0.2])
+    rel = release_kst(Z, t, gamma=1e-4, epsilon=1.0, delta=0.01, tol=1e-10, reproduce_dppack=False,
+                      rng=np.random.default_rng(1))
+    assert rel.Delta == pytest.approx(2 * 2 / rel.epsilon_objective, rel=1e-12)
+    assert rel.error_radius == pytest.approx(2e-10 * 300 / (1e-4 + rel.Delta), rel=1e-12)
+    assert np.linalg.norm(rel.noise) < 1e-3  # smoothing scale 2 r / (kappa eps) is about 1e-4 here

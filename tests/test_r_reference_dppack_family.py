@@ -168,9 +168,9 @@ def test_tuning_functions_select_what_dppack_selects(data):
     for seed in (1, 2):
         ref = tune_dppack("classification", [{"cls": "svmDP", "eps": 1.0, "gamma": g, "pm": "output"} for g in grid],
                           X, y, upper=[1, 1], lower=[-1, -1], weights=w, weights_upper_bound=1.0, seed=seed)
-        out = dppack.tune_classification_model(
-            [{"class": "svmDP", "eps": 1.0, "gamma": g, "perturbation_method": "output"} for g in grid], X, y,
-            [1, 1], [-1, -1], False, w, 1.0, r_state=r_random_seed(seed), reproduce_dppack=True)
+        out = _quiet(lambda: dppack.tune_classification_model(
+            [{"class": "svmDP", "eps": 1.0, "gamma": g, "perturbation_method": "output", "reproduce_dppack": True}
+             for g in grid], X, y, [1, 1], [-1, -1], False, w, 1.0, r_state=r_random_seed(seed)))
         assert out["index"] == ref["index"]
         np.testing.assert_array_equal(out["r_state"], ref["random_seed"])
     Xl = X[:, :1]
@@ -178,8 +178,40 @@ def test_tuning_functions_select_what_dppack_selects(data):
     for seed in (1, 2):
         ref = tune_dppack("regression", [{"cls": "LinearRegressionDP", "eps": 1.0, "delta": 0.01, "gamma": g}
                                          for g in grid], Xl, yl, upper=[1, 2], lower=[-1, -2], add_bias=True, seed=seed)
-        out = dppack.tune_linear_regression_model([{"eps": 1.0, "delta": 0.01, "gamma": g} for g in grid], Xl, yl,
-                                                  [1, 2], [-1, -2], True, r_state=r_random_seed(seed),
-                                                  reproduce_dppack=True)
+        out = _quiet(lambda: dppack.tune_linear_regression_model(
+            [{"eps": 1.0, "delta": 0.01, "gamma": g, "reproduce.dppack": True} for g in grid], Xl, yl, [1, 2],
+            [-1, -2], True, r_state=r_random_seed(seed)))
         assert out["index"] == ref["index"]
         np.testing.assert_array_equal(out["r_state"], ref["random_seed"])
+
+
+@pytest.mark.parametrize("case", SVM_CASES[:3], ids=lambda c: f"{c['perturbation']}-{c['kernel']}")
+def test_proven_default_leaves_random_seed_where_dppack_does(data, case):
+    """Without reproduce_dppack, objective perturbation's solver-smoothing noise comes from a generator derived
+    from the stream's state: every DPpack draw is reproduced and .Random.seed ends where DPpack leaves it; the
+    release differs from DPpack's by that noise and DPpack's optimiser error only."""
+    from r_reference.dppack_family import fit_dppack_model
+    from r_reference.rng import r_random_seed
+
+    X, y = data
+    gauss = case["kernel"] == "Gaussian"
+    w = np.linspace(0.1, 1.3, len(y)) if case["weights"] else None
+    seeds = [3, 4]
+    fits = fit_dppack_model("svmDP", X, y, upper=[1, 1], lower=[-1, -1], add_bias=case["add_bias"], eps=1.0,
+                            gamma=2.0, perturbation=case["perturbation"], kernel=case["kernel"],
+                            D=8 if gauss else None, weights=w, weights_upper_bound=1.0 if case["weights"] else None,
+                            seeds=seeds, predict_X=X)
+    for k, s in enumerate(seeds):
+        out = dppack.svmdp_fit(X, y, [1, 1], [-1, -1], case["add_bias"], w, 1.0 if case["weights"] else None,
+                               eps=1.0, gamma=2.0, perturbation_method=case["perturbation"], kernel=case["kernel"],
+                               D=8 if gauss else None, r_state=r_random_seed(s))
+        np.testing.assert_array_equal(out["r_state"], fits.random_seed[k])
+        if gauss:
+            np.testing.assert_array_equal(out["prefilter"], fits.prefilter[k])
+        assert np.max(np.abs(out["coeff"] - fits.coef[k])) <= 1e-2 * max(1.0, np.max(np.abs(fits.coef[k])))
+    for k, s in enumerate(seeds):  # logistic regression and linear regression, objective perturbation
+        ref = fit_dppack_model("LogisticRegressionDP", X, y, upper=[1, 1], lower=[-1, -1], add_bias=True, eps=1.0,
+                               gamma=1.0, perturbation="objective", seeds=[s], predict_X=X)
+        out = dppack.logistic_regression_dp_fit(X, y, [1, 1], [-1, -1], True, eps=1.0, gamma=1.0,
+                                                r_state=r_random_seed(s))
+        np.testing.assert_array_equal(out["r_state"], ref.random_seed[0])

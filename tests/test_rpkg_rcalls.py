@@ -1,8 +1,8 @@
 """The functions the R package calls (rpkg/pydpowl/inst/python/pydpowl_rcalls.py), called directly.
 
-``fit_svm`` composes engine-level pieces (without the estimators); it must
-release exactly what :class:`pydpowl.DPOWL` releases on the same data and R
-stream, and leave the stream where DPOWL leaves it. Its checks speak R: R's
+``svmdp_fit`` with output perturbation must release exactly what
+:class:`pydpowl.DPOWL` releases on the same data and R stream (the engine's one
+release), and leave the stream where DPOWL leaves it. Its checks speak R: R's
 argument names, positions counted from 1.
 """
 
@@ -36,13 +36,13 @@ def _data(n, seed=0):
 
 
 def _fit_svm(X, y01, w, *, W=25.0, eps=1.0, gamma=75.0, seed=2024, add_bias=True):
-    return rcalls.fit_svm(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=add_bias, weights=w,
-                          weights_upper_bound=W, eps=eps, gamma=gamma, huber_h=0.5,
-                          random_seed=RRandom(seed).get_state())
+    return rcalls.svmdp_fit(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=add_bias, weights=w,
+                            weights_upper_bound=W, eps=eps, gamma=gamma, huber_h=0.5, perturbation_method="output",
+                            r_state=RRandom(seed).get_state())
 
 
 @pytest.mark.parametrize("add_bias", [True, False])
-def test_fit_svm_releases_what_dpowl_releases_bit_for_bit(add_bias):
+def test_svmdp_output_releases_what_dpowl_releases_bit_for_bit(add_bias):
     X, y01, w = _data(1459)
     with pytest.warns(rcalls.WeightsClippedWarning, match=r"^\d+ of 1459 weights exceed weights.upper.bound = 25 "):
         out = _fit_svm(X, y01, w, add_bias=add_bias)
@@ -52,10 +52,10 @@ def test_fit_svm_releases_what_dpowl_releases_bit_for_bit(add_bias):
     # OWL weights B / P with P = 1 are the weights themselves, clipped at W the same way
     model.fit(X, 2 * y01 - 1, w, np.ones(len(w)))
     np.testing.assert_array_equal(out["coeff"], model.dppack_coeff_)
-    np.testing.assert_array_equal(out["random_seed"], rng.get_state())
+    np.testing.assert_array_equal(out["r_state"], rng.get_state())
 
 
-def test_fit_svm_agrees_with_dpowl_on_large_data_through_the_numpy_path():
+def test_svmdp_output_agrees_with_dpowl_on_large_data_through_the_numpy_path():
     X, y01, w = _data(20_000, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rcalls.WeightsClippedWarning)
@@ -67,9 +67,9 @@ def test_fit_svm_agrees_with_dpowl_on_large_data_through_the_numpy_path():
 
 def test_without_weights_the_bound_is_one_whatever_was_given():
     X, y01, _ = _data(300)
-    out = rcalls.fit_svm(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=True, weights=None,
-                         weights_upper_bound=99.0, eps=1.0, gamma=2.0, huber_h=0.5,
-                         random_seed=RRandom(3).get_state())
+    out = rcalls.svmdp_fit(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=True, weights=None,
+                           weights_upper_bound=99.0, eps=1.0, gamma=2.0, huber_h=0.5, perturbation_method="output",
+                           r_state=RRandom(3).get_state())
     model = DPOWL(epsilon=1.0, gamma=2.0, weights_upper_bound=1.0, feature_bounds=(LOWER, UPPER),
                   weight_sensitivity=0.0, random_state=RRandom(3)).fit(X, 2 * y01 - 1, np.ones(300), np.ones(300))
     np.testing.assert_array_equal(out["coeff"], model.dppack_coeff_)
@@ -81,9 +81,9 @@ def test_r_sample_kind_digit_does_not_change_the_noise():
     rounding = state.copy()
     rounding[0] = 10303  # sample.kind = "Rounding": R keeps the digit, rgamma/rnorm ignore it
     kw = dict(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=True, weights=w / 30,
-              weights_upper_bound=1.0, eps=1.0, gamma=2.0, huber_h=0.5)
-    a = rcalls.fit_svm(random_seed=state, **kw)
-    b = rcalls.fit_svm(random_seed=rounding, **kw)
+              weights_upper_bound=1.0, eps=1.0, gamma=2.0, huber_h=0.5, perturbation_method="output")
+    a = rcalls.svmdp_fit(r_state=state, **kw)
+    b = rcalls.svmdp_fit(r_state=rounding, **kw)
     np.testing.assert_array_equal(a["coeff"], b["coeff"])
 
 
@@ -92,22 +92,29 @@ def test_r_sample_kind_digit_does_not_change_the_noise():
     (dict(huber_h=None), TypeError, r"^huber\.h must be a real number, got None\.$"),
     (dict(y=np.array([0.0, 1.0, 2.0])), ValueError, r"^y must have length 4 \(one per row of X\), got length 3\.$"),
     (dict(y=np.array([0.0, -1.0, 1.0, -1.0])), ValueError,
-     r"^y must take values in \{0, 1\}; 2 of 4 entries do not \(first at position 2\)\. DPpack's svmDP codes"),
+     r"^y must take values in \{0, 1\}; 2 of 4 entries do not \(first at position 2\)\. DPpack codes labels"),
     (dict(weights=np.array([1.0, -1.0, 1.0, 1.0])), ValueError,
      r"^weights must be non-negative; 1 of 4 entries are negative \(first at position 2\)\.$"),
-    (dict(weights_upper_bound=None), ValueError, r"^weights\.upper\.bound must be given when weights are given"),
+    (dict(weights_upper_bound=None), ValueError, r"^weights\.upper\.bound must be given with weights \(the public "),
+    (dict(perturbation_method="objective"), ValueError,
+     r"^weights are supported with perturbation\.method='output' only \(DPpack: \"Weighted SVM"),
+    (dict(kernel="gaussian"), ValueError, r"^kernel must be one of \['linear', 'Gaussian'\], got kernel='gaussian'\.$"),
+    (dict(kernel="Gaussian"), ValueError, r"^D \(the number of random Fourier features\) must be given for kernel"),
+    (dict(kernel="Gaussian", D=2.5), TypeError, r"^D must be an integer, got float\.$"),
+    (dict(regularizer="l1"), ValueError, r"^regularizer must be 'l2' \(pydpowl's one regularizer; for a custom "
+     r"regularizer function use DPpack\), got regularizer='l1'\.$"),
     (dict(upper_bounds=np.array([89.0, 1.0])), ValueError,
      r"^upper\.bounds must have length 3 \(one per feature\), got length 2\.$"),
     (dict(add_bias=None), TypeError, r"^add\.bias must be True or False, got None\.$"),
     (dict(eps=1e-320), ValueError, r"noise scale Delta/epsilon = inf, which must be finite and > 0; nothing was released"),
 ])
-def test_fit_svm_checks_speak_r(change, exc, match):
+def test_svmdp_fit_checks_speak_r(change, exc, match):
     X, y01, w = _data(4)
     kw = dict(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=True, weights=w,
-              weights_upper_bound=25.0, eps=1.0, gamma=2.0, huber_h=0.5, random_seed=None)
+              weights_upper_bound=25.0, eps=1.0, gamma=2.0, huber_h=0.5, perturbation_method="output", r_state=None)
     kw.update(change)
     with pytest.raises(exc, match=match):
-        rcalls.fit_svm(**kw)
+        rcalls.svmdp_fit(**kw)
 
 
 def test_fit_owl_checks_its_arguments_before_the_engine():
@@ -153,9 +160,9 @@ spec.loader.exec_module(rc)
 rng = np.random.default_rng(0)
 def fit(n):
     X = rng.uniform(0, 1, (n, 2))
-    out = rc.fit_svm(X=X, y=(rng.uniform(size=n) < 0.5).astype(float), upper_bounds=np.ones(2),
-                     lower_bounds=np.zeros(2), add_bias=True, weights=None, weights_upper_bound=None, eps=1.0,
-                     gamma=1.0, huber_h=0.5, random_seed=RRandom(1).get_state())
+    out = rc.svmdp_fit(X=X, y=(rng.uniform(size=n) < 0.5).astype(float), upper_bounds=np.ones(2),
+                       lower_bounds=np.zeros(2), add_bias=True, weights=None, weights_upper_bound=None, eps=1.0,
+                       gamma=1.0, huber_h=0.5, r_state=RRandom(1).get_state())
     return "numba" in sys.modules
 from pydpowl.engine.kernels import AUTO_MIN_ROWS as N
 print(fit(N - 1), fit(N), fit(N - 1), fit(N))

@@ -185,12 +185,12 @@ def test_exceptions_carry_message_and_classes(client):
     assert status == 1
     assert err["message"] == ["the Python worker has no function 'no_such_function'"]
     assert err["class"] == ["pydpowl_value_error", "pydpowl_argument_error", "pydpowl_engine_error"]
-    status, err = client.call("svm_settings", eps="1", gamma=1.0, **{"huber.h": 0.5})
+    status, err = client.call("svmdp_settings", eps="1", gamma=1.0, **{"huber.h": 0.5})
     assert status == 1
     assert err["message"] == ["eps must be a real number, got str."]
     assert err["class"][0] == "pydpowl_type_error" and err["python_type"] == ["TypeError"]
     assert "Traceback" in err["traceback"][0]
-    status, out = client.call("svm_settings", eps=float("inf"), gamma=2, **{"huber.h": 0.5})
+    status, out = client.call("svmdp_settings", eps=float("inf"), gamma=2, **{"huber.h": 0.5})
     assert status == 0 and scalar(out["result"]["gamma"]) == 2.0  # the worker goes on after an error
 
 
@@ -201,15 +201,15 @@ def _svm_args(n=200, seed=0, **over):
 
     args = {"X": X, "y": (rng.uniform(size=n) < 0.5).astype(float), "upper.bounds": np.array([89.0, 1.0]),
             "lower.bounds": np.array([18.0, 0.0]), "add.bias": True, "weights": rng.uniform(0, 3, n),
-            "weights.upper.bound": 2.0, "eps": 1.0, "gamma": 2.0, "huber.h": 0.5,
-            "random_seed": RRandom(7).get_state(), "columns": ["age", "male"]}
+            "weights.upper.bound": 2.0, "eps": 1.0, "gamma": 2.0, "huber.h": 0.5, "perturbation.method": "output",
+            "r_state": RRandom(7).get_state(), "columns": ["age", "male"]}
     args.update(over)
     return args
 
 
 def test_fit_relays_the_weights_clipped_warning_with_r_classes(client):
     args = _svm_args()
-    status, out = client.call("fit_svm", **args)
+    status, out = client.call("svmdp_fit", **args)
     assert status == 0
     (warning,) = out["warnings"]
     n_over = int((args["weights"] > 2.0).sum())
@@ -218,28 +218,78 @@ def test_fit_relays_the_weights_clipped_warning_with_r_classes(client):
     assert warning["class"] == ["pydpowl_weights_clipped", "pydpowl_data_clipped", "pydpowl_user"]
     kind, coeff, _ = out["result"]["coeff"]
     assert kind == 1 and coeff.shape == (3,) and np.all(np.isfinite(coeff))
-    kind, state, _ = out["result"]["random_seed"]
+    kind, state, _ = out["result"]["r_state"]
     assert kind == 2 and state.shape == (626,)
 
 
 def test_fit_messages_use_r_names_and_count_from_one(client):
     X = _svm_args()["X"].copy()
     X[[4, 9], 1] = np.nan
-    status, err = client.call("fit_svm", **_svm_args(X=X))
+    status, err = client.call("svmdp_fit", **_svm_args(X=X))
     assert status == 1
     assert err["message"][0].startswith("X must be finite; it has 2 NaN and 0 infinite entries of 400 in "
                                         "column(s) 'male' (rows 5, 10).")
-    status, err = client.call("fit_svm", **_svm_args(**{"lower.bounds": np.array([90.0, 0.0])}))
+    status, err = client.call("svmdp_fit", **_svm_args(**{"lower.bounds": np.array([90.0, 0.0])}))
     assert err["message"] == ["lower.bounds must be <= upper.bounds for every feature; reversed at position(s) 1."]
 
 
 def test_an_svm_fit_imports_numpy_and_the_engine_only(client):
-    status, _ = client.call("fit_svm", **_svm_args(n=6000))  # above the fused kernels' threshold
+    status, _ = client.call("svmdp_fit", **_svm_args(n=6000))  # above the fused kernels' threshold
     assert status == 0
     status, out = client.call("loaded_modules")
     loaded = set(out["result"])
     assert {"numpy", "pydpowl"} <= loaded
     assert not loaded & {"sklearn", "scipy", "pandas", "statsmodels", "numba"}
+
+
+def _family_calls():
+    """One call of each R entry point of DPpack's family (the R drop-ins' requests)."""
+    from pydpowl import RRandom
+
+    rng = np.random.default_rng(3)
+    n = 400
+    X = rng.uniform(-1, 1, (n, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(float)
+    t = X @ np.array([0.5, -0.3]) + 0.1 * rng.normal(size=n)
+    seed = RRandom(11).get_state()
+    cls = {"X": X, "y": y, "upper.bounds": np.ones(2), "lower.bounds": -np.ones(2), "r_state": seed}
+    lin = {"X": X, "y": t, "upper.bounds": np.array([1.0, 1.0, 2.0]), "lower.bounds": np.array([-1.0, -1.0, -2.0]),
+           "add.bias": True, "r_state": seed}
+    svm = {"class": "svmDP", "eps": 1.0, "gamma": 1.0, "perturbation.method": "output"}
+    return {
+        "svmdp_settings": {"eps": 1.0, "gamma": 1.0, "kernel": "Gaussian", "D": 20.0},
+        "svmdp_fit objective linear": ("svmdp_fit", {**cls, "eps": 1.0, "gamma": 1.0, "add.bias": True}),
+        "svmdp_fit output Gaussian weighted": ("svmdp_fit", {**cls, "eps": 1.0, "gamma": 1.0, "kernel": "Gaussian",
+                                                             "D": 20.0, "perturbation.method": "output",
+                                                             "weights": np.ones(n), "weights.upper.bound": 1.0}),
+        "svmdp_predict": {"X": X, "coeff": np.ones(3), "prefilter": rng.normal(size=(3, 3)), "kernel": "Gaussian"},
+        "logistic_regression_dp_fit": {**cls, "eps": 1.0, "gamma": 1.0},
+        "linear_regression_dp_fit delta > 0": ("linear_regression_dp_fit", {**lin, "eps": 1.0, "delta": 0.01,
+                                                                             "gamma": 1.0}),
+        "tune_classification_model": {**cls, "DPmodels": [svm, {**svm, "gamma": 0.1},
+                                                          {"class": "LogisticRegressionDP", "eps": 1.0, "gamma": 1.0}]},
+        "tune_linear_regression_model": {**lin, "DPmodels": [{"eps": 1.0, "delta": 0.0, "gamma": g}
+                                                             for g in (100.0, 1.0)]},
+    }
+
+
+@pytest.mark.parametrize("name", list(_family_calls()))
+def test_each_family_entry_point_imports_numpy_and_the_engine_only(tmp_path, name):
+    """The R drop-ins' calls load no scikit-learn, scipy, pandas or statsmodels (their import alone costs more than
+    a fit), nor numba on a worker's first fits."""
+    call = _family_calls()[name]
+    fun, args = call if isinstance(call, tuple) else (name, call)
+    c = Client(tmp_path)
+    try:
+        assert c.receive()[0] == 0  # hello
+        status, out = c.call(fun, **args)
+        assert status == 0, out
+        status, out = c.call("loaded_modules")
+        loaded = set(out["result"])
+        assert {"numpy", "pydpowl"} <= loaded
+        assert not loaded & {"sklearn", "scipy", "pandas", "statsmodels", "numba"}
+    finally:
+        c.close()
 
 
 def test_worker_exits_at_end_of_file(client):

@@ -19,7 +19,10 @@
 * Solver smoothing (:func:`smoothing_share`, :func:`smoothing_rate`): the
   objective-perturbation proofs hold for the exact minimiser; the certified
   solver returns a point within ``r`` of it, which an extra output noise of
-  rate ``epsilon_s / (2 r)`` covers (docs/dppack_family.md).
+  rate ``epsilon_s / (2 r)`` covers (docs/dppack_family.md). It is drawn
+  (:func:`sample_smoothing_noise`) from a generator derived from the stream's
+  state without advancing it (:func:`derived_generator`), so an R stream ends
+  where DPpack's does.
 * The exponential mechanism (:func:`exponential_mechanism`), by inversion with
   one uniform draw as DPpack's ``ExponentialMechanism``.
 
@@ -42,6 +45,7 @@ pure: they take the generator as ``rng=`` and keep nothing.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
@@ -70,6 +74,9 @@ __all__ = [
     "sample_isotropic_gaussian",
     "smoothing_share",
     "smoothing_rate",
+    "SMOOTHING_DOMAIN",
+    "derived_generator",
+    "sample_smoothing_noise",
     "exponential_mechanism",
 ]
 
@@ -494,22 +501,33 @@ def sample_isotropic_gaussian(dim: int, variance: float, *, rng: Any) -> NDArray
     diag(dim))`` draw for draw: ``rnorm(dim)`` rotated by the eigenvectors R's
     ``eigen(Sigma, symmetric = TRUE)`` returns (LAPACK's ``dsyevr``, reversed to
     decreasing eigenvalues; for a multiple of the identity a signed permutation,
-    so the rotation is exact). With a numpy Generator: ``sqrt(variance) *
-    standard_normal(dim)``, the same law.
+    so the rotation is exact: :func:`_r_identity_rotation`). With a numpy
+    Generator: ``sqrt(variance) * standard_normal(dim)``, the same law.
     """
     dim = check_int("dim", dim, minimum=1)
     variance = check_positive("variance", variance)
     if is_r_stream(rng):
-        from scipy.linalg import eigh
-
-        values, vectors = eigh(variance * np.eye(dim), lower=True, driver="evr")
-        values, vectors = values[::-1], vectors[:, ::-1]  # R orders eigenvalues decreasingly
-        tol = 1e-6
-        if not np.all(values >= -tol * abs(values[0])):  # MASS's positive-definiteness check
-            raise ValueError("the covariance is not positive definite.")
         z = np.asarray(rng.rnorm(dim), dtype=np.float64)
-        return (vectors * np.sqrt(np.maximum(values, 0.0))) @ z
+        return math.sqrt(variance) * _r_identity_rotation(z)
     return math.sqrt(variance) * rng.standard_normal(dim)
+
+
+def _r_identity_rotation(z: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``V z`` for the eigenvectors ``V`` R's ``eigen(c * diag(d), symmetric = TRUE)`` returns, any ``c > 0``.
+
+    LAPACK's ``dsyevr`` on a multiple of the identity gives the identity (d != 2)
+    or ``[[1, 0], [0, -1]]`` up to column order (d = 2); R reverses the columns
+    (decreasing eigenvalues). So ``V`` is the reversed identity, except
+    ``[[0, -1], [1, 0]]`` for d = 2, and ``V z`` is ``z`` reversed (with the one
+    sign for d = 2). Entries are 0 and +-1, so ``MASS::mvrnorm``'s product
+    ``V diag(sqrt(c)) z`` is exactly ``sqrt(c)`` times this. Checked against R's
+    ``eigen`` and scipy's ``eigh(driver="evr")`` for d = 1..79 and several c
+    (tests/test_mechanisms.py, tests/test_r_reference_dppack_family.py); no scipy
+    is needed at run time.
+    """
+    if z.shape[0] == 2:
+        return np.array([-z[1], z[0]])
+    return z[::-1].copy()
 
 
 def sample_kst_noise(calibration: KSTCalibration, *, rng: Any) -> NDArray[np.float64]:
@@ -558,6 +576,45 @@ def smoothing_rate(*, epsilon: float, error_radius: float) -> float:
     eps = check_positive("epsilon", epsilon)
     r = check_positive("error_radius", error_radius)
     return eps / (2.0 * r)
+
+
+#: domain tag of the generator the solver-smoothing noise is drawn from (:func:`sample_smoothing_noise`)
+SMOOTHING_DOMAIN = "pydpowl/solver-smoothing/v1"
+
+
+def derived_generator(rng: Any, *, domain: str) -> np.random.Generator:
+    """A numpy Generator for draws that must not advance ``rng``: ``rng`` itself if it is one.
+
+    For an R-compatible stream (anything with ``get_state()``, e.g.
+    :class:`pydpowl.RRandom`) the generator is PCG64 seeded with the SHA-256
+    digest of ``domain`` and the stream's current state (R's 626 integers,
+    little-endian int32): a deterministic function of the state that leaves it
+    untouched. The same ``set.seed`` gives the same draws (reproducible), and
+    the stream's later draws are exactly those it would have made without them
+    (``.Random.seed`` ends where DPpack's does). The derived draws are as secret
+    as the state itself: whoever holds the state can recompute them, as they can
+    recompute every draw of the stream.
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    get_state = getattr(rng, "get_state", None)
+    if not callable(get_state):
+        raise TypeError(f"rng must be a numpy Generator or an R-compatible stream with get_state(), got "
+                        f"{type(rng).__name__}.")
+    state = np.ascontiguousarray(np.asarray(get_state(), dtype=np.int64).astype("<i4"))
+    digest = hashlib.sha256(domain.encode("utf-8") + b"\0" + state.tobytes()).digest()
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int.from_bytes(digest, "little"))))
+
+
+def sample_smoothing_noise(dim: int, *, epsilon: float, error_radius: float, rng: Any) -> NDArray[np.float64]:
+    """The solver-smoothing noise of objective perturbation: rate :func:`smoothing_rate`, drawn from
+    :func:`derived_generator` (domain :data:`SMOOTHING_DOMAIN`), so an R stream is not advanced.
+
+    The one place this noise is drawn (CMS and KST alike,
+    :mod:`pydpowl.estimators._perturbation`).
+    """
+    rate = smoothing_rate(epsilon=epsilon, error_radius=error_radius)
+    return sample_output_noise(dim, rate, rng=derived_generator(rng, domain=SMOOTHING_DOMAIN))
 
 
 # ----------------------------------------------------------------------------- exponential mechanism

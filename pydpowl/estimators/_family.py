@@ -74,6 +74,11 @@ class BinaryERMClassifier(ClassifierMixin, DPEstimator):
                 "known before seeing the data.")
         return FeatureScaler.from_bounds(self.feature_bounds, n_features, self.fit_intercept)
 
+    def _bounds(self, n_features: int) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The checked ``(lower, upper)`` feature bounds."""
+        scaler = self._scaler(n_features)
+        return scaler.lower, scaler.upper
+
     def _raw_decision(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         return X @ self.coef_ + self.intercept_
 

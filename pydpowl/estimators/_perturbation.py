@@ -13,12 +13,16 @@ Two modes (``reproduce_dppack``):
 
 * ``False`` (default): every release has a proof for the answer the certified
   solver actually returns, which lies within ``r`` of the exact minimiser
-  (``r = tol / mu`` unconstrained, ``2 tol / mu`` on KST's ball). Output
+  (``r = tol / mu`` unconstrained, ``2 tol / mu`` on KST's ball, with ``mu`` the
+  public modulus of strong convexity of the solved objective: ``gamma / n +
+  Delta`` for CMS, ``(gamma + Delta) / n`` for KST). Output
   perturbation adds ``2 n tol`` to the numerator of the sensitivity (``Delta =
   (2W + 2 n tol) / gamma``); objective perturbation spends a share ``kappa``
   of the budget (:func:`pydpowl.engine.mechanisms.smoothing_share`) on an
   extra output noise of rate ``kappa epsilon / (2 r)`` drawn after the solve
-  (two more calls on an R stream: ``rgamma(1, d, .)`` then ``rnorm(d)``).
+  from a generator derived from the stream's state without advancing it
+  (:func:`pydpowl.engine.mechanisms.sample_smoothing_noise`): an R stream makes
+  exactly DPpack's draws and ends where DPpack's does.
 * ``True``: DPpack 0.2.2's arithmetic and draws exactly (validation and
   replay). Its proofs assume the exact minimiser, which no optimiser returns,
   so :class:`~pydpowl.exceptions.PrivacyLeakWarning` is emitted. For
@@ -46,7 +50,7 @@ from ..engine.mechanisms import (
     release_grid,
     round_release,
     sample_output_noise,
-    smoothing_rate,
+    sample_smoothing_noise,
     smoothing_share,
 )
 from ..engine.release import release_output_perturbation
@@ -176,13 +180,15 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
                            epsilon_prime=math.inf, rate=math.inf, sensitivity=math.nan, error_radius=math.nan,
                            n_iter=result.nit)
         if reproduce_dppack:
-            kappa, radius = 0.0, math.nan
-        else:
-            mu = gamma / n  # public lower bound on the strong convexity of F (Delta only adds)
-            radius = tol / mu
-            kappa = smoothing_share(n=n, tol=tol, error_radius=radius, strong_convexity=mu, gradient_sensitivity=2.0)
+            kappa = 0.0
+        else:  # the share depends on n tol only (r mu = tol whatever the modulus mu)
+            kappa = smoothing_share(n=n, tol=tol, error_radius=tol * n / gamma, strong_convexity=gamma / n,
+                                    gradient_sensitivity=2.0)
         eps_obj = epsilon * (1.0 - kappa)
         cal = cms_calibration(epsilon=eps_obj, gamma=gamma, c=curvature, n=n)
+        # public modulus of strong convexity of the solved objective: gamma/n from the regulariser plus the
+        # extra curvature Delta (public: a function of eps, c, gamma and n)
+        radius = math.nan if reproduce_dppack else tol / (gamma / n + cal.Delta)
         b = sample_output_noise(d, cal.rate, rng=rng)
         result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, extra_ridge=n * cal.Delta,
                                     linear=b, backend=backend)
@@ -190,7 +196,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
             noise, grid = np.zeros(d), None
             coef = _finite(result.x + noise, "objective perturbation")
         else:
-            noise = sample_output_noise(d, smoothing_rate(epsilon=epsilon * kappa, error_radius=radius), rng=rng)
+            noise = sample_smoothing_noise(d, epsilon=epsilon * kappa, error_radius=radius, rng=rng)
             grid = _smoothing_grid(epsilon * kappa, radius)
             coef = _finite(round_release(result.x, noise, grid=grid), "objective perturbation")
         return Release(coef=coef, minimiser=result.x, noise=noise, linear_term=b, epsilon=epsilon,
@@ -243,20 +249,21 @@ def release_kst(Z: NDArray[np.float64], y: NDArray[np.float64], *, gamma: float,
     n, p = Z.shape
     radius_ball = math.sqrt(p)
     if reproduce_dppack or epsilon == math.inf:
-        kappa, err = 0.0, math.nan
+        kappa = 0.0
     else:
         cal0 = kst_calibration(epsilon=epsilon, delta=delta, p=p)
-        mu = gamma / n  # public lower bound (Delta only adds)
-        err = 2.0 * tol / mu  # KKT certificate on the ball (see pydpowl.engine.solver)
-        kappa = smoothing_share(n=n, tol=tol, error_radius=err, strong_convexity=mu,
+        kappa = smoothing_share(n=n, tol=tol, error_radius=2.0 * tol * n / gamma, strong_convexity=gamma / n,
                                 gradient_sensitivity=2.0 * cal0.zeta)
     eps_obj = epsilon * (1.0 - kappa)
     cal = kst_calibration(epsilon=eps_obj, delta=delta, p=p)
+    # public modulus of strong convexity of the solved objective: (gamma + Delta)/n, Delta = 2 lambda/eps public;
+    # the KKT certificate on the ball places the answer within 2 tol/mu of the minimiser (pydpowl.engine.solver)
+    err = math.nan if kappa == 0 else 2.0 * tol / ((gamma + cal.Delta) / n)
     b = sample_kst_noise(cal, rng=rng)
     result = solve_least_squares(Z, y, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol)
     grid = None
     if kappa > 0:
-        noise = sample_output_noise(p, smoothing_rate(epsilon=epsilon * kappa, error_radius=err), rng=rng)
+        noise = sample_smoothing_noise(p, epsilon=epsilon * kappa, error_radius=err, rng=rng)
         grid = _smoothing_grid(epsilon * kappa, err)
         coef = round_release(result.x, noise, grid=grid) if np.all(np.isfinite(result.x + noise)) else result.x + noise
         norm = float(np.linalg.norm(coef))

@@ -15,8 +15,7 @@ from .._validation import check_array, check_bool, check_epsilon, check_positive
     feature_names_of, resolve_rng
 from ..engine.mechanisms import kst_calibration
 from ..engine.preprocessing import FeatureScaler
-from ..engine.release import warn_reproduce_dppack
-from ._perturbation import release_kst
+from ._family_core import fit_linear_regression
 
 __all__ = ["DPLinearRegression", "check_target_bounds"]
 
@@ -155,33 +154,18 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         n, p = X.shape
         y = check_vector("y", y, length=n)
         scaler = FeatureScaler.from_bounds(self.feature_bounds, p, self.fit_intercept)
-        if self.reproduce_dppack:
-            warn_reproduce_dppack("DPLinearRegression")
-        rng = resolve_rng(self.random_state)
-        off = int(self.fit_intercept)
-        d = p + off
-        Z = np.empty((n, d))  # DPpack: clip, bias column first, then t(t(X)/scale.X); no sqrt(p)
-        Z[:, 0] = 1.0
-        np.minimum(np.maximum(X, scaler.lower, out=Z[:, off:]), scaler.upper, out=Z[:, off:])
-        n_clipped_x = int(np.count_nonzero(Z[:, off:] != X))
-        Z /= scaler.column_scale
-        yc = np.clip(y, lo_y, hi_y)
-        n_clipped_y = int(np.count_nonzero(yc != y))
-        if self.fit_intercept:  # DPpack: centre at the middle of the bounds, then into [-p, p]
-            shift, scale = lo_y + (hi_y - lo_y) / 2.0, (hi_y - lo_y) / (2.0 * d)
-        else:
-            shift, scale = 0.0, max(abs(lo_y), abs(hi_y)) / d
-        if not scale > 0:
-            raise ValueError(f"target_bounds={self.target_bounds!r} give a target scale of 0; without an intercept "
-                             "max(|lower|, |upper|) must be > 0.")
-        release = release_kst(Z, (yc - shift) / scale, gamma=gamma, epsilon=eps, delta=delta, tol=tol,
-                              reproduce_dppack=bool(self.reproduce_dppack), rng=rng)
-        full = release.coef / scaler.column_scale * scale  # DPpack: coeff/scale.X*scale.y, then shift
+        fit = fit_linear_regression(X, y, epsilon=eps, delta=delta, gamma=gamma,
+                                    feature_bounds=(scaler.lower, scaler.upper), target_bounds=(lo_y, hi_y),
+                                    fit_intercept=bool(self.fit_intercept),
+                                    reproduce_dppack=bool(self.reproduce_dppack), tol=tol,
+                                    rng=resolve_rng(self.random_state))
+        release, full, d = fit.release, fit.coeff, scaler.n_coefficients
+        shift, scale = fit.target_shift, fit.target_scale
         if self.fit_intercept:
-            full[0] = full[0] + shift
             self.intercept_, self.coef_ = float(full[0]), full[1:].copy()
         else:
             self.intercept_, self.coef_ = 0.0, full.copy()
+        n_clipped_x, n_clipped_y = fit.n_clipped_features, fit.n_clipped_targets
         cal = kst_calibration(epsilon=release.epsilon_objective, delta=delta, p=d)
         self.dppack_coeff_ = full
         self.scaled_coef_ = release.coef

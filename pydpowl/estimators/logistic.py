@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_array, check_binary_target, feature_names_of, resolve_rng
-from ..engine.losses import LogisticLoss, sigmoid
+from ..engine.losses import sigmoid
 from ._family import BinaryERMClassifier, check_common_settings, store_release
-from ..engine.release import warn_reproduce_dppack
-from ._perturbation import release_cms
+from ._family_core import DPPACK_OPTIMIZER_GAMMA, fit_classifier
 
 __all__ = ["DPLogisticRegression", "DPPACK_OPTIMIZER_GAMMA"]
 
-#: the gamma DPpack 0.2.2's LogisticRegressionDP optimiser uses whatever gamma is given: its
-#: optimize_coeff passes ``gamma = gamma``, which R finds as the ``gamma <- 1`` that the package's
-#: R/StatModels_test.R leaves in the DPpack namespace
-DPPACK_OPTIMIZER_GAMMA = 1.0
+#: DPPACK_OPTIMIZER_GAMMA: the gamma DPpack 0.2.2's LogisticRegressionDP optimiser uses (defined in ._family_core)
 
 
 class DPLogisticRegression(BinaryERMClassifier):
@@ -119,27 +114,16 @@ class DPLogisticRegression(BinaryERMClassifier):
         """:meth:`fit` for a checked float array and labels in {-1, 1}."""
         eps, gamma, perturbation, tol = check_common_settings(self)
         n, p = X.shape
-        scaler = self._scaler(p)
-        optimizer_gamma = None
-        if self.reproduce_dppack:
-            optimizer_gamma = DPPACK_OPTIMIZER_GAMMA
-            extra = ""
-            if gamma > DPPACK_OPTIMIZER_GAMMA and eps < math.inf:
-                extra = (f"With gamma={gamma!r} > 1 DPpack's optimiser regularises with gamma = 1 while the noise "
-                         "assumes gamma: the release is less private than claimed.")
-            warn_reproduce_dppack("DPLogisticRegression", extra=extra)
-        rng = resolve_rng(self.random_state)
-        Z, n_clipped = scaler.transform_checked(X, self.backend)
-        release = release_cms(Z, y_pm, np.ones(n), loss=LogisticLoss(), gamma=gamma, epsilon=eps,
-                              perturbation=perturbation, curvature=0.25, weights_upper_bound=1.0, tol=tol,
-                              reproduce_dppack=bool(self.reproduce_dppack), rng=rng, optimizer_gamma=optimizer_gamma,
-                              backend=self.backend)
+        fit = fit_classifier(X, y_pm, None, model="logistic", epsilon=eps, gamma=gamma, perturbation=perturbation,
+                             feature_bounds=self._bounds(p), fit_intercept=bool(self.fit_intercept),
+                             reproduce_dppack=bool(self.reproduce_dppack), tol=tol, backend=self.backend,
+                             rng=resolve_rng(self.random_state))
         self.classes_ = np.asarray(classes)
-        self.scaler_ = scaler
-        store_release(self, release, scaler, split_intercept=True)
+        self.scaler_ = fit.scaler
+        store_release(self, fit.release, fit.scaler, split_intercept=True)
         self.n_features_in_ = p
         self.n_samples_ = n
-        self.n_clipped_features_ = n_clipped
+        self.n_clipped_features_ = fit.n_clipped_features
         return self
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:

@@ -7,13 +7,10 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_array, check_binary_target, check_int, check_positive, check_vector, \
-    feature_names_of, resolve_rng
-from ..engine.losses import HuberHingeLoss
-from ..engine.preprocessing import RandomFourierFeatures
+from .._validation import check_array, check_binary_target, check_int, check_positive, feature_names_of, \
+    resolve_rng
 from ._family import BinaryERMClassifier, check_common_settings, resolve_optional_positive, store_release
-from ..engine.release import warn_reproduce_dppack
-from ._perturbation import release_cms
+from ._family_core import classifier_decision, fit_classifier
 
 __all__ = ["DPSVM", "KERNELS"]
 
@@ -199,56 +196,25 @@ class DPSVM(BinaryERMClassifier):
         """:meth:`fit` for a checked float array and labels already in {-1, 1} (``classes`` gives their names)."""
         eps, gamma, perturbation, tol, h, kernel, D, kp, W = self._settings()
         n, p = X.shape
-        w, W_used, n_clipped_w = self._weights(sample_weight, n, perturbation, W)
-        if self.reproduce_dppack:
-            warn_reproduce_dppack("DPSVM")
-        rng = resolve_rng(self.random_state)
-        if kernel == "linear":
-            scaler = self._scaler(p)
-            Z, n_clipped_x = scaler.transform_checked(X, self.backend)
-            features = None
-        else:
-            kp = 1.0 / p if kp is None else kp  # DPpack: 1/ncol(X), before the bias column
-            Xb = np.column_stack([np.ones(n), X]) if self.fit_intercept else X
-            features = RandomFourierFeatures.sample(Xb.shape[1], D, kp, rng=rng)
-            scaler = features.scaler()
-            Z, _ = scaler.transform_checked(features.transform(Xb))
-            n_clipped_x = 0
-        release = release_cms(Z, y_pm, w, loss=HuberHingeLoss(h), gamma=gamma, epsilon=eps,
-                              perturbation=perturbation, curvature=1.0 / (2.0 * h), weights_upper_bound=W_used,
-                              tol=tol, reproduce_dppack=bool(self.reproduce_dppack), rng=rng,
-                              backend=self.backend)
+        fit = fit_classifier(X, y_pm, sample_weight, model="svm", epsilon=eps, gamma=gamma, perturbation=perturbation,
+                             feature_bounds=None if kernel == "gaussian" else self._bounds(p),
+                             fit_intercept=bool(self.fit_intercept), kernel=kernel, n_components=D, kernel_param=kp,
+                             huber_h=h, weights_upper_bound=W, reproduce_dppack=bool(self.reproduce_dppack), tol=tol,
+                             backend=self.backend, rng=resolve_rng(self.random_state))
         self.classes_ = np.asarray(classes)
-        self.random_features_ = features
-        self.kernel_param_ = None if features is None else features.kernel_param
-        self.scaler_ = scaler
-        store_release(self, release, scaler, split_intercept=kernel == "linear")
+        self.random_features_ = fit.features
+        self.kernel_param_ = None if fit.features is None else fit.features.kernel_param
+        self.scaler_ = fit.scaler
+        store_release(self, fit.release, fit.scaler, split_intercept=kernel == "linear")
         self.n_features_in_ = p
         self.n_samples_ = n
-        self.n_clipped_features_ = n_clipped_x
-        self.n_clipped_weights_ = n_clipped_w
-        self.weights_upper_bound_ = W_used
+        self.n_clipped_features_ = fit.n_clipped_features
+        self.n_clipped_weights_ = fit.n_clipped_weights
+        self.weights_upper_bound_ = fit.weights_upper_bound
         return self
-
-    def _weights(self, sample_weight, n: int, perturbation: str, W: Optional[float]):
-        if sample_weight is None:
-            return np.ones(n), 1.0, 0  # DPpack: weights.upper.bound <- 1 without weights
-        if perturbation != "output":
-            raise ValueError("sample_weight is supported with perturbation='output' only (DPpack: \"Weighted SVM "
-                             "is only implemented for output perturbation\"); got perturbation='objective'.")
-        if W is None:
-            raise ValueError("weights_upper_bound must be given with sample_weight (the public bound W on every "
-                             "weight), got weights_upper_bound=None.")
-        w = check_vector("sample_weight", sample_weight, length=n)
-        neg = w < 0
-        if neg.any():
-            raise ValueError(f"sample_weight must be non-negative; {int(neg.sum())} of {n} entries are negative "
-                             f"(first at position {int(np.flatnonzero(neg)[0])}).")
-        over = w > W
-        return np.where(over, W, w), W, int(over.sum())
 
     def _raw_decision(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.random_features_ is None:
             return X @ self.coef_ + self.intercept_
-        Xb = np.column_stack([np.ones(X.shape[0]), X]) if self.fit_intercept else X
-        return self.random_features_.transform(Xb) @ self.dppack_coeff_
+        return classifier_decision(X, self.dppack_coeff_, fit_intercept=bool(self.fit_intercept),
+                                   features=self.random_features_)

@@ -28,18 +28,17 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.base import clone
 
 from .._validation import check_array, check_binary_target, check_bool, check_vector, resolve_rng
 from ..engine.mechanisms import exponential_mechanism
 from ..exceptions import PrivacyLeakWarning
 
 __all__ = ["ModelSelection", "tune_classification_model", "tune_linear_regression_model", "split_rows",
-           "regression_scores"]
+           "regression_scores", "select_on_validation", "squared_error_score"]
 
 
 @dataclass(frozen=True)
@@ -86,9 +85,40 @@ def _candidates(models: Sequence[Any]) -> list:
     return list(models)
 
 
-def _select(scores: np.ndarray, fitted: list, *, sensitivity: float, rng: Any, n_val: int) -> ModelSelection:
-    eps_sel = fitted[0].epsilon
-    k = exponential_mechanism(-scores, epsilon=eps_sel, sensitivity=sensitivity, rng=rng)
+def select_on_validation(n: int, m: int, fit: Callable[[int, np.ndarray], Any],
+                         score: Callable[[Any, np.ndarray], float], *, epsilon: float, sensitivity: float,
+                         rng: Any) -> Tuple[int, List[Any], np.ndarray]:
+    """DPpack's tuning loop, for any kind of candidate (scikit-learn free).
+
+    ``fit(i, rows)`` fits candidate ``i`` (0-based) privately on its rows (:func:`split_rows`) and returns it;
+    ``score(fitted, validation_rows)`` is its score (smaller is better; PRIVATE, seen only by the mechanism).
+    Candidates are fitted in turn, then scored, then one is chosen by the exponential mechanism on minus the
+    scores with ``epsilon`` (the first candidate's, as DPpack) and ``sensitivity``; one stream ``rng`` serves
+    the fits (through ``fit``) and the selection's uniform, DPpack's order.
+
+    Returns
+    -------
+    (index, fitted candidates, validation rows)
+    """
+    parts, val = split_rows(n, m)
+    fitted = [fit(i, rows) for i, rows in enumerate(parts)]
+    scores = np.array([float(score(f, val)) for f in fitted])
+    k = exponential_mechanism(-scores, epsilon=epsilon, sensitivity=sensitivity, rng=rng)
+    return k, fitted, val
+
+
+def squared_error_score(prediction: np.ndarray, y: np.ndarray, target_bounds: Tuple[float, float], *,
+                        clip: bool = True) -> float:
+    """Sum of squared validation errors (PRIVATE). With ``clip`` the targets and predictions are clipped to
+    ``target_bounds`` first, so one row changes it by at most ``(ub - lb)^2``; without it (DPpack) by any
+    amount."""
+    lo, hi = target_bounds
+    if clip:
+        y, prediction = np.clip(y, lo, hi), np.clip(prediction, lo, hi)
+    return float(np.sum((y - prediction) ** 2))
+
+
+def _selection(k: int, fitted: list, *, sensitivity: float, n_val: int) -> ModelSelection:
     return ModelSelection(model=fitted[k], index=k, models=tuple(fitted),
                           epsilon=float(max(float(m.epsilon) for m in fitted)), sensitivity=sensitivity,
                           n_validation=n_val)
@@ -118,6 +148,8 @@ def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike,
     -------
     ModelSelection
     """
+    from sklearn.base import clone
+
     from ..estimators.svm import DPSVM
 
     cands = _candidates(models)
@@ -125,22 +157,25 @@ def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike,
     n = X.shape[0]
     classes, y_pm = check_binary_target("y", y, length=n, classes=classes)
     w = None if sample_weight is None else check_vector("sample_weight", sample_weight, length=n)
-    parts, val = split_rows(n, len(cands))
+    split_rows(n, len(cands))
     rng = resolve_rng(random_state)
-    fitted = []
-    for est, rows in zip(cands, parts):
-        model = clone(est)
+
+    def fit(i: int, rows: np.ndarray) -> Any:
+        model = clone(cands[i])
         model.set_params(random_state=rng)  # after clone: the stream itself, not a copy
         if isinstance(model, DPSVM):
-            model._fit_checked(X[rows], y_pm[rows], None if w is None else w[rows], classes)
-        elif w is not None:
+            return model._fit_checked(X[rows], y_pm[rows], None if w is None else w[rows], classes)
+        if w is not None:
             raise ValueError(f"sample_weight is supported for DPSVM candidates only, got {type(model).__name__}.")
-        else:
-            model._fit_checked(X[rows], y_pm[rows], classes)
-        fitted.append(model)
-    truth = np.where(y_pm[val] > 0, classes[1], classes[0])
-    scores = np.array([float(np.count_nonzero(m.predict(X[val]) != truth)) for m in fitted])
-    return _select(scores, fitted, sensitivity=1.0, rng=rng, n_val=val.size)
+        return model._fit_checked(X[rows], y_pm[rows], classes)
+
+    def misclassified(model: Any, val: np.ndarray) -> float:
+        truth = np.where(y_pm[val] > 0, classes[1], classes[0])
+        return float(np.count_nonzero(model.predict(X[val]) != truth))
+
+    k, fitted, val = select_on_validation(n, len(cands), fit, misclassified, epsilon=cands[0].epsilon,
+                                          sensitivity=1.0, rng=rng)
+    return _selection(k, fitted, sensitivity=1.0, n_val=val.size)
 
 
 def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike, *, random_state: Any = None,
@@ -181,18 +216,26 @@ def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLi
         warnings.warn("tune_linear_regression_model(reproduce_dppack=True) scores unclipped targets and "
                       "predictions as DPpack does: the sensitivity (ub_y - lb_y)^2 does not cover rows outside "
                       "the target bounds.", PrivacyLeakWarning, stacklevel=2)
+    from sklearn.base import clone
+
     X = check_array("X", X)
     n = X.shape[0]
     y = check_vector("y", y, length=n)
-    parts, val = split_rows(n, len(cands))
+    split_rows(n, len(cands))
     rng = resolve_rng(random_state)
-    fitted = []
-    for est, rows in zip(cands, parts):
-        model = clone(est)
+
+    def fit(i: int, rows: np.ndarray) -> Any:
+        model = clone(cands[i])
         model.set_params(random_state=rng)
-        fitted.append(model.fit(X[rows], y[rows]))
-    scores = regression_scores(fitted, X[val], y[val], (lo, hi), clip=not reproduce_dppack)
-    return _select(scores, fitted, sensitivity=(hi - lo) * (hi - lo), rng=rng, n_val=val.size)
+        return model.fit(X[rows], y[rows])
+
+    def sse(model: Any, val: np.ndarray) -> float:
+        return squared_error_score(model.predict(X[val]), y[val], (lo, hi), clip=not reproduce_dppack)
+
+    sens = (hi - lo) * (hi - lo)
+    k, fitted, val = select_on_validation(n, len(cands), fit, sse, epsilon=cands[0].epsilon, sensitivity=sens,
+                                          rng=rng)
+    return _selection(k, fitted, sensitivity=sens, n_val=val.size)
 
 
 def regression_scores(models: Sequence[Any], X: np.ndarray, y: np.ndarray, target_bounds: Tuple[float, float], *,
@@ -202,12 +245,4 @@ def regression_scores(models: Sequence[Any], X: np.ndarray, y: np.ndarray, targe
     With ``clip`` the targets and predictions are clipped to ``target_bounds`` first, so one row changes a
     score by at most ``(ub - lb)^2``; without it (DPpack) by any amount.
     """
-    lo, hi = target_bounds
-    yv = np.clip(y, lo, hi) if clip else y
-    out = []
-    for m in models:
-        pred = m.predict(X)
-        if clip:
-            pred = np.clip(pred, lo, hi)
-        out.append(float(np.sum((yv - pred) ** 2)))
-    return np.array(out)
+    return np.array([squared_error_score(m.predict(X), y, target_bounds, clip=clip) for m in models])

@@ -14,8 +14,11 @@ advanced state goes back to R. The exact minimiser and the noise never leave
 Python and are not kept.
 
 Imports are local to each function so that a call loads only what it needs:
-``fit_svm`` numpy, the engine's preprocessing, solver and mechanisms, and the
-R-compatible stream; never scikit-learn, scipy, pandas or statsmodels. numba
+the fits of DPpack's family (``svmdp_fit``, ``logistic_regression_dp_fit``,
+``linear_regression_dp_fit``, the tuning functions) numpy, the engine's
+preprocessing, solver and mechanisms, :mod:`pydpowl.dppack` with the
+estimators' scikit-learn-free cores, and the R-compatible stream; never
+scikit-learn, scipy, pandas or statsmodels. numba
 only from the worker's second fit with 5,000 rows or more (see
 :func:`_backend`): loading numba and its cached kernels costs about 1 s in a
 fresh process, more than one fit gains from them, while a session that fits
@@ -25,7 +28,6 @@ repeatedly gains that back within a few fits.
 from __future__ import annotations
 
 import warnings
-from types import SimpleNamespace
 from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
@@ -34,7 +36,10 @@ from pydpowl import _validation as v
 from pydpowl.engine.kernels import AUTO_MIN_ROWS
 from pydpowl.exceptions import DataClippedWarning
 
-__all__ = ["svm_settings", "fit_svm", "fit_owl", "propensity_logistic", "make_data", "analyze"]
+__all__ = ["svmdp_settings", "svmdp_fit", "svmdp_predict", "svmdp_features", "logistic_regression_dp_settings",
+           "logistic_regression_dp_fit", "linear_regression_dp_settings", "linear_regression_dp_fit",
+           "tune_classification_model", "tune_linear_regression_model", "fit_owl", "propensity_logistic",
+           "make_data", "analyze"]
 
 #: positions in messages count from 1, as in R
 R_INDEX = 1
@@ -98,90 +103,141 @@ def _r_whole_number(name: str, value: Any, minimum: int) -> int:
     return v.check_int(name, value, minimum=minimum)
 
 
-def _release(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray, *, feature_bounds, fit_intercept: bool,
-             epsilon: float, gamma: float, weights_upper_bound: float, huber_h: float = 0.5, C: float = 0.0,
-             tol: float = 1e-10, reproduce_dppack: bool = False, random_state: Any,
-             backend: str = "auto") -> SimpleNamespace:
-    """DPpack's svmDP (linear kernel, output perturbation): scale with the public bounds, clip the
-    weights at W (as DPpack does; counted), then the engine's one release
-    (:func:`pydpowl.engine.release.release_output_perturbation`: solve exactly, add the noise,
-    round to the release grid), mapped back to the original space.
+# ---- DPpack's ERM family: svmDP, LogisticRegressionDP, LinearRegressionDP and the tuning functions ----------
+#
+# Thin wrappers of pydpowl.dppack (the checks there speak DPpack's R names and count positions from 1; the fits
+# are the estimators' scikit-learn-free cores): here only the worker's concerns are added, the numba policy
+# (:func:`_backend`), the clipped-weights warning, and R's .Random.seed in and out (``r_state``).
 
-    Inputs are already checked (X finite, y in {-1, 1}, weights >= 0, bounds
-    valid); ``backend`` goes to the scaling and the solver. Returns an object
-    with ``coef`` (original space, intercept first, as DPpack's ``coeff``),
-    ``scaled_coef``, ``sensitivity``, ``grid``, ``n_iter``,
-    ``n_clipped_weights`` and ``n_clipped_features``.
-    """
-    from pydpowl.engine.losses import HuberHingeLoss
-    from pydpowl.engine.preprocessing import FeatureScaler
-    from pydpowl.engine.release import check_noise_scale, release_output_perturbation
+def svmdp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any, perturbation_method: Any = "objective",
+                   kernel: Any = "linear", D: Any = None, kernel_param: Any = None,
+                   huber_h: Any = 0.5) -> Dict[str, Any]:
+    """``svmDP$new()``'s settings, checked (the object is created in R)."""
+    from pydpowl import dppack
 
-    check_noise_scale(epsilon, gamma, weights_upper_bound, C)
-    lower, upper = feature_bounds
-    scaler = FeatureScaler(lower=lower, upper=upper, fit_intercept=fit_intercept)
-    Z, n_clipped_features = scaler.transform_checked(X, backend=backend)
-    over = sample_weight > weights_upper_bound
-    w = np.where(over, weights_upper_bound, sample_weight)
-    out = release_output_perturbation(Z, y, w, epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound,
-                                      loss=HuberHingeLoss(huber_h), C=C, tol=tol, reproduce_dppack=reproduce_dppack,
-                                      rng=random_state, backend=backend)
-    return SimpleNamespace(
-        coef=scaler.coef_to_original(out.coef), scaled_coef=out.coef, sensitivity=out.sensitivity, grid=out.grid,
-        n_iter=out.n_iter, n_clipped_weights=int(np.count_nonzero(over)), n_clipped_features=n_clipped_features)
+    return dppack.svmdp_settings(regularizer=regularizer, eps=eps, gamma=gamma, perturbation_method=perturbation_method,
+                                 kernel=kernel, D=D, kernel_param=kernel_param, huber_h=huber_h)
 
 
-# ---- svmDP ------------------------------------------------------------------------------------
+def logistic_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any,
+                                    perturbation_method: Any = "objective") -> Dict[str, Any]:
+    """``LogisticRegressionDP$new()``'s settings, checked."""
+    from pydpowl import dppack
 
-def svm_settings(*, eps: Any, gamma: Any, huber_h: Any) -> Dict[str, float]:
-    """``svmDP$new()``'s numeric settings: eps in (0, inf], gamma and huber.h in (0, inf)."""
-    return {"eps": v.check_epsilon(eps, "eps"), "gamma": v.check_positive("gamma", gamma),
-            "huber.h": v.check_positive("huber.h", huber_h)}
+    return dppack.logistic_regression_dp_settings(regularizer=regularizer, eps=eps, gamma=gamma,
+                                                  perturbation_method=perturbation_method)
 
 
-def fit_svm(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any, weights: Any,
-            weights_upper_bound: Any, eps: Any, gamma: Any, huber_h: Any, random_seed: Any,
-            columns: Optional[Sequence[str]] = None, reproduce_dppack: Any = False) -> Dict[str, Any]:
-    """DPpack's ``svmDP$fit()`` (linear kernel, output perturbation): the released ``coeff``.
+def linear_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, delta: Any, gamma: Any) -> Dict[str, Any]:
+    """``LinearRegressionDP$new()``'s settings, checked."""
+    from pydpowl import dppack
 
-    ``y`` in {0, 1} (DPpack's coding). Without ``weights`` the weights are 1 and
-    their bound 1, whatever ``weights.upper.bound`` says (as DPpack). Weights
-    above the bound are clipped to it with a :class:`WeightsClippedWarning`.
-    The release is floating-point safe (rounded to the release grid) unless
-    ``reproduce.dppack`` asks for DPpack's arithmetic bit for bit (validation
-    only; a :class:`~pydpowl.exceptions.PrivacyLeakWarning` says so).
-    """
-    s = svm_settings(eps=eps, gamma=gamma, huber_h=huber_h)
-    X = v.check_array("X", X, columns=_column_names(columns), index_base=R_INDEX)
-    n, p = X.shape
-    y01 = v.check_labels("y", y, length=n, allowed=(0, 1), length_of=_PER_ROW, index_base=R_INDEX,
-                         hint="DPpack's svmDP codes labels 0 and 1; for labels in {-1, 1} use (y + 1) / 2.")
-    lower, upper = v.check_bounds("bounds", (lower_bounds, upper_bounds), p, names=("lower.bounds", "upper.bounds"),
-                                  index_base=R_INDEX)
-    add_bias = v.check_bool("add.bias", add_bias)
-    if weights is None:
-        w, W = np.ones(n), 1.0
-    else:
-        if weights_upper_bound is None:
-            raise ValueError("weights.upper.bound must be given when weights are given (the public bound W on "
-                             "every weight).")
-        W = v.check_positive("weights.upper.bound", weights_upper_bound)
-        w = v.check_vector("weights", weights, length=n, length_of=_PER_ROW, index_base=R_INDEX)
-        v.check_nonnegative("weights", w, index_base=R_INDEX)
-    reproduce = v.check_bool("reproduce.dppack", reproduce_dppack)
-    if reproduce and s["eps"] != float("inf"):
-        from pydpowl.engine.release import warn_reproduce_dppack
+    return dppack.linear_regression_dp_settings(regularizer=regularizer, eps=eps, delta=delta, gamma=gamma)
 
-        warn_reproduce_dppack("svmDP", stacklevel=1)
-    rng = _r_stream(random_seed)
-    release = _release(X, 2.0 * y01 - 1.0, w, feature_bounds=(lower, upper), fit_intercept=add_bias,
-                       epsilon=s["eps"], gamma=s["gamma"], weights_upper_bound=W, huber_h=s["huber.h"],
-                       reproduce_dppack=reproduce, random_state=rng, backend=_backend(n))
-    if release.n_clipped_weights:
+
+def _warn_clipped_weights(n_clipped: int, n: int, W: Any) -> None:
+    if n_clipped:
         warnings.warn(WeightsClippedWarning(
-            f"{release.n_clipped_weights} of {n} weights exceed weights.upper.bound = {W:.7g} and were clipped "
-            "to it (as DPpack does)."))
-    return {"coeff": release.coef, "release_grid": release.grid, "random_seed": _state_out(rng)}
+            f"{n_clipped} of {n} weights exceed weights.upper.bound = {float(W):.7g} and were clipped to it "
+            "(as DPpack does)."))
+
+
+def _rows(X: Any) -> int:
+    shape = getattr(X, "shape", ())
+    return int(shape[0]) if len(shape) else 1
+
+
+def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False, weights: Any = None,
+              weights_upper_bound: Any = None, regularizer: Any = "l2", eps: Any, gamma: Any,
+              perturbation_method: Any = "objective", kernel: Any = "linear", D: Any = None, kernel_param: Any = None,
+              huber_h: Any = 0.5, r_state: Any = None, columns: Optional[Sequence[str]] = None,
+              reproduce_dppack: Any = False) -> Dict[str, Any]:
+    """``svmDP$fit()`` (:func:`pydpowl.dppack.svmdp_fit`); weights above the bound give a
+    :class:`WeightsClippedWarning`.
+
+    Output perturbation is the engine's one release
+    (:func:`pydpowl.engine.release.release_output_perturbation`), the same as
+    ``dpowl()``'s bit for bit (tests/test_rpkg_rcalls.py).
+    """
+    from pydpowl import dppack
+
+    n = _rows(X)
+    out = dppack.svmdp_fit(X, y, upper_bounds, lower_bounds, add_bias, weights, weights_upper_bound, eps=eps,
+                           gamma=gamma, regularizer=regularizer, perturbation_method=perturbation_method, kernel=kernel,
+                           D=D, kernel_param=kernel_param, huber_h=huber_h, r_state=r_state,
+                           reproduce_dppack=reproduce_dppack, columns=_column_names(columns), backend=_backend(n))
+    _warn_clipped_weights(out["n_clipped_weights"], n, weights_upper_bound)
+    return out
+
+
+def svmdp_predict(*, X: Any, coeff: Any, add_bias: Any = False, raw_value: Any = False, kernel: Any = "Gaussian",
+                  prefilter: Any = None) -> Dict[str, Any]:
+    """``svmDP$predict()`` for the Gaussian kernel (the random features are computed in one place, here)."""
+    from pydpowl import dppack
+
+    return {"values": dppack.svmdp_predict(X, coeff, add_bias, raw_value, kernel=kernel, prefilter=prefilter)}
+
+
+def svmdp_features(*, X: Any, prefilter: Any) -> Dict[str, Any]:
+    """``svmDP$XtoV()``: the random features of X."""
+    from pydpowl import dppack
+
+    if prefilter is None:
+        raise ValueError("this svmDP model has no random features (prefilter); fit it with kernel = 'Gaussian' first.")
+    return {"V": dppack.svmdp_features(X, prefilter)}
+
+
+def logistic_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False,
+                               regularizer: Any = "l2", eps: Any, gamma: Any, perturbation_method: Any = "objective",
+                               r_state: Any = None, columns: Optional[Sequence[str]] = None,
+                               reproduce_dppack: Any = False) -> Dict[str, Any]:
+    """``LogisticRegressionDP$fit()`` (:func:`pydpowl.dppack.logistic_regression_dp_fit`)."""
+    from pydpowl import dppack
+
+    return dppack.logistic_regression_dp_fit(X, y, upper_bounds, lower_bounds, add_bias, eps=eps, gamma=gamma,
+                                             regularizer=regularizer, perturbation_method=perturbation_method,
+                                             r_state=r_state, reproduce_dppack=reproduce_dppack,
+                                             columns=_column_names(columns), backend=_backend(_rows(X)))
+
+
+def linear_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False,
+                             regularizer: Any = "l2", eps: Any, delta: Any, gamma: Any, r_state: Any = None,
+                             columns: Optional[Sequence[str]] = None, reproduce_dppack: Any = False) -> Dict[str, Any]:
+    """``LinearRegressionDP$fit()`` (:func:`pydpowl.dppack.linear_regression_dp_fit`)."""
+    from pydpowl import dppack
+
+    return dppack.linear_regression_dp_fit(X, y, upper_bounds, lower_bounds, add_bias, eps=eps, delta=delta,
+                                           gamma=gamma, regularizer=regularizer, r_state=r_state,
+                                           reproduce_dppack=reproduce_dppack, columns=_column_names(columns))
+
+
+def _models(models: Any) -> list:
+    # an R list of one model arrives as a one-element list; a named list (one model's settings) as a dict
+    return [models] if isinstance(models, dict) else list(models) if models is not None else []
+
+
+def tune_classification_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any,
+                              add_bias: Any = False, weights: Any = None, weights_upper_bound: Any = None,
+                              r_state: Any = None, columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """``tune_classification_model()`` (:func:`pydpowl.dppack.tune_classification_model`)."""
+    from pydpowl import dppack
+
+    n = _rows(X)
+    out = dppack.tune_classification_model(_models(DPmodels), X, y, upper_bounds, lower_bounds, add_bias, weights,
+                                           weights_upper_bound, r_state=r_state, columns=_column_names(columns),
+                                           backend=_backend(n))
+    _warn_clipped_weights(sum(m.get("n_clipped_weights", 0) for m in out["models"]), n, weights_upper_bound)
+    return out
+
+
+def tune_linear_regression_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any,
+                                 add_bias: Any = False, r_state: Any = None,
+                                 columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """``tune_linear_regression_model()`` (:func:`pydpowl.dppack.tune_linear_regression_model`)."""
+    from pydpowl import dppack
+
+    return dppack.tune_linear_regression_model(_models(DPmodels), X, y, upper_bounds, lower_bounds, add_bias,
+                                               r_state=r_state, columns=_column_names(columns))
 
 
 # ---- dpowl ---------------------------------------------------------------------------------------

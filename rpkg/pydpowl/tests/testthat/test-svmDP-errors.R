@@ -8,16 +8,34 @@ small <- function() {
 
 new_model <- function(...) svmDP$new("l2", 1, 1, perturbation.method = "output", ...)
 
-test_that("unsupported DPpack options are refused in R, before any Python", {
-  expect_error(svmDP$new("l2", 1, 1, perturbation.method = "objective"),
-               regexp = "perturbation.method must be \"output\".*objective perturbation", class = "pydpowl_not_supported")
-  expect_error(svmDP$new("l2", 1, 1, kernel = "Gaussian", D = 20),
-               regexp = "D is not supported|kernel must be \"linear\"")
-  expect_error(svmDP$new("l2", 1, 1, kernel = "Gaussian"), regexp = "kernel must be \"linear\".*Gaussian")
-  expect_error(svmDP$new("l1", 1, 1), regexp = "regularizer must be \"l2\"", class = "pydpowl_argument_error")
-  expect_error(svmDP$new(function(coeff) sum(abs(coeff)), 1, 1), regexp = "regularizer must be .*a function")
-  expect_error(svmDP$new("l2", 1, 1, regularizer.gr = function(x) x), regexp = "regularizer.gr is not supported",
-               class = "pydpowl_error")
+test_that("a custom regularizer function is refused with a classed error naming DPpack; never replaced", {
+  for (cls in list(svmDP, LogisticRegressionDP)) {
+    err <- expect_error(cls$new(function(coeff) sum(abs(coeff)), 1, 1), class = "pydpowl_not_supported")
+    expect_match(conditionMessage(err), "does not support a custom regularizer function.*Use DPpack::")
+  }
+  expect_error(LinearRegressionDP$new(function(coeff) sum(coeff^2) / 2, 1, 0, 1), class = "pydpowl_not_supported",
+               regexp = "Use DPpack::LinearRegressionDP for a custom regularizer")
+  expect_error(svmDP$new("l1", 1, 1), regexp = "^regularizer must be 'l2' \\(pydpowl's one regularizer; for a custom ",
+               class = "pydpowl_value_error")
+  # with "l2", DPpack ignores regularizer.gr (its own help example passes one): so does pydpowl
+  m <- LinearRegressionDP$new("l2", 1, 0, 1, function(coeff) coeff)
+  expect_identical(m$regularizer.gr(c(1, 2)), c(1, 2))
+})
+
+test_that("DPpack's defaults: objective perturbation, the Gaussian kernel needs D", {
+  require_backends(dppack = FALSE)
+  expect_identical(svmDP$new("l2", 1, 1)$perturbation.method, "objective")
+  expect_identical(LogisticRegressionDP$new("l2", 1, 1)$perturbation.method, "objective")
+  expect_identical(formals(svmDP$new)$perturbation.method, formals(DPpack::svmDP$new)$perturbation.method)
+  expect_error(svmDP$new("l2", 1, 1, kernel = "Gaussian"), regexp = "^D \\(the number of random Fourier features\\) must",
+               class = "pydpowl_value_error")
+  expect_error(svmDP$new("l2", 1, 1, kernel = "gaussian", D = 5), regexp = "^kernel must be one of \\['linear', 'Gaussian'\\]")
+  expect_error(svmDP$new("l2", 1, 1, perturbation.method = "input"), regexp = "^perturbation.method must be one of")
+  d <- small()
+  m <- svmDP$new("l2", 1, 1)
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = rep(1, 20), weights.upper.bound = 1),
+               regexp = "^weights are supported with perturbation.method='output' only \\(DPpack: \"Weighted SVM is only",
+               class = "pydpowl_value_error")
 })
 
 test_that("constructor settings are checked by the engine, with Python's message and classes", {
@@ -45,8 +63,9 @@ test_that("constructor settings are checked by the engine, with Python's message
   expect_error(m$fit(d$X, d$y, d$upper, d$lower), regexp = "^eps must be in \\(0, inf\\]",
                class = "pydpowl_value_error")
   m$eps <- 1
-  m$perturbation.method <- "objective"
-  expect_error(m$fit(d$X, d$y, d$upper, d$lower), class = "pydpowl_not_supported")
+  m$perturbation.method <- "both"
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower), regexp = "^perturbation.method must be one of",
+               class = "pydpowl_value_error")
 })
 
 test_that("data errors name the argument, with counts and positions counted from 1", {
@@ -70,7 +89,7 @@ test_that("data errors name the argument, with counts and positions counted from
                regexp = "^y must be finite; it has 1 NaN and 0 infinite entries of 20 at position\\(s\\) 4\\.")
   expect_error(m$fit(d$X, 2 * d$y - 1, d$upper, d$lower),
                regexp = paste0("^y must take values in \\{0, 1\\}; 10 of 20 entries do not \\(first at position 1\\)\\. ",
-                               "DPpack's svmDP codes labels 0 and 1; for labels in \\{-1, 1\\} use \\(y \\+ 1\\) / 2\\.$"))
+                               "DPpack codes labels 0 and 1; for labels in \\{-1, 1\\} use \\(y \\+ 1\\) / 2\\.$"))
   expect_error(m$fit(d$X, factor(d$y), d$upper, d$lower), regexp = "y must be numeric labels 0 and 1.*factor",
                class = "pydpowl_argument_error")
   expect_error(m$fit(d$X, as.character(d$y), d$upper, d$lower), regexp = "^y must be numeric, got a character\\.$")
@@ -105,7 +124,8 @@ test_that("weight errors name the argument", {
   m <- new_model()
   w <- rep(1, 20)
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w),
-               regexp = "^weights.upper.bound must be given when weights are given \\(the public bound W on every weight\\)\\.$")
+               regexp = paste0("^weights.upper.bound must be given with weights \\(the public bound W on every weight\\), ",
+                               "got weights.upper.bound=None\\.$"))
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w, weights.upper.bound = 0),
                regexp = "^weights.upper.bound must be in \\(0, inf\\), got weights.upper.bound=0\\.0\\.$")
   w[5] <- -1
