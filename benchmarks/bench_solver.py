@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
-from pydpowl import DPOWL, HuberHingeLoss  # noqa: E402
+from pydpowl import DPOWL, HuberHingeLoss, prepare_owl  # noqa: E402
 from pydpowl.datasets import make_synthetic_owl  # noqa: E402
 from pydpowl.engine.solver import objective_gradient, solve_weighted_erm  # noqa: E402
 
@@ -65,7 +65,9 @@ def bench_one(n: int, *, repeats: int, gamma: float, seed: int, with_r: bool) ->
     est = DPOWL(epsilon=np.inf, gamma=gamma, weights_upper_bound=W, feature_bounds=bounds, keep_nonprivate=True,
                 weight_sensitivity=data.weight_sensitivity)
     est.fit(X, A, B, prop)  # warm-up (numba compilation, caches)
-    Z, y, w, _, _, _ = est.prepare(X, A, B, prop)
+    problem = prepare_owl(X, A, B, prop, weights_upper_bound=W, feature_bounds=bounds,
+                          weight_sensitivity=data.weight_sensitivity)
+    Z, y, w = problem.Z, problem.labels, problem.weights
     loss = HuberHingeLoss(0.5)
     row = {"n": n}
     row["py_fit"] = _best_seconds(lambda: est.fit(X, A, B, prop), repeats)

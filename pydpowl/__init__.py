@@ -37,6 +37,8 @@ __version__ = "0.1.0"
 _NAMES: Dict[str, str] = {
     "DPWeightedERM": ".estimators.werm",
     "DPOWL": ".estimators.owl",
+    "OWLProblem": ".estimators.owl",
+    "prepare_owl": ".estimators.owl",
     "DPSVM": ".estimators.svm",
     "DPLogisticRegression": ".estimators.logistic",
     "DPLinearRegression": ".estimators.linear",
@@ -94,7 +96,7 @@ _NAMES: Dict[str, str] = {
     "PrivacyLeakWarning": ".exceptions",
     "BudgetExceededError": ".exceptions",
     "ConvergenceError": ".exceptions",
-    "NotFittedError": ".exceptions",
+    "NotFittedError": "._base",
 }
 
 #: public submodules -> where they live

@@ -16,14 +16,23 @@ private estimator needs on top:
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import warnings
+from typing import Any, Dict, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
-from .exceptions import NotFittedError
+__all__ = ["DPEstimator", "NotFittedError", "check_is_fitted", "check_prediction_input", "is_fitted", "feature_names_in",
+           "store_feature_names"]
 
-__all__ = ["DPEstimator", "check_is_fitted", "check_prediction_input", "is_fitted"]
+
+class NotFittedError(_SklearnNotFittedError):
+    """An estimator was used before ``fit`` (scikit-learn's ``NotFittedError``: a ValueError and an AttributeError).
+
+    Public as ``pydpowl.NotFittedError`` and ``pydpowl.exceptions.NotFittedError``.
+    """
 
 
 def is_fitted(estimator: Any) -> bool:
@@ -54,11 +63,70 @@ def check_is_fitted(estimator: Any, attribute: str = "coef_") -> None:
         )
 
 
-def check_prediction_input(estimator: Any, X: Any) -> np.ndarray:
-    """Check ``estimator`` is fitted and ``X`` is a finite array with ``n_features_in_`` columns."""
+def feature_names_in(X: Any) -> Optional[NDArray[np.object_]]:
+    """scikit-learn's ``feature_names_in_`` of ``X``: the column names when all are strings, else None.
+
+    Raises
+    ------
+    TypeError
+        When some column names are strings and others are not (as scikit-learn).
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return None
+    names = np.asarray(list(columns), dtype=object)
+    is_str = [isinstance(c, str) for c in names]
+    if names.size and all(is_str):
+        return names
+    if any(is_str):
+        kinds = sorted({type(c).__name__ for c in names})
+        raise TypeError(f"X has column names of types {kinds}: feature names are only supported when all are "
+                        "strings; convert them all to strings (X.columns = X.columns.astype(str)), or all to a "
+                        "non-string type.")
+    return None
+
+
+def store_feature_names(estimator: Any, names: Optional[NDArray[np.object_]]) -> None:
+    """Set ``feature_names_in_`` at the end of a fit, or remove one left by an earlier fit."""
+    if names is not None:
+        estimator.feature_names_in_ = names
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+
+
+def _check_feature_names(estimator: Any, X: Any) -> None:
+    """scikit-learn's rule at prediction: warn when only one of fit and ``X`` had names, refuse other names."""
+    fitted = getattr(estimator, "feature_names_in_", None)
+    given = feature_names_in(X)
+    cls = type(estimator).__name__
+    if fitted is None and given is None:
+        return
+    if given is None:
+        warnings.warn(f"X does not have valid feature names, but {cls} was fitted with feature names", UserWarning,
+                      stacklevel=4)
+    elif fitted is None:
+        warnings.warn(f"X has feature names, but {cls} was fitted without feature names", UserWarning, stacklevel=4)
+    elif len(given) != len(fitted) or np.any(given != fitted):
+        unseen = [str(v) for v in given if v not in set(fitted)]
+        missing = [str(v) for v in fitted if v not in set(given)]
+        detail = "".join(f" {what}: {', '.join(names[:5])}{', ...' if len(names) > 5 else ''}."
+                         for what, names in (("Feature names unseen at fit time", unseen),
+                                             ("Feature names seen at fit time, yet now missing", missing)) if names)
+        raise ValueError("The feature names should match those that were passed during fit (same names, same "
+                         f"order).{detail or ' They are in another order.'}")
+
+
+def check_prediction_input(estimator: Any, X: Any, *, feature_names: bool = False) -> np.ndarray:
+    """Check ``estimator`` is fitted and ``X`` is a finite array with ``n_features_in_`` columns.
+
+    ``feature_names=True`` applies scikit-learn's rule on column names
+    (estimators that store ``feature_names_in_`` by that rule).
+    """
     from ._validation import check_array
 
     check_is_fitted(estimator)
+    if feature_names:
+        _check_feature_names(estimator, X)
     X = check_array("X", X)
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X must have {estimator.n_features_in_} columns, got {X.shape[1]}.")

@@ -12,6 +12,7 @@ The R front end calls these checks with R's argument names (``eps``,
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -24,14 +25,17 @@ __all__ = [
     "check_int",
     "check_bool",
     "check_array",
+    "check_numeric_dtype",
     "check_vector",
     "check_labels",
     "check_binary_target",
+    "binary_target_message",
     "check_both_arms",
     "check_same_length",
     "check_nonnegative",
     "check_in_interval",
     "check_bounds",
+    "check_weight_sensitivity",
     "feature_names_of",
     "resolve_rng",
     "check_choice",
@@ -119,31 +123,61 @@ def check_bool(name: str, value: Any) -> bool:
     return bool(value)
 
 
+def is_sparse(value: Any) -> bool:
+    """True for a scipy sparse matrix or array (scipy is not imported)."""
+    return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "toarray")
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, (numbers.Real, np.bool_)) or (isinstance(v, np.number) and not np.iscomplexobj(v))
+
+
+def check_numeric_dtype(name: str, dtype: np.dtype) -> None:
+    """Refuse a dtype that does not hold real numbers (in-memory and chunked checks alike).
+
+    Raises
+    ------
+    TypeError
+        For text, dates and other non-numeric dtypes.
+    ValueError
+        For complex numbers (scikit-learn's "Complex data not supported").
+    """
+    if dtype.kind in "USVMmO":
+        raise TypeError(
+            f"{name} must hold numbers, got dtype {dtype}; convert text columns and encode "
+            "categories as 0/1 columns first."
+        )
+    if dtype.kind == "c":
+        raise ValueError(f"{name} must hold real numbers, got dtype {dtype}: Complex data not supported.")
+    if dtype.kind not in "iufb":
+        raise TypeError(f"{name} must hold real numbers, got dtype {dtype}.")
+
+
 def _to_float_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be numeric array-like, got {type(value).__name__}.")
+    if is_sparse(value):
+        raise TypeError(f"{name} is a sparse matrix ({type(value).__name__}); sparse input is not supported: "
+                        f"pass a dense array ({name}.toarray()).")
     try:
         arr = np.asarray(value)
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} could not be read as a numeric array: {exc}") from None
-    if arr.dtype.kind in "USVMm":
-        raise TypeError(
-            f"{name} must hold numbers, got dtype {arr.dtype}; convert text columns and encode "
-            "categories as 0/1 columns first."
-        )
     if arr.dtype == object:
         flat = arr.ravel()
-        if not all(isinstance(v, (numbers.Real, np.number, np.bool_)) for v in flat):
-            kinds = sorted({type(v).__name__ for v in flat if not isinstance(v, (numbers.Real, np.number, np.bool_))})
+        if not all(_is_real(v) for v in flat):
+            bad = [v for v in flat if not _is_real(v)]
+            if any(np.iscomplexobj(v) for v in bad):
+                raise ValueError(f"{name} must hold real numbers, got complex values: Complex data not supported.")
+            kinds = sorted({type(v).__name__ for v in bad})
+            other = [k for k in kinds if k != "str"]
+            why = f" (float() argument must be a string or a real number, not {other[0]!r})" if other else ""
             raise TypeError(
-                f"{name} must hold numbers only, got values of type {', '.join(kinds)}; "
+                f"{name} must hold numbers only, got values of type {', '.join(kinds)}{why}; "
                 "convert text columns and encode categories as 0/1 columns first."
             )
         arr = arr.astype(np.float64)
-    if arr.dtype.kind == "b":
-        arr = arr.astype(np.float64)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}.")
+    check_numeric_dtype(name, arr.dtype)
     return np.asarray(arr, dtype=np.float64)
 
 
@@ -200,18 +234,27 @@ def check_array(name: str, value: ArrayLike, *, min_rows: int = 1, columns: Opti
         columns = feature_names_of(value)
     arr = _to_float_array(name, value)
     if arr.ndim == 1:
-        raise ValueError(
-            f"{name} must be 2-D (n_samples, n_features), got a 1-D array of length "
-            f"{arr.shape[0]}; use X.reshape(-1, 1) for a single feature."
-        )
+        raise ValueError(one_d_message(name, arr.shape[0]))
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}.")
     if arr.shape[0] < min_rows:
         raise ValueError(f"{name} must have at least {min_rows} row(s), got {arr.shape[0]}.")
     if arr.shape[1] < 1:
-        raise ValueError(f"{name} must have at least 1 column, got shape {arr.shape}.")
+        raise ValueError(no_columns_message(name, arr.shape))
     _check_finite(name, arr, columns=columns, index_base=index_base)
     return np.ascontiguousarray(arr)
+
+
+def one_d_message(name: str, length: int) -> str:
+    """The one message for a 1-D input where a 2-D one is needed (scikit-learn's "Reshape your data" inside)."""
+    return (f"{name} must be 2-D (n_samples, n_features), got a 1-D array of length {length}. Reshape your data: "
+            f"{name}.reshape(-1, 1) for a single feature, {name}.reshape(1, -1) for a single sample.")
+
+
+def no_columns_message(name: str, shape: Tuple[int, ...]) -> str:
+    """The one message for a 2-D input without columns (scikit-learn's wording inside ours)."""
+    return (f"{name} must have at least 1 column: found 0 feature(s) (shape={tuple(int(k) for k in shape)}) "
+            "while a minimum of 1 is required.")
 
 
 def check_vector(
@@ -248,11 +291,15 @@ def check_labels(
     bad = (arr != allowed[0]) & (arr != allowed[1]) if len(allowed) == 2 else ~np.isin(arr, allowed)
     if bad.any():
         first = int(np.flatnonzero(bad)[0]) + index_base
-        raise ValueError(
-            f"{name} must take values in {{{allowed[0]}, {allowed[1]}}}; {int(bad.sum())} of "
-            f"{arr.size} entries do not (first at position {first}).{' ' + hint if hint else ''}"
-        )
+        raise ValueError(labels_message(name, int(bad.sum()), arr.size, first, allowed=allowed, hint=hint))
     return arr
+
+
+def labels_message(name: str, n_bad: int, size: int, first: int, *, allowed: Tuple[Any, Any] = (-1, 1),
+                   hint: str = "") -> str:
+    """The one message for labels outside ``allowed`` (in-memory and chunked checks alike)."""
+    return (f"{name} must take values in {{{allowed[0]}, {allowed[1]}}}; {n_bad} of {size} entries do not "
+            f"(first at position {first}).{' ' + hint if hint else ''}")
 
 
 def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = None,
@@ -261,30 +308,43 @@ def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = 
 
     ``classes`` are the two sorted distinct values of ``value`` (scikit-learn's
     ``classes_``); the first maps to -1 and the second to +1, so DPpack's 0/1
-    labels map to -1/+1 as in ``svmDP``. With ``classes`` given (e.g. DPpack's
-    ``(0, 1)``), every entry must be one of them and a single class is allowed.
+    labels map to -1/+1 as in ``svmDP`` and labels -1/+1 map to themselves.
+    With ``classes`` given (e.g. DPpack's ``(0, 1)``), every entry must be one
+    of them and a single class is allowed. A column vector is accepted with
+    scikit-learn's ``DataConversionWarning``.
     """
+    if is_sparse(value):
+        raise TypeError(f"{name} is a sparse matrix ({type(value).__name__}); sparse input is not supported.")
+    if value is None:
+        raise ValueError(f"{name} must be array-like (the class labels): this estimator requires {name} to be "
+                         f"passed, but the target {name} is None.")
     arr = np.asarray(value)
     if arr.ndim == 2 and 1 in arr.shape:
+        if arr.shape[1] == 1 and arr.shape[0] > 1:
+            from sklearn.exceptions import DataConversionWarning  # only here: the R worker never loads sklearn
+
+            warnings.warn(f"A column-vector {name} was passed when a 1d array was expected. Please change the "
+                          f"shape of {name} to (n_samples, ), for example using ravel().",
+                          DataConversionWarning, stacklevel=3)
         arr = arr.ravel()
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}.")
     if length is not None and arr.shape[0] != length:
         raise ValueError(f"{name} must have length {length}, got length {arr.shape[0]}.")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite; it has {int((~np.isfinite(arr)).sum())} non-finite entries.")
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} must hold real numbers or labels, got dtype {arr.dtype}: Complex data not supported.")
+    if arr.dtype.kind == "f":
+        _check_finite(name, arr)
     if classes is None:  # the two values without sorting n labels (np.unique sorts)
-        if arr.size == 0:
-            raise ValueError(f"{name} must take exactly two distinct values (a binary classifier), got 0.")
-        other = arr != arr[0]
-        n_values = 1 if not other.any() else 2
+        other = arr != arr[0] if arr.size else arr.astype(bool)
+        n_values = 0 if not arr.size else 1 if not other.any() else 2
         if n_values == 2:
             second = arr[int(np.argmax(other))]
             if not np.all(other <= (arr == second)):  # a value that is neither
                 n_values = 3
         if n_values != 2:
-            raise ValueError(f"{name} must take exactly two distinct values (a binary classifier), got "
-                             f"{'more than 2' if n_values == 3 else 1}.")
+            continuous = n_values == 3 and arr.dtype.kind == "f" and bool(np.any(arr != np.floor(arr)))
+            raise ValueError(binary_target_message(name, n_values, continuous=continuous))
         found = np.sort(np.array([arr[0], second], dtype=arr.dtype))
     else:
         found = np.asarray(classes)
@@ -295,15 +355,30 @@ def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = 
     return found, np.where(arr == found[1], 1.0, -1.0)
 
 
+def binary_target_message(name: str, n_values: int, *, continuous: bool = False) -> str:
+    """The one message for labels that are not two classes (``n_values``: 0, 1, or 3 for "more than 2").
+
+    Contains scikit-learn's "1 class" and, for non-integer values (a regression
+    target), its "Unknown label type: 'continuous'".
+    """
+    got = {0: "0 (no labels)", 1: "1 class"}.get(n_values, "more than 2")
+    extra = (" Unknown label type: 'continuous' (non-integer values, as of a regression target)."
+             if continuous else "")
+    return f"{name} must take exactly two distinct values (a binary classifier), got {got}.{extra}"
+
+
 def check_both_arms(name: str, labels: NDArray[np.float64]) -> None:
     """Raise unless ``labels`` (already checked to lie in {-1, 1}) contain both values.
 
     A treatment rule or propensity model cannot be learned from one arm.
     """
     if labels.size and np.all(labels == labels[0]):
-        raise ValueError(
-            f"{name} must contain both arms -1 and 1; all {labels.size} entries are {int(labels[0]):+d}."
-        )
+        raise ValueError(one_arm_message(name, labels.size, int(labels[0])))
+
+
+def one_arm_message(name: str, size: int, arm: int) -> str:
+    """The one message for treatments that all lie in the arm ``arm`` (in-memory and chunked checks alike)."""
+    return f"{name} must contain both arms -1 and 1; all {size} entries are {arm:+d}."
 
 
 def check_same_length(names: Sequence[str], lengths: Sequence[int]) -> None:
@@ -323,10 +398,13 @@ def check_nonnegative(name: str, arr: NDArray[np.float64], *, why: str = "", hin
     negative = arr < 0
     if negative.any():
         first = int(np.flatnonzero(negative)[0]) + index_base
-        raise ValueError(
-            f"{name} must be non-negative{' (' + why + ')' if why else ''}; {int(negative.sum())} of {arr.size} "
-            f"entries are negative (first at position {first}).{' ' + hint if hint else ''}"
-        )
+        raise ValueError(nonnegative_message(name, int(negative.sum()), arr.size, first, why=why, hint=hint))
+
+
+def nonnegative_message(name: str, n_negative: int, size: int, first: int, *, why: str = "", hint: str = "") -> str:
+    """The one message for negative entries (in-memory and chunked checks alike); see :func:`check_nonnegative`."""
+    return (f"{name} must be non-negative{' (' + why + ')' if why else ''}; {n_negative} of {size} "
+            f"entries are negative (first at position {first}).{' ' + hint if hint else ''}")
 
 
 def check_in_interval(name: str, arr: NDArray[np.float64], low: float, high: float, *, low_open: bool = True,
@@ -399,6 +477,18 @@ def check_bounds(
             raise ValueError(f"max(|{lo}|, |{up}|) must be > 0 for every feature (used as its scale); it is 0 at "
                              f"position(s) {_positions(zero, index_base)}.")
     return lower, upper
+
+
+def check_weight_sensitivity(value: Any, name: str = "C") -> float:
+    """C of Theorem 7 (the bound on the total change of the other records' weights) as a float in ``[0, inf)``.
+
+    The one check of a stated C: :class:`pydpowl.DPWeightedERM`'s ``C``,
+    :class:`pydpowl.DPOWL`'s numeric ``weight_sensitivity`` and the
+    sensitivity formula all use it.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (0 <= float(value) < np.inf):
+        raise ValueError(f"{name} must be in [0, inf), got {name}={value!r}.")
+    return float(value)
 
 
 def feature_names_of(X: Any) -> Optional[list]:

@@ -67,10 +67,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import (check_array, check_both_arms, check_bounds, check_choice, check_labels, check_positive,
-                          check_probability, check_vector, feature_names_of, resolve_rng)
+                          check_probability, check_vector, check_weight_sensitivity, feature_names_of, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
-from .engine.preprocessing import FeatureScaler
-from .estimators.owl import DPOWL, owl_weights
+from .estimators.owl import DPOWL, prepare_owl
 from .privacy.accountant import BudgetAccountant
 from .privacy.selection import select_gamma_privately, transfer_gamma
 from .privacy.value_estimate import PrivateValue, private_value
@@ -216,9 +215,7 @@ def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_
         only: the composition argument); Proposition 8's C for a model fitted
         non-privately on the same rows.
     """
-    C = float(weight_sensitivity)
-    if not (C >= 0 and math.isfinite(C)):
-        raise ValueError(f"weight_sensitivity must be in [0, inf), got weight_sensitivity={weight_sensitivity!r}.")
+    C = check_weight_sensitivity(weight_sensitivity, "weight_sensitivity")
     model = DPOWL(epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound,
                   feature_bounds=feature_bounds, huber_h=huber_h, weight_sensitivity=C, random_state=random_state)
     return model.fit(X, treatment, benefit, propensity_received)  # the stated C travels with the propensities
@@ -528,9 +525,11 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     selection = None
     if tune:
         with learn_acc.release(eps["selection"], label=RELEASE_NAMES["selection"]):
-            Z, _ = FeatureScaler.from_bounds(feature_bounds, p).transform_checked(X[learn])
-            w, _ = owl_weights(shifted[learn], p_received[learn], W)  # each weight: its own record only (C = 0)
-            chosen, n_part = select_gamma_privately(Z, A[learn], w, rng.permutation(n_learn), grid,
+            # each weight depends on its own record only (C = 0)
+            problem = prepare_owl(X[learn], A[learn], shifted[learn], p_received[learn], weights_upper_bound=W,
+                                  feature_bounds=feature_bounds, weight_sensitivity=0.0)
+            chosen, n_part = select_gamma_privately(problem.Z, problem.labels, problem.weights,
+                                                    rng.permutation(n_learn), grid,
                                                     epsilon=eps["selection"], weights_upper_bound=W,
                                                     huber_h=huber_h, rng=rng)
         gamma = transfer_gamma(chosen, transfer="bound", n_part=n_part, epsilon_select=eps["selection"],

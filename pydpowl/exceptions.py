@@ -3,11 +3,17 @@
 Every class here states a guarantee that was weakened or refused, so callers can
 filter on them (``warnings.simplefilter("error", PrivacyLeakWarning)``) or catch
 them without parsing messages.
+
+:class:`NotFittedError` is scikit-learn's, subclassed in :mod:`pydpowl._base`
+and re-exported here on first use, so that importing this module does not load
+scikit-learn (the R front end's worker imports it and never loads scikit-learn).
 """
 
 from __future__ import annotations
 
-__all__ = [
+from typing import Any
+
+__all__ = [  # noqa: F822 (NotFittedError: module __getattr__ below)
     "PrivacyLeakWarning",
     "ConvergenceError",
     "NotFittedError",
@@ -33,13 +39,17 @@ class ConvergenceError(RuntimeError):
     """
 
 
-class NotFittedError(ValueError, AttributeError):
-    """An estimator was used before ``fit``."""
-
-
 class BudgetExceededError(ValueError):
     """A release would spend more privacy budget than remains."""
 
 
 class DataClippedWarning(UserWarning):
     """Values were clipped to their public bounds by design (counted in the result)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NotFittedError":  # defined beside the estimator base, which loads scikit-learn anyway
+        from ._base import NotFittedError
+
+        return NotFittedError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,6 +27,8 @@ __all__ = [
     "association_test",
     "allocation_test",
     "received_propensity",
+    "received_propensity_outside",
+    "received_propensity_error",
     "arm_propensity",
     "ipw_values",
 ]
@@ -53,13 +55,23 @@ def received_propensity(propensity: Any, treatment: NDArray[np.float64]) -> NDAr
             raise ValueError(f"propensity (the probability of treatment +1) must be in (0, 1), got propensity={pi!r}.")
         return np.where(treatment > 0, pi, 1.0 - pi)
     p = check_vector("propensity", propensity, length=treatment.shape[0])
-    bad = (p <= 0) | (p > 1)
+    bad = received_propensity_outside(p)
     if bad.any():
-        raise ValueError(
-            f"propensity must be in (0, 1] (P(A_i | x_i) of the received treatment); "
-            f"{int(bad.sum())} of {p.size} entries are outside (first at position {int(np.flatnonzero(bad)[0])})."
-        )
+        raise received_propensity_error(int(bad.sum()), p.size, int(np.flatnonzero(bad)[0]))
     return p
+
+
+def received_propensity_outside(p: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Where an array of P(A_i | x_i) of the received treatment is not in (0, 1] (the one range rule)."""
+    return (p <= 0) | (p > 1)
+
+
+def received_propensity_error(n_outside: int, size: int, first: int) -> ValueError:
+    """The error for propensities outside (0, 1], from counts (in-memory and chunked checks alike)."""
+    return ValueError(
+        f"propensity must be in (0, 1] (P(A_i | x_i) of the received treatment); "
+        f"{n_outside} of {size} entries are outside (first at position {first})."
+    )
 
 
 def arm_propensity(p_plus: ArrayLike, treatment: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -179,3 +179,63 @@ def test_resolve_rng_kinds():
 def test_resolve_rng_rejects(bad):
     with pytest.raises(TypeError, match="random_state must be"):
         resolve_rng(bad)
+
+
+def test_scikit_learns_wording_inside_our_messages():
+    """scikit-learn's estimator checks look for these phrases; the messages still name the argument."""
+    from scipy import sparse
+
+    with pytest.raises(ValueError, match=r"^X must be 2-D .*length 3\. Reshape your data: X\.reshape\(-1, 1\)"):
+        check_array("X", [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"^X must have at least 1 column: found 0 feature\(s\) \(shape=\(3, 0\)\) "
+                                         r"while a minimum of 1 is required\.$"):
+        check_array("X", np.zeros((3, 0)))
+    with pytest.raises(ValueError, match=r"^X must hold real numbers, got dtype complex128: Complex data not supported"):
+        check_array("X", np.ones((2, 2)) + 1j)
+    with pytest.raises(ValueError, match=r"^X must hold real numbers, got complex values: Complex data not supported"):
+        check_array("X", np.array([[1.0, 2 + 1j]], dtype=object))
+    with pytest.raises(TypeError, match=r"^X is a sparse matrix \(csr_matrix\); sparse input is not supported"):
+        check_array("X", sparse.csr_matrix(np.eye(2)))
+    with pytest.raises(TypeError, match=r"^X must hold numbers only, got values of type dict \(float\(\) argument "
+                                        r"must be a string or a real number, not 'dict'\)"):
+        check_array("X", np.array([[1.0, {"a": 1}]], dtype=object))
+    with pytest.raises(TypeError, match=r"values of type str; convert"):  # text: no float() aside
+        check_array("X", np.array([[1.0, "a"]], dtype=object))
+
+
+def test_check_binary_target():
+    from sklearn.exceptions import DataConversionWarning
+
+    from pydpowl._validation import check_binary_target
+
+    classes, y = check_binary_target("y", np.array(["b", "a", "b"]))
+    np.testing.assert_array_equal(classes, ["a", "b"])
+    np.testing.assert_array_equal(y, [1.0, -1.0, 1.0])
+    classes, y = check_binary_target("y", [-1, 1, 1])
+    np.testing.assert_array_equal(y, [-1.0, 1.0, 1.0])  # -1/+1 code themselves
+    with pytest.warns(DataConversionWarning, match="A column-vector y was passed"):
+        check_binary_target("y", np.array([[0], [1]]))
+    with pytest.raises(ValueError, match=r"requires y to be passed, but the target y is None"):
+        check_binary_target("y", None)
+    with pytest.raises(ValueError, match=r"got 1 class\.$"):
+        check_binary_target("y", [3, 3])
+    with pytest.raises(ValueError, match=r"got more than 2\.$"):
+        check_binary_target("y", [0, 1, 2])
+    with pytest.raises(ValueError, match=r"got more than 2\. Unknown label type: 'continuous'"):
+        check_binary_target("y", [0.5, 1.0, 2.25])
+    with pytest.raises(ValueError, match=r"^y must be finite; it has 1 NaN and 0 infinite entries of 3 at "
+                                         r"position\(s\) 1\."):
+        check_binary_target("y", [1.0, np.nan, -1.0])
+    with pytest.raises(ValueError, match=r"got 0 \(no labels\)"):
+        check_binary_target("y", [])
+
+
+def test_check_weight_sensitivity_is_the_one_check_of_C():
+    from pydpowl._validation import check_weight_sensitivity
+
+    assert check_weight_sensitivity(0) == 0.0 and check_weight_sensitivity(np.float32(2.5)) == 2.5
+    for bad in (-1.0, float("inf"), float("nan"), True, "1", None):
+        with pytest.raises(ValueError, match=r"^C must be in \[0, inf\), got C="):
+            check_weight_sensitivity(bad)
+    with pytest.raises(ValueError, match=r"^weight_sensitivity must be in \[0, inf\), got weight_sensitivity=-2\.$"):
+        check_weight_sensitivity(-2, "weight_sensitivity")

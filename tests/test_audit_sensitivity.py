@@ -47,7 +47,7 @@ def test_search_reaches_the_bound_where_it_is_attainable():
     assert result.by_method["optimised-pair"] >= result.by_method["random"]
 
 
-@pytest.mark.parametrize("name", ["werm-huber", "werm-logistic", "owl-intercept"])
+@pytest.mark.parametrize("name", ["werm-huber", "werm-logistic", "werm-clip-rows", "owl-intercept"])
 def test_worst_pairs_stay_within_delta(name):
     result = sensitivity_search(CONFIGS[name], seed=2, bases=("balanced",), **SMALL)
     assert result.worst.ratio <= 1 + RATIO_TOLERANCE, f"{name}: ||theta - theta'|| / Delta = {result.worst.ratio!r} > 1"

@@ -48,6 +48,12 @@ def _with(arr, pos, value):
     return out
 
 
+def _sparse(arr):
+    from scipy import sparse
+
+    return sparse.csr_matrix(arr)
+
+
 def _fitted_owl():
     return _owl().fit(X, A, B)
 
@@ -62,8 +68,17 @@ API = [
      r"^X must hold numbers only"),
     ("werm-X-1d", lambda: DPWeightedERM().fit(Z[:, 0], A), ValueError, r"^X must be 2-D"),
     ("werm-X-huge", lambda: DPWeightedERM().fit(Z * 1e300, A), ValueError, r"^every row of X must have l2 norm <= 1"),
-    ("werm-X-complex", lambda: DPWeightedERM().fit(Z.astype(complex), A), TypeError, r"^X must hold real numbers"),
-    ("werm-y-0-2", lambda: DPWeightedERM().fit(Z, A + 1), ValueError, r"^y must take values in \{-1, 1\}"),
+    ("werm-X-complex", lambda: DPWeightedERM().fit(Z.astype(complex), A), ValueError,
+     r"^X must hold real numbers, got dtype complex128: Complex data not supported"),
+    ("werm-X-sparse", lambda: DPWeightedERM().fit(_sparse(Z), A), TypeError, r"^X is a sparse matrix .*not supported"),
+    ("werm-X-no-columns", lambda: DPWeightedERM().fit(Z[:, :0], A), ValueError,
+     r"^X must have at least 1 column: found 0 feature\(s\) \(shape=\(24, 0\)\) while a minimum of 1 is required"),
+    ("werm-y-three-labels", lambda: DPWeightedERM().fit(Z, _with(A + 1, 0, 7)), ValueError,
+     r"^y must take exactly two distinct values \(a binary classifier\), got more than 2"),
+    ("werm-y-one-class", lambda: DPWeightedERM().fit(Z, np.ones(N)), ValueError, r"^y must take .*got 1 class"),
+    ("werm-y-none", lambda: DPWeightedERM().fit(Z, None), ValueError, r"^y must be array-like"),
+    ("werm-y-regression", lambda: DPWeightedERM().fit(Z, np.linspace(0.1, 2.3, N)), ValueError,
+     r"^y must take exactly two .*Unknown label type: 'continuous'"),
     ("werm-y-length", lambda: DPWeightedERM().fit(Z, A[:-1]), ValueError, r"^y must have length 24"),
     ("werm-weight-negative", lambda: DPWeightedERM().fit(Z, A, _with(np.ones(N), 2, -0.1)), ValueError,
      r"^sample_weight must lie in \[0, weights_upper_bound"),

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from pydpowl import DPOWL
+from pydpowl import DPOWL, prepare_owl
 from pydpowl.studies.bounds import (a_p, bound_optimal_gamma, empirical_risk_bound, expected_noise_norm,
                             noise_norm_bound, population_optimal_gamma, population_risk_bound, sample_complexity,
                             solution_norm_bound)
@@ -77,7 +77,9 @@ def test_empirical_bound_holds_on_real_fits():
     data = make_synthetic_owl(400, random_state=1)
     gamma, eps, W = 20.0, 2.0, 30.0
     model = DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=W, feature_bounds=data.feature_bounds)
-    Z, y, w, _, _, _ = model.prepare(data.X, data.treatment, data.benefit, 0.5)
+    problem = prepare_owl(data.X, data.treatment, data.benefit, 0.5, weights_upper_bound=W,
+                          feature_bounds=data.feature_bounds)
+    Z, y, w = problem.Z, problem.labels, problem.weights
     theta_hat = model.fit(data.X, data.treatment, data.benefit, 0.5).scaled_coef_
     assert np.linalg.norm(theta_hat) <= solution_norm_bound(n=400, gamma=gamma, W=W)
     rng = np.random.default_rng(2)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pydpowl import DPOWL, DPWeightedERM, LogisticPropensity, RRandom
+from pydpowl import DPOWL, DPWeightedERM, LogisticPropensity, RRandom, prepare_owl
 from pydpowl.datasets import make_synthetic_owl
 from pydpowl.engine import solver
 from pydpowl.engine.dask_problem import DaskMarginProblem, track_passes
@@ -120,7 +120,8 @@ def test_dask_dataframes_keep_feature_names_and_mix_with_numpy():
 @pytest.mark.parametrize("loss", ["huber", "logistic"])
 def test_werm_release_equals_the_in_memory_release(loss):
     X, A, B, P, _ = _owl(3000, seed=8)
-    Z, y, w, _, _, _ = DPOWL(**KW).prepare(X, A, B, P)
+    p = prepare_owl(X, A, B, P, weights_upper_bound=30.0, feature_bounds=KW["feature_bounds"], weight_sensitivity=0.0)
+    Z, y, w = p.Z, p.labels, p.weights
     kw = dict(epsilon=2.0, gamma=5.0, weights_upper_bound=30.0, loss=loss)
     for weights in (w, None):
         mem = DPWeightedERM(**kw, random_state=4).fit(Z, y, weights)
@@ -222,16 +223,61 @@ def test_owl_bad_data_gets_the_in_memory_message(case):
     assert got == expected
 
 
-@pytest.mark.parametrize("case", ["row too long", "label 2", "weight over", "weight negative", "weight nan",
-                                  "unit weights over W"])
+def test_owl_problem_is_the_same_type_for_dask_inputs():
+    X, A, B, P, _ = _owl(1000, seed=15)
+    settings = dict(weights_upper_bound=3.0, feature_bounds=KW["feature_bounds"], weight_sensitivity=0.0)
+    mem = prepare_owl(X, A, B, P, **settings)
+    dsk = prepare_owl(*(_chunk(v, 300) for v in (X, A, B, P)), **settings)
+    assert type(dsk) is type(mem)
+    for field in ("weight_sensitivity", "weights_upper_bound", "n_clipped_weights", "n_clipped_features",
+                  "n_clipped_logits", "n_clipped_benefits", "n_samples"):
+        assert getattr(dsk, field) == getattr(mem, field), field
+    assert mem.n_clipped_weights > 0  # W = 3 clips some weights: the counts are compared, not zeros
+    for field in ("Z", "labels", "weights"):
+        np.testing.assert_array_equal(np.asarray(getattr(dsk, field)), getattr(mem, field))
+    for part in ("lower", "upper", "column_scale"):
+        np.testing.assert_array_equal(getattr(dsk.scaler, part), getattr(mem.scaler, part))
+    assert dsk.scaler.fit_intercept == mem.scaler.fit_intercept
+
+
+@pytest.mark.parametrize("labels", ["zero-one", "other floats"])
+def test_werm_dask_labels_other_than_plus_minus_one(labels):
+    X, A, B, P, _ = _owl(900, seed=16)
+    p = prepare_owl(X, A, B, P, weights_upper_bound=30.0, feature_bounds=KW["feature_bounds"], weight_sensitivity=0.0)
+    y = np.where(p.labels > 0, 1, 0) if labels == "zero-one" else np.where(p.labels > 0, 2.5, -4.0)
+    kw = dict(epsilon=2.0, gamma=5.0, weights_upper_bound=30.0, random_state=3)
+    mem = DPWeightedERM(**kw).fit(p.Z, y, p.weights)
+    dsk = DPWeightedERM(**kw).fit(_chunk(p.Z, 300), _chunk(y, 200), _chunk(p.weights, 300))
+    assert _rel(dsk.coef_, mem.coef_) <= RTOL
+    np.testing.assert_array_equal(dsk.classes_, mem.classes_)
+    assert dsk.classes_.dtype == mem.classes_.dtype
+    np.testing.assert_array_equal(dsk.predict(p.Z), mem.predict(p.Z))
+
+
+def test_werm_dask_clip_rows_equals_in_memory():
+    X, A, B, P, _ = _owl(900, seed=17)
+    p = prepare_owl(X, A, B, P, weights_upper_bound=30.0, feature_bounds=KW["feature_bounds"], weight_sensitivity=0.0)
+    Z = p.Z * np.where(np.arange(900) % 3 == 0, 4.0, 1.0)[:, None]
+    kw = dict(epsilon=2.0, gamma=5.0, weights_upper_bound=30.0, clip_rows=True, random_state=3)
+    mem = DPWeightedERM(**kw).fit(Z, p.labels, p.weights)
+    dsk = DPWeightedERM(**kw).fit(_chunk(Z, 300), _chunk(p.labels, 300), _chunk(p.weights, 300))
+    assert dsk.n_clipped_rows_ == mem.n_clipped_rows_ > 0
+    assert _rel(dsk.coef_, mem.coef_) <= RTOL
+
+
+@pytest.mark.parametrize("case", ["row too long", "label 2", "one class", "weight over", "weight negative",
+                                  "weight nan", "unit weights over W"])
 def test_werm_bad_data_gets_the_in_memory_message(case):
     X, A, B, P, _ = _owl(900, seed=13)
-    Z, y, w, _, _, _ = DPOWL(**KW).prepare(X, A, B, P)
+    p = prepare_owl(X, A, B, P, weights_upper_bound=30.0, feature_bounds=KW["feature_bounds"], weight_sensitivity=0.0)
+    Z, y, w = p.Z, p.labels, p.weights
     W = 30.0
     if case == "row too long":
         Z[455] *= 3
     elif case == "label 2":
         y[899] = 2.0
+    elif case == "one class":
+        y[:] = 1.0
     elif case == "weight over":
         w[10:13] = 31.0
     elif case == "weight negative":

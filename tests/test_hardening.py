@@ -134,7 +134,9 @@ def _owl_secrets(data, seed):
 
 # --------------------------------------------------------------------------- attributes
 
-DPWERM_FITTED = {"coef_", "sensitivity_", "release_grid_", "n_features_in_", "n_iter_", "n_samples_", "loss_name_"}
+#: classes_: the two labels of y (the label coding; documented to be treated as public)
+DPWERM_FITTED = {"coef_", "sensitivity_", "release_grid_", "n_features_in_", "n_iter_", "n_samples_", "loss_name_",
+                 "classes_", "n_clipped_rows_"}
 DPOWL_FITTED = {"coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "release_grid_",
                 "weight_sensitivity_", "n_iter_", "n_samples_", "n_features_in_", "n_clipped_weights_",
                 "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_"}
@@ -151,6 +153,7 @@ def test_fitted_attributes_are_exactly_the_documented_ones(data):
     assert set(vars(owl)) - set(owl.get_params()) == DPOWL_FITTED, "a new fitted attribute must be reviewed"
     doc = DPOWL.__doc__
     assert all(name in doc for name in DIAGNOSTICS - {"n_iter_"}), "data-derived counts must be documented"
+    assert "n_clipped_rows_" in DPWeightedERM.__doc__ and "classes_" in DPWeightedERM.__doc__
 
 
 @pytest.mark.parametrize("random_state", [None, 11, "generator"])

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pydpowl import DPOWL, LogisticPropensity, shift_benefits
+from pydpowl import DPOWL, LogisticPropensity, OWLProblem, prepare_owl, shift_benefits
 from pydpowl.datasets import make_cyp_guides_style, make_synthetic_owl
 from pydpowl.engine.solver import objective_gradient
 from pydpowl.engine.losses import HuberHingeLoss
@@ -24,11 +24,13 @@ def owl(eps=math.inf, **kw):
 
 def test_nonprivate_fit_is_certified_in_scaled_space(synth):
     m = owl(keep_nonprivate=True).fit(synth.X, synth.treatment, synth.benefit, 0.5)
-    Z, y, w, C, scaler, counts = m.prepare(synth.X, synth.treatment, synth.benefit, 0.5)
-    g = objective_gradient(m.nonprivate_scaled_coef_, Z, y, w, gamma=5.0, loss=HuberHingeLoss(0.5))
+    problem = prepare_owl(synth.X, synth.treatment, synth.benefit, 0.5, weights_upper_bound=30.0,
+                          feature_bounds=([0] * 4, [1] * 4))
+    g = objective_gradient(m.nonprivate_scaled_coef_, problem.Z, problem.labels, problem.weights, gamma=5.0,
+                           loss=HuberHingeLoss(0.5))
     assert np.linalg.norm(g) <= 1e-10
-    np.testing.assert_allclose(m.dppack_coeff_, scaler.coef_to_original(m.scaled_coef_))
-    assert C == 0.0 and counts["n_clipped_features"] == 0
+    np.testing.assert_allclose(m.dppack_coeff_, problem.scaler.coef_to_original(m.scaled_coef_))
+    assert problem.weight_sensitivity == 0.0 and problem.n_clipped_features == 0
 
 
 def test_owl_weights_and_clipping_counted(synth):
@@ -189,19 +191,21 @@ def test_benefits_above_the_propensity_models_bound_are_clipped_and_counted():
     """
     X, A, B, rng = _cb_case()
     kw = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=1e-5, ridge=3.0)
-    est = DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=50.0, feature_bounds=([0, 0], [1, 1]))
+    settings = dict(weights_upper_bound=50.0, feature_bounds=([0, 0], [1, 1]))
     prop = LogisticPropensity(**kw).fit(X, A)
-    _, _, w0, C, _, counts = est.prepare(X, A, B, prop)
+    first = prepare_owl(X, A, B, prop, **settings)
+    w0, C = first.weights, first.weight_sensitivity
     worst = 0.0
     for _ in range(25):
         j = int(rng.integers(len(B)))
         X2, A2, B2 = X.copy(), A.copy(), B.copy()
         X2[j], A2[j], B2[j] = rng.integers(0, 2, 2), -A2[j], 1.0
-        _, _, w1, C1, _, _ = est.prepare(X2, A2, B2, LogisticPropensity(**kw).fit(X2, A2))
+        other = prepare_owl(X2, A2, B2, LogisticPropensity(**kw).fit(X2, A2), **settings)
+        w1, C1 = other.weights, other.weight_sensitivity
         assert C1 == C, "C must not depend on the data"
         worst = max(worst, float(np.abs(w0 - w1)[np.arange(len(B)) != j].sum()))
     assert worst <= C, f"other weights moved by {worst:.4g} in total, {worst / C:.1f} times C = {C:.4g}"
-    assert counts["n_clipped_benefits"] == int(np.sum(B > 1e-5)) == len(B)
+    assert first.n_clipped_benefits == int(np.sum(B > 1e-5)) == len(B)
     assert np.all(w0 <= 1e-5 * (1 + math.exp(3.0)) * (1 + 1e-12))
     fitted = DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=50.0, feature_bounds=([0, 0], [1, 1]),
                    random_state=0).fit(X, A, B, prop)
@@ -256,3 +260,45 @@ def test_released_values_are_floating_point_safe():
     full = m.scaler_.coef_to_original(m.scaled_coef_)
     assert m.intercept_ == full[0] and np.array_equal(m.coef_, full[1:])
     assert m.summary().coefficients == tuple(full)
+
+
+# ------------------------------------------------------------------ the prepared problem
+
+def test_prepare_owl_returns_a_frozen_typed_problem(synth):
+    import dataclasses
+
+    W = 3.0
+    problem = prepare_owl(synth.X, synth.treatment, synth.benefit, 0.5, weights_upper_bound=W,
+                          feature_bounds=([0] * 4, [1] * 4))
+    assert isinstance(problem, OWLProblem)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        problem.weight_sensitivity = 1.0
+    assert problem.n_samples == 400 and problem.Z.shape == (400, 5)
+    np.testing.assert_array_equal(problem.labels, synth.treatment)
+    np.testing.assert_allclose(problem.weights, np.minimum(synth.benefit / 0.5, W))
+    assert problem.n_clipped_weights == int(np.sum(synth.benefit / 0.5 > W)) > 0
+    assert np.all(np.linalg.norm(problem.Z, axis=1) <= 1 + 1e-12)
+    fitted = owl(weights_upper_bound=W).fit(synth.X, synth.treatment, synth.benefit, 0.5)
+    assert fitted.n_clipped_weights_ == problem.n_clipped_weights
+    assert fitted.weight_sensitivity_ == problem.weight_sensitivity == 0.0
+
+
+def test_dpowl_prepare_is_deprecated_and_keeps_its_tuple(synth):
+    m = owl()
+    with pytest.warns(FutureWarning, match="DPOWL.prepare is deprecated.*prepare_owl"):
+        Z, A, w, C, scaler, counts = m.prepare(synth.X, synth.treatment, synth.benefit, 0.5)
+    problem = prepare_owl(synth.X, synth.treatment, synth.benefit, 0.5, weights_upper_bound=30.0,
+                          feature_bounds=([0] * 4, [1] * 4))
+    np.testing.assert_array_equal(Z, problem.Z)
+    np.testing.assert_array_equal(w, problem.weights)
+    assert C == problem.weight_sensitivity
+    np.testing.assert_array_equal(scaler.column_scale, problem.scaler.column_scale)
+    assert counts == {"n_clipped_weights": 0, "n_clipped_features": 0, "n_clipped_logits": 0,
+                      "n_clipped_benefits": 0}
+
+
+def test_prepare_owl_checks_public_settings_before_the_data(synth):
+    with pytest.raises(ValueError, match=r"^weights_upper_bound must be in \(0, inf\)"):
+        prepare_owl("not data", None, None, weights_upper_bound=0.0, feature_bounds=None)
+    with pytest.raises(TypeError, match="fit_intercept must be True or False"):
+        prepare_owl("not data", None, None, weights_upper_bound=1.0, feature_bounds=None, fit_intercept=1)

@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pydpowl import LogisticPropensity, PrivacyLeakWarning, proposition8_H, trivial_weight_sensitivity
+from pydpowl import LogisticPropensity, PrivacyLeakWarning, prepare_owl, proposition8_H, trivial_weight_sensitivity
 from pydpowl.estimators.propensity import resolve_propensity
 
 
@@ -152,16 +152,16 @@ def test_model_fitted_on_other_private_rows_covers_every_owl_weight():
     Before the fix C = H assumed the model had been fitted on the OWL rows: the real
     total change of the weights was 2.5 times C (40,000 OWL rows, 8 model rows).
     """
-    from pydpowl import DPOWL
 
     rng = np.random.default_rng(1)
     n_p, n = 8, 40000
     Xp, Ap = rng.uniform(0, 1, (n_p, 2)), np.tile([1.0, -1.0], n_p // 2)
     X, A, B = rng.uniform(0, 1, (n, 2)), np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0), np.ones(n)
     kw = dict(feature_bounds=([0, 0], [1, 1]), benefit_bound=1.0, ridge=1.0)
-    est = DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=50.0, feature_bounds=([0, 0], [1, 1]))
+    settings = dict(weights_upper_bound=50.0, feature_bounds=([0, 0], [1, 1]))
     model = LogisticPropensity(**kw).fit(Xp, Ap)
-    _, _, w0, C, _, _ = est.prepare(X, A, B, model)
+    first = prepare_owl(X, A, B, model, **settings)
+    w0, C = first.weights, first.weight_sensitivity
     worst = 0.0
     for t in range(40):
         j = int(rng.integers(n_p))
@@ -169,7 +169,7 @@ def test_model_fitted_on_other_private_rows_covers_every_owl_weight():
         X2[j], A2[j] = (rng.integers(0, 2, 2) if t % 2 else rng.uniform(0, 1, 2)), -A2[j]
         if len(set(A2)) < 2:
             continue
-        _, _, w1, _, _, _ = est.prepare(X, A, B, LogisticPropensity(**kw).fit(X2, A2))
+        w1 = prepare_owl(X, A, B, LogisticPropensity(**kw).fit(X2, A2), **settings).weights
         worst = max(worst, float(np.abs(w0 - w1).sum()))
     assert worst <= C, f"OWL weights moved by {worst:.4g} in total, {worst / C:.2f} times C = {C:.4g}"
     assert model.n_samples_ == n_p

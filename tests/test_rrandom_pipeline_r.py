@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pydpowl import DPOWL, DPWeightedERM, HuberHingeLoss, RRandom, accuracy, empirical_value
+from pydpowl import DPOWL, DPWeightedERM, HuberHingeLoss, RRandom, accuracy, empirical_value, prepare_owl
 from pydpowl.datasets import make_synthetic_owl
 from pydpowl.engine.solver import objective_value
 
@@ -173,7 +173,9 @@ def test_generate_fit_evaluate_matches_r(seed, n):
     _hex_diff(test.benefit, r["B_test"], "test benefits")
     _same_state(rng, r["s_end"], "after the test data")
 
-    Z, y, w, _, _, _ = owl.prepare(train.X, train.treatment, train.benefit, PROPENSITY)
+    problem = prepare_owl(train.X, train.treatment, train.benefit, PROPENSITY, weights_upper_bound=W,
+                          feature_bounds=BOUNDS)
+    Z, y, w = problem.Z, problem.labels, problem.weights
     _hex_diff(Z, r["Z"], "scaled features (DPpack's preprocessing)")
     _hex_diff(w, r["w"], "clipped OWL weights")
 
@@ -265,7 +267,8 @@ def test_first_replicate_of_the_published_simulation():
 
     scale = math.sqrt(P + 1)  # bounds [0, 1]: DPpack's scale is sqrt(d) for every column
     theta_r = r["coef_inf"] * scale
-    Z, y, w, _, _, _ = owl.prepare(Xp, Ap, Bp)
+    problem = prepare_owl(Xp, Ap, Bp, weights_upper_bound=W, feature_bounds=BOUNDS)
+    Z, y, w = problem.Z, problem.labels, problem.weights
     bound, _ = _convexity_bound(theta_r, owl.nonprivate_scaled_coef_, Z, y, w, gamma)
     slack = bound + 8 * EPS64 * (np.linalg.norm(theta_r) + np.linalg.norm(owl.noise_scaled_))
     gap = float(np.linalg.norm(r["coef"] * scale - owl.scaled_coef_))

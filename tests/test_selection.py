@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pydpowl import DPOWL
+from pydpowl import prepare_owl
 from pydpowl.datasets import make_synthetic_owl
 from pydpowl.privacy.selection import (exponential_mechanism, rule_scores, score_sensitivity,
                                        select_gamma_privately)
@@ -75,10 +75,10 @@ def test_value_score_is_the_weighted_agreement():
 
 
 def _prepared(data):
-    model = DPOWL(epsilon=np.inf, gamma=1.0, weights_upper_bound=data.weights_upper_bound,
-                  feature_bounds=data.feature_bounds, weight_sensitivity=data.weight_sensitivity)
-    Z, y, w, C, _, _ = model.prepare(data.X, data.treatment, np.maximum(data.benefit, 0), data.propensity)
-    return Z, y, w
+    problem = prepare_owl(data.X, data.treatment, np.maximum(data.benefit, 0), data.propensity,
+                          weights_upper_bound=data.weights_upper_bound, feature_bounds=data.feature_bounds,
+                          weight_sensitivity=data.weight_sensitivity)
+    return problem.Z, problem.labels, problem.weights
 
 
 def test_selection_prefers_the_useful_gamma_with_a_large_budget():

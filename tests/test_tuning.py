@@ -193,3 +193,22 @@ def test_split_data_with_an_accountant_charges_epsilon_once():
     acc = BudgetAccountant(total_epsilon=1.5)
     tune_split_data(data, epsilon=1.0, gammas=(10, 50), random_state=4, accountant=acc)
     assert acc.spent == pytest.approx(1.0) and len(acc.releases) == 1
+
+
+def test_tuning_prepares_d0_without_building_an_estimator(d0, monkeypatch):
+    """The D0 search prepares the data with prepare_owl from D0's public settings; no throwaway DPOWL."""
+    import pydpowl.estimators.owl as owl_module
+    from pydpowl import prepare_owl
+    from pydpowl.studies import tuning
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("tune_gamma_table built a DPOWL")
+
+    monkeypatch.setattr(owl_module.DPOWL, "__init__", refuse)
+    _, curves = tune_gamma_table(d0, [200], [1.0], gammas=(1, 30), m=500, r=3, random_state=1)
+    assert len(curves) == 2
+    problem = tuning._prepared(d0)
+    same = prepare_owl(d0.X, d0.treatment, d0.benefit, d0.propensity, weights_upper_bound=d0.weights_upper_bound,
+                       feature_bounds=d0.feature_bounds, weight_sensitivity=d0.weight_sensitivity)
+    np.testing.assert_array_equal(problem.weights, same.weights)
+    np.testing.assert_array_equal(problem.Z, same.Z)

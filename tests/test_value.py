@@ -106,3 +106,15 @@ def test_arm_propensity_and_received_propensity():
         received_propensity(1.0, A)
     with pytest.raises(ValueError, match=r"1 of 3 entries are outside \(first at position 1\)"):
         received_propensity([0.5, 0.0, 0.5], A)
+
+
+def test_the_received_propensity_range_rule_is_one_function():
+    from pydpowl.value import received_propensity_error, received_propensity_outside
+
+    np.testing.assert_array_equal(received_propensity_outside(np.array([0.0, 0.5, 1.0, 1.5, -0.1])),
+                                  [True, False, False, True, True])
+    err = received_propensity_error(2, 5, 3)
+    with pytest.raises(ValueError) as info:
+        received_propensity([0.5, 0.5, 0.5, 1.5, 0.0], np.ones(5))
+    assert str(info.value) == str(err) == ("propensity must be in (0, 1] (P(A_i | x_i) of the received treatment); "
+                                           "2 of 5 entries are outside (first at position 3).")

@@ -1,5 +1,6 @@
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -125,7 +126,8 @@ def test_dataframe_names_kept_and_summary(toy):
     Z, y, w = toy
     df = pd.DataFrame(Z, columns=["a", "b", "c", "d"])
     m = DPWeightedERM(epsilon=2.0, gamma=1.0, weights_upper_bound=2.0, random_state=0).fit(df, y, w)
-    assert m.feature_names_in_ == ["a", "b", "c", "d"]
+    np.testing.assert_array_equal(m.feature_names_in_, ["a", "b", "c", "d"])
+    assert m.feature_names_in_.dtype == object
     s = m.summary()
     assert s.coefficient_names == ("a", "b", "c", "d") and s.coefficients == tuple(m.coef_)
     assert "epsilon = 2" in str(s)
@@ -174,7 +176,9 @@ def test_epsilon_string_is_type_error(toy):
 @pytest.mark.parametrize("mutate, exc, match", [
     (lambda Z, y, w: (Z * 3, y, w), ValueError, r"l2 norm <= 1 .*; \d+ of 200 rows exceed"),
     (lambda Z, y, w: (np.where(np.arange(Z.size).reshape(Z.shape) == 5, np.nan, Z), y, w), ValueError, "X must be finite; it has 1 NaN"),
-    (lambda Z, y, w: (Z, np.where(y > 0, 1, 0), w), ValueError, r"y must take values in \{-1, 1\}"),
+    (lambda Z, y, w: (Z, np.where(y > 0, 1, np.arange(200) % 2 + 2), w), ValueError,
+     r"y must take exactly two distinct values \(a binary classifier\), got more than 2"),
+    (lambda Z, y, w: (Z, np.ones(200), w), ValueError, r"y must take exactly two distinct values .*got 1 class"),
     (lambda Z, y, w: (Z, y[:-1], w), ValueError, "y must have length 200"),
     (lambda Z, y, w: (Z, y, -w), ValueError, r"sample_weight must lie in \[0, weights_upper_bound=2.0\]; 200 of 200 entries are negative"),
     (lambda Z, y, w: (Z, y, w * 10), ValueError, r"exceed the bound"),
@@ -271,3 +275,112 @@ def test_reproduce_dppack_is_an_explicit_validation_switch(toy):
     # rounding (half a grid step) plus the tolerance term in the rate (relative n tol / W = 1e-8 of the radius)
     assert np.max(np.abs(safe.coef_ - val.coef_)) <= 0.5 * safe.release_grid_ + 1e-6
     assert any("floating-point safe" in note for note in safe.summary().notes)
+
+
+# ------------------------------------------------------------------ a scikit-learn binary classifier
+
+def test_any_two_labels_code_the_same_release(toy):
+    Z, y, w = toy
+    kw = dict(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0)
+    ref = DPWeightedERM(**kw, random_state=4).fit(Z, y, w)
+    np.testing.assert_array_equal(ref.classes_, [-1.0, 1.0])
+    for labels in (np.where(y > 0, 1, 0), np.where(y > 0, "yes", "no"), np.where(y > 0, 7.5, -2.0)):
+        m = DPWeightedERM(**kw, random_state=4).fit(Z, labels, w)
+        np.testing.assert_array_equal(m.coef_, ref.coef_)  # the smaller label is coded -1
+        np.testing.assert_array_equal(m.classes_, np.unique(labels))
+        pred = m.predict(Z)
+        assert pred.dtype == labels.dtype
+        np.testing.assert_array_equal(pred, np.where(ref.predict(Z) > 0, m.classes_[1], m.classes_[0]))
+    assert ref.predict(Z).dtype == np.float64  # labels -1.0/1.0 come back as given
+    assert DPWeightedERM(**kw, random_state=4).fit(Z, y.astype(int), w).predict(Z).dtype.kind == "i"
+
+
+def test_score_is_weighted_accuracy(toy):
+    Z, y, w = toy
+    m = DPWeightedERM(epsilon=math.inf, gamma=1.0, weights_upper_bound=2.0).fit(Z, y, w)
+    hit = m.predict(Z) == y
+    assert m.score(Z, y) == pytest.approx(hit.mean())
+    assert m.score(Z, y, sample_weight=w) == pytest.approx(np.sum(w * hit) / np.sum(w))
+    assert m.score(Z, y) < 1.0  # the data are noisy: a score of 1 would be suspicious
+
+
+def test_weights_as_list_and_series_equal_arrays(toy):
+    Z, y, w = toy
+    kw = dict(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, random_state=2)
+    ref = DPWeightedERM(**kw).fit(Z, y, w).coef_
+    np.testing.assert_array_equal(DPWeightedERM(**kw).fit(Z, list(y), list(w)).coef_, ref)
+    np.testing.assert_array_equal(DPWeightedERM(**kw).fit(pd.DataFrame(Z), pd.Series(y), pd.Series(w)).coef_, ref)
+
+
+def test_clip_rows_divides_long_rows_by_their_norm_and_counts_them(toy):
+    Z, y, w = toy
+    X = Z * np.where(np.arange(len(y)) % 4 == 0, 5.0, 1.0)[:, None]  # a quarter of the rows made long
+    X_before = X.copy()
+    long = np.linalg.norm(X, axis=1) > 1
+    with pytest.raises(ValueError, match=r"l2 norm <= 1 .*clip_rows=True"):
+        DPWeightedERM(weights_upper_bound=2.0).fit(X, y, w)
+    kw = dict(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, random_state=9)
+    m = DPWeightedERM(clip_rows=True, **kw).fit(X, y, w)
+    np.testing.assert_array_equal(X, X_before)  # the caller's array is not changed
+    assert m.n_clipped_rows_ == int(long.sum()) > 0
+    clipped = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    np.testing.assert_array_equal(DPWeightedERM(**kw).fit(clipped, y, w).coef_, m.coef_)
+    assert m.sensitivity_ == DPWeightedERM(**kw).fit(clipped, y, w).sensitivity_  # the same mechanism
+    np.testing.assert_allclose(m.decision_function(X), X @ m.coef_)  # new rows are not clipped
+    assert DPWeightedERM(clip_rows=True, **kw).fit(Z, y, w).n_clipped_rows_ == 0
+    assert DPWeightedERM(**kw).fit(Z, y, w).n_clipped_rows_ == 0
+    with pytest.raises(TypeError, match="clip_rows must be True or False"):
+        DPWeightedERM(clip_rows="yes").fit(Z, y, w)
+
+
+def test_feature_names_follow_scikit_learns_rules(toy):
+    Z, y, w = toy
+    kw = dict(epsilon=math.inf, weights_upper_bound=2.0)
+    named = pd.DataFrame(Z, columns=["a", "b", "c", "d"])
+    m = DPWeightedERM(**kw).fit(named, y, w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same names: no warning
+        np.testing.assert_array_equal(m.feature_names_in_, ["a", "b", "c", "d"])
+        assert m.predict(named).shape == (len(y),)
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but DPWeightedERM was fitted with"):
+        m.predict(Z)
+    with pytest.raises(ValueError, match="feature names should match.*unseen at fit time: e"):
+        m.predict(named.rename(columns={"d": "e"}))
+    with pytest.raises(ValueError, match="feature names should match.*another order"):
+        m.predict(named[["b", "a", "c", "d"]])
+    m.fit(Z, y, w)  # a refit without names forgets the old ones
+    assert not hasattr(m, "feature_names_in_")
+    with pytest.warns(UserWarning, match="X has feature names, but DPWeightedERM was fitted without"):
+        m.predict(named)
+    assert not hasattr(DPWeightedERM(**kw).fit(pd.DataFrame(Z), y, w), "feature_names_in_")  # 0..3: not strings
+    with pytest.raises(TypeError, match="column names of types \\['int', 'str'\\]"):
+        DPWeightedERM(**kw).fit(pd.DataFrame(Z, columns=["a", 1, "c", 3]), y, w)
+
+
+def test_column_vector_y_warns_like_scikit_learn(toy):
+    from sklearn.exceptions import DataConversionWarning
+
+    Z, y, w = toy
+    with pytest.warns(DataConversionWarning, match="A column-vector y was passed when a 1d array was expected"):
+        m = DPWeightedERM(epsilon=math.inf, weights_upper_bound=2.0).fit(Z, y[:, None], w)
+    np.testing.assert_array_equal(m.coef_, DPWeightedERM(epsilon=math.inf, weights_upper_bound=2.0).fit(Z, y, w).coef_)
+
+
+def test_not_fitted_error_is_scikit_learns():
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    with pytest.raises(SklearnNotFittedError):
+        DPWeightedERM().decision_function(np.zeros((1, 2)))
+    with pytest.raises(SklearnNotFittedError):
+        check_is_fitted(DPWeightedERM())
+
+
+def test_clip_row_norms_keeps_the_direction_of_huge_rows():
+    from pydpowl.estimators.werm import clip_row_norms
+
+    X = np.array([[3e200, -4e200], [0.3, 0.4], [3.0, 4.0], [0.0, 0.0]])
+    Y, n = clip_row_norms(X)
+    assert n == 2
+    np.testing.assert_allclose(Y, [[0.6, -0.8], [0.3, 0.4], [0.6, 0.8], [0.0, 0.0]], rtol=1e-15)
+    assert np.all(np.linalg.norm(Y, axis=1) <= 1.0 + 1e-15)

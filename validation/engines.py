@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 
-from pydpowl import DPOWL, DPWeightedERM
+from pydpowl import DPOWL, DPWeightedERM, prepare_owl
 
 from .cases import Case
 
@@ -75,7 +75,10 @@ def run_pydpowl(case: Case, k: int, *, seed: int, case_index: int) -> EngineRun:
     """Non-private fit and ``k`` private fits (numpy Generators seeded from ``seed``)."""
     if case.kind == "owl":
         est = _owl_estimator(case, np.inf, None).fit(case.X, case.y, case.benefit, case.propensity)
-        Z, y, w, _, _, _ = est.prepare(case.X, case.y, case.benefit, case.propensity)
+        problem = prepare_owl(case.X, case.y, case.benefit, case.propensity,
+                              weights_upper_bound=case.weights_upper_bound, feature_bounds=case.feature_bounds,
+                              weight_sensitivity=0.0)
+        Z, y, w = problem.Z, problem.labels, problem.weights
         nonprivate = est.nonprivate_scaled_coef_
     else:
         est = _werm_estimator(case, np.inf, None).fit(case.X, case.y, case.weights)

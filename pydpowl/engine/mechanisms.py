@@ -53,7 +53,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_epsilon, check_int, check_positive
+from .._validation import check_epsilon, check_int, check_positive, check_weight_sensitivity
 
 __all__ = [
     "perturb",
@@ -82,12 +82,6 @@ __all__ = [
 
 #: releases are rounded to 2^(floor(log2(Delta / epsilon)) - RELEASE_GRID_BITS): about 1/1000 to 1/2000 of the noise scale
 RELEASE_GRID_BITS = 10
-
-
-def _check_C(C: Any) -> float:
-    if isinstance(C, bool) or not isinstance(C, (int, float, np.floating, np.integer)) or not (0 <= float(C) < np.inf):
-        raise ValueError(f"C must be in [0, inf), got C={C!r}.")
-    return float(C)
 
 
 def _check_tol(tol: Any) -> float:
@@ -129,7 +123,7 @@ def output_sensitivity(*, gamma: float, weights_upper_bound: float, C: float = 0
     w_max = check_positive("weights_upper_bound", weights_upper_bound)
     lip = check_positive("lipschitz", lipschitz)
     n = check_int("n_samples", n_samples, minimum=0)
-    return (lip * (_check_C(C) + 2.0 * w_max) + 2.0 * n * _check_tol(tol)) / gamma
+    return (lip * (check_weight_sensitivity(C) + 2.0 * w_max) + 2.0 * n * _check_tol(tol)) / gamma
 
 
 def noise_rate(*, epsilon: float, gamma: float, weights_upper_bound: float, C: float = 0.0, lipschitz: float = 1.0,

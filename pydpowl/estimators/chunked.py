@@ -1,15 +1,18 @@
 """DP-wERM and DP-OWL on Dask arrays: the inputs checked and prepared chunk by chunk.
 
 :meth:`DPWeightedERM.fit <pydpowl.estimators.werm.DPWeightedERM.fit>` and
-:meth:`DPOWL.fit <pydpowl.estimators.owl.DPOWL.fit>` hand their inputs here
-when any of them is a Dask collection (:func:`is_chunked`); everything after
+:func:`~pydpowl.estimators.owl.prepare_owl` (which :meth:`DPOWL.fit
+<pydpowl.estimators.owl.DPOWL.fit>` calls) hand their inputs here when any of
+them is a Dask collection (:func:`is_chunked`); everything after
 (the solve, the noise, the release) is the estimators' own code. The solver
 sees Dask arrays and runs each Newton pass blockwise
 (:mod:`pydpowl.engine.dask_problem`).
 
 One pass over the data, one task per chunk, validates and prepares it with
-the in-memory code applied to the chunk: counts of non-finite entries, labels
-outside {-1, 1}, rows or weights outside their bounds, the arms present, and
+the in-memory code applied to the chunk: counts of non-finite entries,
+treatments outside {-1, 1} (DP-OWL) or the distinct labels of ``y`` (DP-wERM:
+any two numbers), rows (clipped to norm 1 with ``clip_rows=True``) or weights
+outside their bounds, the arms present, and
 (DP-OWL) :func:`~pydpowl.estimators.propensity.resolve_propensity`,
 :func:`~pydpowl.estimators.owl.owl_weights` and
 :meth:`FeatureScaler.transform_checked
@@ -44,7 +47,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import check_bool, check_positive, column_labels, nonfinite_message
+from .._validation import (binary_target_message, check_numeric_dtype, column_labels, labels_message, nonfinite_message,
+                           nonnegative_message, no_columns_message, one_arm_message, one_d_message)
 from ..engine.dask_problem import compute, count_pass, distributed_client, on_client, persist, tree_reduce
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 
@@ -62,47 +66,59 @@ def is_chunked(*values: Any) -> bool:
 # --------------------------------------------------------------------------- DP-wERM
 
 
-def check_erm_inputs_chunked(X: Any, y: Any, sample_weight: Any, weights_upper_bound: float):
+def check_erm_inputs_chunked(X: Any, y: Any, sample_weight: Any, weights_upper_bound: float, *,
+                             clip_rows: bool = False):
     """:func:`~pydpowl.estimators.werm.check_erm_inputs` for Dask inputs.
+
+    Labels may be any two numbers (the classes are found in the validation
+    pass; labels other than -1 and 1 are coded lazily, inside the solver's
+    passes).
 
     Returns
     -------
-    X, y, w : dask.array.Array
-        Float64, chunked alike along the rows (persisted when the rule of the
-        module docstring says so).
+    ERMData
+        ``X``, ``labels`` and ``weights`` are float64 Dask arrays chunked alike
+        along the rows (persisted when the rule of the module docstring says so).
     """
-    from .werm import _NORM_SLACK
+    from .werm import _NORM_SLACK, ERMData, unit_weights_message
 
     X = _as_matrix("X", X, y, sample_weight)
     n, rows = X.shape[0], X.chunks[0]
     y = _as_vector("y", y, n, rows)
+    label_dtype = y.dtype
     if sample_weight is None:
         if weights_upper_bound < 1.0:
-            raise ValueError(
-                f"sample_weight=None means unit weights, which exceed weights_upper_bound={weights_upper_bound!r}."
-            )
+            raise ValueError(unit_weights_message(weights_upper_bound))
         w = None
     else:
         w = _as_vector("sample_weight", sample_weight, n, rows)
     blocks = _blocks(X, y, w)
-    outs = [_delayed(_erm_block, 4)(xb, yb, wb, off, weights_upper_bound, _NORM_SLACK)
+    outs = [_delayed(_erm_block, 4)(xb, yb, wb, off, weights_upper_bound, _NORM_SLACK, clip_rows)
             for xb, yb, wb, off in zip(*blocks, _offsets(rows))]
     X, y, w, stats = _assemble(outs, rows, X.shape[1])
     X, y, w, stats = _materialise(X, y, w, stats)
     _raise_erm(stats, n, X.shape[1], weights_upper_bound, sample_weight is None)
-    return X, y, w
+    classes = np.array(stats["values_y"], dtype=np.float64).astype(label_dtype)
+    if not (classes[0] == -1 and classes[1] == 1):  # other labels: coded -1/+1 lazily (no further pass)
+        y = (y == float(classes[1])) * 2.0 - 1.0
+    return ERMData(X=X, labels=y, weights=w, classes=classes, n_clipped_rows=stats["rows_clipped"])
 
 
-def _erm_block(X, y, w, offset, w_max, slack):
-    """One chunk of DP-wERM data: counts for the checks, and the float64 arrays."""
+def _erm_block(X, y, w, offset, w_max, slack, clip_rows):
+    """One chunk of DP-wERM data: counts for the checks, and the float64 arrays (rows clipped when asked)."""
+    from .werm import clip_row_norms, row_norms
+
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()
     w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=np.float64).ravel()
     s = _finite_counts("X", X, offset)
     s.update(_finite_counts("y", y, offset))
-    s.update(_label_counts("y", y, offset))
+    s["values_y"] = _distinct(y[np.isfinite(y)])
+    s["rows_clipped"] = 0
+    if clip_rows and not (s["X_nan"] or s["X_inf"]):
+        X, s["rows_clipped"] = clip_row_norms(X)
     with np.errstate(invalid="ignore", over="ignore"):
-        too_long = np.sqrt(np.einsum("ij,ij->i", X, X)) > 1.0 + slack
+        too_long = row_norms(X) > 1.0 + slack
     s["rows_too_long"] = int(np.count_nonzero(too_long))
     s["first_row_too_long"] = _first(too_long, offset)
     s.update(_finite_counts("sample_weight", w, offset))
@@ -111,63 +127,65 @@ def _erm_block(X, y, w, offset, w_max, slack):
     return X, y, w, s
 
 
-def _raise_erm(s: Dict[str, int], n: int, d: int, w_max: float, unit_weights: bool) -> None:
+def _distinct(values: np.ndarray) -> Tuple[float, ...]:
+    """Up to 3 distinct values, sorted (3 means "more than 2")."""
+    return tuple(float(v) for v in np.unique(values)[:3])
+
+
+def _raise_erm(s: Dict[str, Any], n: int, d: int, w_max: float, unit_weights: bool) -> None:
+    from .werm import row_norm_message, weight_range_message
+
     _raise_finite("X", s, n * d)
     _raise_finite("y", s, n)
-    _raise_labels("y", s, n)
+    if len(s["values_y"]) != 2:
+        raise ValueError(binary_target_message("y", len(s["values_y"]), continuous=len(s["values_y"]) == 3 and any(
+            v != np.floor(v) for v in s["values_y"])))
     if s["rows_too_long"]:
-        raise ValueError(
-            f"every row of X must have l2 norm <= 1 (the sensitivity assumes it); {s['rows_too_long']} "
-            f"of {n} rows exceed it (first at position {s['first_row_too_long']}). Scale the "
-            "features with public bounds (pydpowl.FeatureScaler) or use DPOWL, which does."
-        )
+        raise ValueError(row_norm_message(s["rows_too_long"], n, s["first_row_too_long"]))
     if unit_weights:
         return
     _raise_finite("sample_weight", s, n)
     if s["sample_weight_negative"]:
-        raise ValueError(f"sample_weight must lie in [0, weights_upper_bound={w_max!r}]; "
-                         f"{s['sample_weight_negative']} of {n} entries are negative.")
+        raise ValueError(weight_range_message(w_max, s["sample_weight_negative"], n, negative=True))
     if s["sample_weight_over"]:
-        raise ValueError(f"sample_weight must lie in [0, weights_upper_bound={w_max!r}]; "
-                         f"{s['sample_weight_over']} of {n} entries exceed the bound (clip them to the public bound "
-                         "first, or raise the bound).")
+        raise ValueError(weight_range_message(w_max, s["sample_weight_over"], n, negative=False))
 
 
 # --------------------------------------------------------------------------- DP-OWL
 
 
-def prepare_owl_chunked(estimator: Any, X: Any, treatment: Any, benefit: Any, propensity: Any = 0.5):
-    """:meth:`DPOWL.prepare <pydpowl.estimators.owl.DPOWL.prepare>` for Dask inputs.
+def prepare_owl_chunked(X: Any, treatment: Any, benefit: Any, propensity: Any = 0.5, *,
+                        weights_upper_bound: float, feature_bounds: Any, fit_intercept: bool,
+                        weight_sensitivity: Any = None):
+    """:func:`~pydpowl.estimators.owl.prepare_owl` for Dask inputs (it calls this one).
+
+    ``weights_upper_bound`` and ``fit_intercept`` arrive checked.
 
     Returns
     -------
-    Z, A, w : dask.array.Array
-        Scaled rows, treatments and OWL weights, chunked alike (persisted when
-        the rule of the module docstring says so).
-    C : float
-        The weight sensitivity of the propensity specification, for the total n
-        (:func:`~pydpowl.estimators.propensity.propensity_constants`, on the client).
-    scaler : FeatureScaler
-    counts : dict
-        ``n_clipped_weights``, ``n_clipped_features``, ``n_clipped_logits``,
-        ``n_clipped_benefits`` over all chunks.
+    OWLProblem
+        ``Z``, ``labels`` and ``weights`` are Dask arrays chunked alike
+        (persisted when the rule of the module docstring says so); C is the
+        weight sensitivity of the propensity specification for the total n
+        (:func:`~pydpowl.estimators.propensity.propensity_constants`, on the
+        client); the clip counts are summed over all chunks.
     """
+    from .owl import OWLProblem
     from .propensity import propensity_constants
 
-    w_max = check_positive("weights_upper_bound", estimator.weights_upper_bound)
-    check_bool("fit_intercept", estimator.fit_intercept)
+    w_max = weights_upper_bound
     X = _as_matrix("X", X, treatment, benefit, propensity)
     (n, p), rows = X.shape, X.chunks[0]
-    bounds = estimator.feature_bounds
+    bounds = feature_bounds
     if isinstance(bounds, str) and bounds == "data":
         bounds = _bounds_from_chunks(X)  # emits PrivacyLeakWarning: the guarantee is void
-    scaler = FeatureScaler.from_bounds(bounds, p, estimator.fit_intercept)
+    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept)
     A = _as_vector("treatment", treatment, n, rows)
     B = _as_vector("benefit", benefit, n, rows)
     array = is_chunked(propensity) or _is_array(propensity)
     # C and the benefit bound it relies on: on the client, for the total n, with the in-memory rules
     C, c_b = propensity_constants(np.empty(0) if array else propensity, n,
-                                  weight_sensitivity=estimator.weight_sensitivity, weights_upper_bound=w_max)
+                                  weight_sensitivity=weight_sensitivity, weights_upper_bound=w_max)
     if array:
         P, spec = _as_vector("propensity", propensity, n, rows), None
     else:
@@ -177,9 +195,10 @@ def prepare_owl_chunked(estimator: Any, X: Any, treatment: Any, benefit: Any, pr
     Z, A, w, stats = _assemble(outs, rows, scaler.n_coefficients)
     Z, A, w, stats = _materialise(Z, A, w, stats)
     _raise_owl(stats, n, p, spec is None)
-    counts = {"n_clipped_weights": stats["clipped_weights"], "n_clipped_features": stats["clipped_features"],
-              "n_clipped_logits": stats["clipped_logits"], "n_clipped_benefits": stats["clipped_benefits"]}
-    return Z, A, w, float(C), scaler, counts
+    return OWLProblem(Z=Z, labels=A, weights=w, weight_sensitivity=float(C), weights_upper_bound=w_max,
+                      scaler=scaler, n_clipped_weights=stats["clipped_weights"],
+                      n_clipped_features=stats["clipped_features"], n_clipped_logits=stats["clipped_logits"],
+                      n_clipped_benefits=stats["clipped_benefits"])
 
 
 def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
@@ -187,6 +206,7 @@ def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
     preparation of the chunk (propensities, clipped weights, clipped and scaled rows)."""
     from .owl import clip_benefits, owl_weights
     from .propensity import resolve_propensity
+    from ..value import received_propensity_outside
 
     X = np.asarray(X, dtype=np.float64)
     A = np.asarray(A, dtype=np.float64).ravel()
@@ -197,11 +217,13 @@ def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
     s["treatment_plus"] = int(np.count_nonzero(A == 1.0))
     s["treatment_minus"] = int(np.count_nonzero(A == -1.0))
     s.update(_finite_counts("benefit", B, offset))
-    s["benefit_negative"] = int(np.count_nonzero(B < 0))
+    negative = B < 0
+    s["benefit_negative"] = int(np.count_nonzero(negative))
+    s["first_benefit_negative"] = _first(negative, offset)
     if P is not None:
         P = np.asarray(P, dtype=np.float64).ravel()
         s.update(_finite_counts("propensity", P, offset))
-        outside = (P <= 0) | (P > 1)
+        outside = received_propensity_outside(P)
         s["propensity_outside"] = int(np.count_nonzero(outside))
         s["first_propensity_outside"] = _first(outside, offset)
     k, d = X.shape[0], scaler.n_coefficients
@@ -220,27 +242,22 @@ def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
 
 
 def _raise_owl(s: Dict[str, Any], n: int, p: int, array_propensity: bool) -> None:
+    from .owl import BENEFIT_HINT, BENEFIT_WHY
+    from ..value import received_propensity_error
+
     _raise_finite("X", s, n * p)
     _raise_finite("treatment", s, n)
     _raise_labels("treatment", s, n)
     if s["treatment_plus"] == 0 or s["treatment_minus"] == 0:
-        raise ValueError(f"treatment must contain both arms -1 and 1; all {n} entries are "
-                         f"{1 if s['treatment_plus'] else -1:+d}.")
+        raise ValueError(one_arm_message("treatment", n, 1 if s["treatment_plus"] else -1))
     _raise_finite("benefit", s, n)
     if s["benefit_negative"]:
-        raise ValueError(
-            f"benefit must be non-negative (OWL weights are B / P(A | x)); {s['benefit_negative']} of {n} "
-            "entries are negative. Shift benefits by a public lower bound with "
-            "pydpowl.shift_benefits(benefit, lower_bound=...)."
-        )
+        raise ValueError(nonnegative_message("benefit", s["benefit_negative"], n, s["first_benefit_negative"],
+                                             why=BENEFIT_WHY, hint=BENEFIT_HINT))
     if array_propensity:
         _raise_finite("propensity", s, n)
         if s["propensity_outside"]:
-            raise ValueError(
-                f"propensity must be in (0, 1] (P(A_i | x_i) of the received treatment); "
-                f"{s['propensity_outside']} of {n} entries are outside (first at position "
-                f"{s['first_propensity_outside']})."
-            )
+            raise received_propensity_error(s["propensity_outside"], n, s["first_propensity_outside"])
 
 
 def _bounds_from_chunks(X):
@@ -282,16 +299,6 @@ def _dask_array(name: str, value: Any):
     return value
 
 
-def _check_dtype(name: str, dtype) -> None:
-    if dtype.kind in "USVMmO":
-        raise TypeError(
-            f"{name} must hold numbers, got dtype {dtype}; convert text columns and encode "
-            "categories as 0/1 columns first."
-        )
-    if dtype.kind not in "iufb":
-        raise TypeError(f"{name} must hold real numbers, got dtype {dtype}.")
-
-
 def _known_chunks(arr):
     if any(np.isnan(c) for c in arr.chunks[0]):
         count_pass("validation", arr.numblocks[0])
@@ -312,20 +319,17 @@ def _as_matrix(name: str, value: Any, *others: Any):
         like = next(_dask_array("input", o) for o in others if is_chunked(o))
         like = _known_chunks(like)
         return da.from_array(check_array(name, value), chunks=(like.chunks[0], -1))
-    _check_dtype(name, X.dtype)
+    check_numeric_dtype(name, X.dtype)
     if X.ndim == 1:
         X = _known_chunks(X)
-        raise ValueError(
-            f"{name} must be 2-D (n_samples, n_features), got a 1-D array of length "
-            f"{X.shape[0]}; use X.reshape(-1, 1) for a single feature."
-        )
+        raise ValueError(one_d_message(name, X.shape[0]))
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}.")
     X = _known_chunks(X)
     if X.shape[0] < 1:
         raise ValueError(f"{name} must have at least 1 row(s), got {X.shape[0]}.")
     if X.shape[1] < 1:
-        raise ValueError(f"{name} must have at least 1 column, got shape {X.shape}.")
+        raise ValueError(no_columns_message(name, X.shape))
     return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
 
 
@@ -337,7 +341,7 @@ def _as_vector(name: str, value: Any, n: int, rows: Tuple[int, ...]):
         from .._validation import check_vector
 
         return da.from_array(check_vector(name, value, length=n), chunks=(rows,))
-    _check_dtype(name, v.dtype)
+    check_numeric_dtype(name, v.dtype)
     if v.ndim == 2 and 1 in v.shape:
         v = v.ravel()
     if v.ndim != 1:
@@ -464,6 +468,8 @@ def _merge_counts(*parts: Dict[str, Any]) -> Dict[str, Any]:
                 out[key] = tuple(sorted(out[key] + value)[:6])
             elif key.startswith("nonfinite_cols_"):
                 out[key] = tuple(sorted(set(out[key]) | set(value)))
+            elif key.startswith("values_"):  # up to 3 distinct values (3: "more than 2")
+                out[key] = tuple(sorted(set(out[key]) | set(value)))[:3]
             else:
                 out[key] += value
     return out
@@ -480,7 +486,4 @@ def _raise_finite(name: str, s: Dict[str, Any], size: int, columns: Optional[Seq
 
 def _raise_labels(name: str, s: Dict[str, int], n: int) -> None:
     if s[f"{name}_bad"]:
-        raise ValueError(
-            f"{name} must take values in {{-1, 1}}; {s[f'{name}_bad']} of "
-            f"{n} entries do not (first at position {s[f'first_{name}_bad']})."
-        )
+        raise ValueError(labels_message(name, s[f"{name}_bad"], n, s[f"first_{name}_bad"]))

@@ -1,15 +1,18 @@
 """DP-OWL: outcome weighted learning of a treatment rule with DP-wERM.
 
-Builds OWL weights ``w_i = B_i / P(A_i | x_i)`` (clipped at the public bound W,
-counted; benefits clipped at C_B when a propensity model fitted on private data
-supplies C, counted), scales the features exactly as DPpack's ``svmDP`` (linear
-kernel), and delegates the private fit to
+:func:`prepare_owl` turns the data into a DP-wERM problem (an
+:class:`OWLProblem`): OWL weights ``w_i = B_i / P(A_i | x_i)`` (clipped at the
+public bound W, counted; benefits clipped at C_B when a propensity model
+fitted on private data supplies C, counted), the features scaled exactly as
+DPpack's ``svmDP`` (linear kernel), and the weight sensitivity C.
+:class:`DPOWL` fits it with the one release of
 :class:`~pydpowl.estimators.werm.DPWeightedERM`.
 """
 
 from __future__ import annotations
 
-import functools
+import warnings
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -22,6 +25,7 @@ from .._validation import (
     check_both_arms,
     check_epsilon,
     check_labels,
+    check_nonnegative,
     check_positive,
     check_vector,
     feature_names_of,
@@ -34,7 +38,18 @@ from .summary import FitSummary
 from ..engine.release import warn_reproduce_dppack
 from .werm import DEFAULT_TOL, DPWeightedERM, release_notes
 
-__all__ = ["DPOWL", "owl_weights", "clip_benefits"]
+__all__ = ["DPOWL", "OWLProblem", "prepare_owl", "owl_weights", "clip_benefits", "check_benefit"]
+
+#: why benefits must be non-negative, and what to do (the message of :func:`check_benefit`)
+BENEFIT_WHY = "OWL weights are B / P(A | x)"
+BENEFIT_HINT = "Shift benefits by a public lower bound with pydpowl.shift_benefits(benefit, lower_bound=...)."
+
+
+def check_benefit(benefit: ArrayLike, n: int) -> NDArray[np.float64]:
+    """Benefits as a finite, non-negative float vector of length ``n``."""
+    B = check_vector("benefit", benefit, length=n)
+    check_nonnegative("benefit", B, why=BENEFIT_WHY, hint=BENEFIT_HINT)
+    return B
 
 
 def clip_benefits(benefit: NDArray[np.float64], benefit_bound: Optional[float]):
@@ -58,6 +73,106 @@ def owl_weights(benefit: NDArray[np.float64], propensity_received: NDArray[np.fl
     if n_over:
         np.putmask(w, over, weights_upper_bound)  # in place: no second array of n weights
     return w, n_over
+
+
+@dataclass(frozen=True, eq=False)
+class OWLProblem:
+    """A DP-OWL fit's data as a DP-wERM problem, made by :func:`prepare_owl`.
+
+    Everything in it is either public (``scaler``, ``weight_sensitivity``,
+    ``weights_upper_bound``: functions of the public settings and n) or
+    private data ready for the one release
+    (:func:`pydpowl.engine.release.release_output_perturbation`): rows of norm
+    at most 1, labels in {-1, 1}, weights in [0, W].
+
+    Attributes
+    ----------
+    Z : ndarray of shape (n, d)
+        Clipped and scaled rows (intercept column first when fitted), each of
+        l2 norm at most 1; a Dask array for Dask inputs.
+    labels : ndarray of shape (n,)
+        Received treatments in {-1, 1} (the DP-wERM labels).
+    weights : ndarray of shape (n,)
+        OWL weights ``min(min(B, C_B) / P(A | x), W)`` in [0, W].
+    weight_sensitivity : float
+        C, the bound on the total change of the other subjects' weights when
+        one subject is replaced (:func:`~pydpowl.estimators.propensity.propensity_constants`).
+    weights_upper_bound : float
+        W, the public bound on the weights.
+    scaler : FeatureScaler
+        The public map to the scaled space (and back, for coefficients).
+    n_clipped_weights, n_clipped_features, n_clipped_logits, n_clipped_benefits : int
+        How many weights (at W), feature entries (to their bounds), propensity
+        logits (to [-M, M]) and benefits (at C_B) were clipped by design.
+        Computed from the private data: diagnostics, not releases.
+    """
+
+    Z: Any
+    labels: Any
+    weights: Any
+    weight_sensitivity: float
+    weights_upper_bound: float
+    scaler: FeatureScaler
+    n_clipped_weights: int = 0
+    n_clipped_features: int = 0
+    n_clipped_logits: int = 0
+    n_clipped_benefits: int = 0
+
+    @property
+    def n_samples(self) -> int:
+        """n, the number of subjects."""
+        return int(self.Z.shape[0])
+
+
+def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5, *,
+                weights_upper_bound: float, feature_bounds: Any, fit_intercept: bool = True,
+                weight_sensitivity: Any = None) -> OWLProblem:
+    """Validate the data and turn it into the DP-wERM problem of DP-OWL (the one preparation).
+
+    The settings are those of :class:`DPOWL` (public, fixed before seeing the
+    data); :meth:`DPOWL.fit` uses this function, and so may validation tools
+    and studies that need the weights or the scaled rows without a fit. Dask
+    inputs are prepared chunk by chunk
+    (:func:`~pydpowl.estimators.chunked.prepare_owl_chunked`; docs/dask.md).
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n, p)
+    treatment : array-like of shape (n,)
+        Received treatment in {-1, 1}; both arms must occur.
+    benefit : array-like of shape (n,)
+        Non-negative benefit (larger is better).
+    propensity : float, array-like or LogisticPropensity, default=0.5
+        As in :meth:`DPOWL.fit`.
+    weights_upper_bound, feature_bounds, fit_intercept, weight_sensitivity
+        As in :class:`DPOWL`.
+
+    Returns
+    -------
+    OWLProblem
+    """
+    w_max = check_positive("weights_upper_bound", weights_upper_bound)
+    fit_intercept = check_bool("fit_intercept", fit_intercept)
+    if is_chunked(X, treatment, benefit, propensity):  # Dask inputs: prepared per chunk (estimators.chunked)
+        return prepare_owl_chunked(X, treatment, benefit, propensity, weights_upper_bound=w_max,
+                                   feature_bounds=feature_bounds, fit_intercept=fit_intercept,
+                                   weight_sensitivity=weight_sensitivity)
+    X = check_array("X", X)
+    n, p = X.shape
+    bounds = feature_bounds
+    if isinstance(bounds, str) and bounds == "data":
+        bounds = bounds_from_data(X)  # emits PrivacyLeakWarning: the guarantee is void
+    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept)
+    A = check_labels("treatment", treatment, length=n)
+    check_both_arms("treatment", A)
+    B = check_benefit(benefit, n)
+    resolved = resolve_propensity(propensity, X, A, weight_sensitivity=weight_sensitivity, weights_upper_bound=w_max)
+    B, n_clipped_b = clip_benefits(B, resolved.benefit_bound)
+    w, n_clipped_w = owl_weights(B, resolved.probability, w_max)
+    Z, n_clipped_x = scaler.transform_checked(X)
+    return OWLProblem(Z=Z, labels=A, weights=w, weight_sensitivity=float(resolved.C), weights_upper_bound=w_max,
+                      scaler=scaler, n_clipped_weights=n_clipped_w, n_clipped_features=n_clipped_x,
+                      n_clipped_logits=resolved.n_clipped_logits, n_clipped_benefits=n_clipped_b)
 
 
 class DPOWL(DPEstimator):
@@ -166,37 +281,28 @@ class DPOWL(DPEstimator):
         self.keep_nonprivate = keep_nonprivate
         self.random_state = random_state
 
-    def prepare(self, X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5):
-        """Validate and transform the data into DP-wERM inputs ``(Z, y, w, C)`` and counts.
+    def _problem_settings(self) -> dict:
+        return dict(weights_upper_bound=self.weights_upper_bound, feature_bounds=self.feature_bounds,
+                    fit_intercept=self.fit_intercept, weight_sensitivity=self.weight_sensitivity)
 
-        Exposed for validation tools and simulation studies; :meth:`fit` uses it.
+    def prepare(self, X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5):
+        """Deprecated: use :func:`pydpowl.prepare_owl`, which returns a typed :class:`OWLProblem`.
+
+        Returns the tuple ``(Z, treatment, weights, C, scaler, counts)`` of
+        earlier versions, made from :func:`prepare_owl` with this estimator's
+        settings (``counts`` is a dict of the four ``n_clipped_*`` numbers).
+        Emits :class:`FutureWarning`.
         """
-        w_max = check_positive("weights_upper_bound", self.weights_upper_bound)
-        check_bool("fit_intercept", self.fit_intercept)
-        X = check_array("X", X)
-        n, p = X.shape
-        bounds = self.feature_bounds
-        if isinstance(bounds, str) and bounds == "data":
-            bounds = bounds_from_data(X)  # emits PrivacyLeakWarning: the guarantee is void
-        scaler = FeatureScaler.from_bounds(bounds, p, self.fit_intercept)
-        A = check_labels("treatment", treatment, length=n)
-        check_both_arms("treatment", A)
-        B = check_vector("benefit", benefit, length=n)
-        negative = B < 0
-        if negative.any():
-            raise ValueError(
-                f"benefit must be non-negative (OWL weights are B / P(A | x)); {int(negative.sum())} of {n} "
-                "entries are negative. Shift benefits by a public lower bound with "
-                "pydpowl.shift_benefits(benefit, lower_bound=...)."
-            )
-        resolved = resolve_propensity(propensity, X, A, weight_sensitivity=self.weight_sensitivity,
-                                      weights_upper_bound=w_max)
-        B, n_clipped_b = clip_benefits(B, resolved.benefit_bound)
-        w, n_clipped_w = owl_weights(B, resolved.probability, w_max)
-        Z, n_clipped_x = scaler.transform_checked(X)
-        counts = {"n_clipped_weights": n_clipped_w, "n_clipped_features": n_clipped_x,
-                  "n_clipped_logits": resolved.n_clipped_logits, "n_clipped_benefits": n_clipped_b}
-        return Z, A, w, resolved.C, scaler, counts
+        warnings.warn(
+            "DPOWL.prepare is deprecated and will be removed; use pydpowl.prepare_owl(X, treatment, benefit, "
+            "propensity, weights_upper_bound=..., feature_bounds=..., fit_intercept=..., weight_sensitivity=...), "
+            "which returns an OWLProblem (fields Z, labels, weights, weight_sensitivity, scaler, n_clipped_*).",
+            FutureWarning, stacklevel=2,
+        )
+        problem = prepare_owl(X, treatment, benefit, propensity, **self._problem_settings())
+        counts = {name: getattr(problem, name) for name in
+                  ("n_clipped_weights", "n_clipped_features", "n_clipped_logits", "n_clipped_benefits")}
+        return problem.Z, problem.labels, problem.weights, problem.weight_sensitivity, problem.scaler, counts
 
     def fit(self, X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> "DPOWL":
         """Fit the private rule.
@@ -226,26 +332,25 @@ class DPOWL(DPEstimator):
         check_bool("reproduce_dppack", self.reproduce_dppack)
         if self.reproduce_dppack and check_epsilon(self.epsilon) != float("inf"):
             warn_reproduce_dppack("DPOWL", stacklevel=2)
-        prepare = self.prepare
-        if is_chunked(X, treatment, benefit, propensity):  # Dask inputs: prepared per chunk (estimators.chunked)
-            prepare = functools.partial(prepare_owl_chunked, self)
-        Z, A, w, C, scaler, counts = prepare(X, treatment, benefit, propensity)
+        problem = prepare_owl(X, treatment, benefit, propensity, **self._problem_settings())
+        scaler = problem.scaler
         engine = DPWeightedERM(
-            epsilon=self.epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
-            loss="huber", huber_h=self.huber_h, C=C, tol=self.tol, reproduce_dppack=self.reproduce_dppack,
-            keep_nonprivate=self.keep_nonprivate, random_state=resolve_rng(self.random_state),
-        )._fit_checked(Z, A, w)  # Z has rows of norm <= 1 and w lies in [0, W] by construction
+            epsilon=self.epsilon, gamma=self.gamma, weights_upper_bound=problem.weights_upper_bound,
+            loss="huber", huber_h=self.huber_h, C=problem.weight_sensitivity, tol=self.tol,
+            reproduce_dppack=self.reproduce_dppack, keep_nonprivate=self.keep_nonprivate,
+            random_state=resolve_rng(self.random_state),
+        )._fit_checked(problem.Z, problem.labels, problem.weights)  # rows of norm <= 1, w in [0, W] by construction
         self._store_release(engine.coef_, scaler)
         self.release_grid_ = engine.release_grid_
         self.sensitivity_ = engine.sensitivity_
-        self.weight_sensitivity_ = float(C)
+        self.weight_sensitivity_ = problem.weight_sensitivity
         self.n_iter_ = engine.n_iter_
-        self.n_samples_ = Z.shape[0]
+        self.n_samples_ = problem.n_samples
         self.n_features_in_ = scaler.n_features
-        self.n_clipped_weights_ = counts["n_clipped_weights"]
-        self.n_clipped_features_ = counts["n_clipped_features"]
-        self.n_clipped_logits_ = counts["n_clipped_logits"]
-        self.n_clipped_benefits_ = counts["n_clipped_benefits"]
+        self.n_clipped_weights_ = problem.n_clipped_weights
+        self.n_clipped_features_ = problem.n_clipped_features
+        self.n_clipped_logits_ = problem.n_clipped_logits
+        self.n_clipped_benefits_ = problem.n_clipped_benefits
         if names is not None:
             self.feature_names_in_ = names
         if self.keep_nonprivate:

@@ -69,6 +69,7 @@ from .._validation import (
     check_bounds,
     check_labels,
     check_positive,
+    check_weight_sensitivity,
 )
 from ..engine.losses import sigmoid
 from ..exceptions import ConvergenceError, PrivacyLeakWarning
@@ -478,10 +479,7 @@ def _stated_C(weight_sensitivity: Union[None, float, str], n: int, weights_upper
     if isinstance(weight_sensitivity, (bool, np.bool_)) or not isinstance(weight_sensitivity, numbers.Real):
         raise TypeError(f"weight_sensitivity must be a number, 'trivial' or None, got "
                         f"{type(weight_sensitivity).__name__}.")
-    c = float(weight_sensitivity)
-    if not (0.0 <= c < np.inf):
-        raise ValueError(f"weight_sensitivity must be in [0, inf), got weight_sensitivity={weight_sensitivity!r}.")
-    return c
+    return check_weight_sensitivity(weight_sensitivity, "weight_sensitivity")
 
 
 def propensity_constants(propensity: Any, n: int, *, weight_sensitivity: Union[None, float, str] = None,

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Union
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import DPEstimator, check_is_fitted, check_prediction_input
+from sklearn.base import ClassifierMixin
+
+from .._base import DPEstimator, check_is_fitted, check_prediction_input, feature_names_in, store_feature_names
 from .._validation import (
     check_array,
+    check_binary_target,
     check_bool,
     check_epsilon,
-    check_labels,
     check_positive,
     check_vector,
-    feature_names_of,
+    check_weight_sensitivity,
     resolve_rng,
 )
 from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
@@ -26,44 +29,110 @@ from ..engine.solver import DEFAULT_TOL
 from .chunked import is_chunked
 from .summary import FitSummary
 
-__all__ = ["DPWeightedERM", "DEFAULT_TOL", "check_erm_inputs", "check_noise_scale", "release_notes"]
+__all__ = ["DPWeightedERM", "DEFAULT_TOL", "ERMData", "check_erm_inputs", "check_noise_scale", "clip_row_norms",
+           "release_notes"]
 
 #: slack on ||x_i|| <= 1 for rounding in scaled data
 _NORM_SLACK = 1e-12
-#: default certified gradient-norm tolerance of every fit (it enters Delta as 2 n tol / gamma)
+#: the labels of the DP-wERM objective, as ``classes_`` when the caller passes them already coded
+PLUS_MINUS = np.array([-1, 1])
 
 
-def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike], weights_upper_bound: float):
-    """Validate DP-wERM data: rows with norm <= 1, labels in {-1, 1}, weights in [0, W]."""
+@dataclass(frozen=True, eq=False)
+class ERMData:
+    """DP-wERM data after :func:`check_erm_inputs` (or its chunked twin): ready for the one release.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, d)
+        Rows of l2 norm at most 1 (a Dask array for Dask inputs).
+    labels : ndarray of shape (n,)
+        ``classes[0]`` coded -1, ``classes[1]`` coded +1.
+    weights : ndarray of shape (n,)
+        In [0, W].
+    classes : ndarray of shape (2,)
+        The two class labels, sorted (scikit-learn's ``classes_``).
+    n_clipped_rows : int
+        Rows scaled to norm 1 by ``clip_rows=True`` (0 otherwise); computed
+        from the private data: a diagnostic, not a release.
+    """
+
+    X: Any
+    labels: Any
+    weights: Any
+    classes: NDArray[Any]
+    n_clipped_rows: int = 0
+
+
+def clip_row_norms(X: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
+    """Each row of norm above 1 divided by its norm (a new array), and how many were.
+
+    A public, data-independent map of each record on its own: neighbouring
+    datasets stay neighbours and every row then meets the bound ``||x|| <= 1``
+    the sensitivity assumes, so the privacy guarantee holds for any input.
+    """
+    norms = row_norms(X)
+    huge = np.isinf(norms)  # squares overflowed (entries near 1e154 or more): scale by the largest entry first
+    if huge.any():
+        top = np.max(np.abs(X[huge]), axis=1)
+        norms[huge] = top * row_norms(X[huge] / top[:, None])
+    over = norms > 1.0
+    n_over = int(np.count_nonzero(over))
+    if n_over:
+        X = X / np.where(over, norms, 1.0)[:, None]
+    return X, n_over
+
+
+def row_norms(X: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The l2 norm of each row."""
+    return np.sqrt(np.einsum("ij,ij->i", X, X))
+
+
+def row_norm_message(n_too_long: int, n: int, first: int) -> str:
+    """The one message for rows of norm above 1 (in-memory and chunked checks alike)."""
+    return (f"every row of X must have l2 norm <= 1 (the sensitivity assumes it); {n_too_long} of {n} rows exceed "
+            f"it (first at position {first}). Scale the features with public bounds (pydpowl.FeatureScaler), use "
+            "DPOWL, which does, or clip_rows=True, which divides such rows by their norm (counted).")
+
+
+def weight_range_message(weights_upper_bound: float, n_bad: int, n: int, *, negative: bool) -> str:
+    """The one message for weights outside [0, W] (in-memory and chunked checks alike)."""
+    head = f"sample_weight must lie in [0, weights_upper_bound={weights_upper_bound!r}]; {n_bad} of {n} entries "
+    if negative:
+        return head + "are negative."
+    return head + "exceed the bound (clip them to the public bound first, or raise the bound)."
+
+
+def unit_weights_message(weights_upper_bound: float) -> str:
+    """The one message for ``sample_weight=None`` with W < 1."""
+    return f"sample_weight=None means unit weights, which exceed weights_upper_bound={weights_upper_bound!r}."
+
+
+def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike], weights_upper_bound: float,
+                     *, clip_rows: bool = False) -> ERMData:
+    """Validate DP-wERM data: rows with norm <= 1 (or clipped to it), two classes, weights in [0, W]."""
     X = check_array("X", X)
     n = X.shape[0]
-    y = check_labels("y", y, length=n)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    too_long = norms > 1.0 + _NORM_SLACK
+    classes, y = check_binary_target("y", y, length=n)
+    n_clipped = 0
+    if clip_rows:
+        X, n_clipped = clip_row_norms(X)
+    too_long = row_norms(X) > 1.0 + _NORM_SLACK
     if too_long.any():
-        raise ValueError(
-            f"every row of X must have l2 norm <= 1 (the sensitivity assumes it); {int(too_long.sum())} "
-            f"of {n} rows exceed it (first at position {int(np.flatnonzero(too_long)[0])}). Scale the "
-            "features with public bounds (pydpowl.FeatureScaler) or use DPOWL, which does."
-        )
+        raise ValueError(row_norm_message(int(too_long.sum()), n, int(np.flatnonzero(too_long)[0])))
     if sample_weight is None:
         if weights_upper_bound < 1.0:
-            raise ValueError(
-                f"sample_weight=None means unit weights, which exceed weights_upper_bound={weights_upper_bound!r}."
-            )
+            raise ValueError(unit_weights_message(weights_upper_bound))
         w = np.ones(n)
     else:
         w = check_vector("sample_weight", sample_weight, length=n)
         neg = w < 0
         if neg.any():
-            raise ValueError(f"sample_weight must lie in [0, weights_upper_bound={weights_upper_bound!r}]; "
-                             f"{int(neg.sum())} of {n} entries are negative.")
+            raise ValueError(weight_range_message(weights_upper_bound, int(neg.sum()), n, negative=True))
         over = w > weights_upper_bound
         if over.any():
-            raise ValueError(f"sample_weight must lie in [0, weights_upper_bound={weights_upper_bound!r}]; "
-                             f"{int(over.sum())} of {n} entries exceed the bound (clip them to the public bound "
-                             "first, or raise the bound).")
-    return X, y, w
+            raise ValueError(weight_range_message(weights_upper_bound, int(over.sum()), n, negative=False))
+    return ERMData(X=X, labels=y, weights=w, classes=classes, n_clipped_rows=n_clipped)
 
 
 def release_notes(estimator: Any) -> tuple:
@@ -80,19 +149,21 @@ def release_notes(estimator: Any) -> tuple:
             "docs/privacy_audit.md)",)
 
 
-class DPWeightedERM(DPEstimator):
-    """Differentially private weighted ERM by output perturbation (Algorithm 1).
+class DPWeightedERM(ClassifierMixin, DPEstimator):
+    """Differentially private weighted ERM by output perturbation (Algorithm 1): a binary classifier.
 
     Minimises, exactly (certified gradient norm <= ``tol``),
 
         F(theta) = (1/n) sum_i w_i l(y_i x_i'theta) + (gamma / (2n)) ||theta||^2
 
-    over rows with ``||x_i|| <= 1``, labels ``y_i`` in {-1, 1} and weights
-    ``w_i`` in [0, W], then releases ``theta_hat + b`` with ``||b||`` ~
-    Gamma(shape=d, rate=epsilon/Delta) and a uniform direction,
-    ``Delta = (L (C + 2W) + 2 n tol) / gamma``, rounded (the exact real sum) to a
-    power-of-two grid below the noise scale so that its floating-point bits
-    reveal nothing (:func:`pydpowl.engine.mechanisms.round_release`).
+    over rows with ``||x_i|| <= 1``, labels ``y_i`` in {-1, 1} (the two classes
+    of ``y``, the first coded -1) and weights ``w_i`` in [0, W], then releases
+    ``theta_hat + b`` with ``||b||`` ~ Gamma(shape=d, rate=epsilon/Delta) and a
+    uniform direction, ``Delta = (L (C + 2W) + 2 n tol) / gamma``, rounded (the
+    exact real sum) to a power-of-two grid below the noise scale so that its
+    floating-point bits reveal nothing
+    (:func:`pydpowl.engine.mechanisms.round_release`). There is no intercept:
+    include a column of ones (within the norm bound) for one.
 
     Parameters
     ----------
@@ -113,6 +184,13 @@ class DPWeightedERM(DPEstimator):
         Public bound on the total change of the other records' weights when one
         record is replaced (0 for observed or externally estimated weights; see
         :mod:`pydpowl.estimators.propensity`).
+    clip_rows : bool, default=False
+        Divide every row of norm above 1 by its norm before fitting (by
+        design; counted in ``n_clipped_rows_``) instead of refusing it. Part of
+        the mechanism: a public map applied to each record on its own, so the
+        guarantee holds for any input; the fitted rule then depends on the
+        direction of such rows only. New rows are not clipped by
+        :meth:`decision_function` (the sign, hence :meth:`predict`, is the same).
     tol : float, default=1e-10
         Gradient-norm tolerance the solver must certify before anything is
         released. A certified answer lies within ``n tol / gamma`` of the exact
@@ -134,6 +212,10 @@ class DPWeightedERM(DPEstimator):
 
     Attributes
     ----------
+    classes_ : ndarray of shape (2,)
+        The two class labels, sorted; ``classes_[0]`` is coded -1 and
+        ``classes_[1]`` +1 (labels -1 and 1 code themselves). Dask inputs need
+        numeric labels.
     coef_ : ndarray of shape (d,)
         The released (private) coefficients.
     sensitivity_ : float
@@ -143,8 +225,12 @@ class DPWeightedERM(DPEstimator):
         The power-of-two grid of ``coef_`` (None for ``epsilon = inf`` or
         ``reproduce_dppack=True``: then nothing was rounded).
     n_features_in_ : int
-    feature_names_in_ : list of str
-        Only when X was a DataFrame.
+    feature_names_in_ : ndarray of str
+        Only when X was a DataFrame whose column names are all strings
+        (scikit-learn's rule; prediction then checks the names).
+    n_clipped_rows_ : int
+        Rows divided by their norm (``clip_rows=True``; else 0). Computed from
+        the private data: a diagnostic, not part of the release.
     n_iter_ : int
         Newton iterations (a data-dependent diagnostic, not part of the release).
 
@@ -155,21 +241,28 @@ class DPWeightedERM(DPEstimator):
     provided W, C, the loss (and its declared L) and gamma are fixed before
     seeing the data; the floating-point release is ``(epsilon, delta)``-DP with
     the tiny ``delta`` of :func:`pydpowl.engine.mechanisms.floating_point_delta`
-    (shown by :meth:`summary`). Only ``coef_`` is released.
+    (shown by :meth:`summary`). Only ``coef_`` is released; ``classes_`` are
+    the labels of ``y`` (a property of the data: treat them as public labels,
+    such as a study's outcome coding, before publishing a model).
     A fitted estimator is pickled with ``random_state=None``: the seed or
     generator would regenerate the noise.
+
+    scikit-learn's ``check_estimator`` passes every check on
+    ``DPWeightedERM(epsilon=inf, clip_rows=True, weights_upper_bound=10)``;
+    docs/sklearn.md says what fails with other settings and why.
     """
 
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, weights_upper_bound: float = 1.0,
                  loss: Union[str, MarginLoss] = "huber", huber_h: float = 0.5, C: float = 0.0,
-                 tol: float = DEFAULT_TOL, reproduce_dppack: bool = False, keep_nonprivate: bool = False,
-                 random_state: Any = None) -> None:
+                 clip_rows: bool = False, tol: float = DEFAULT_TOL, reproduce_dppack: bool = False,
+                 keep_nonprivate: bool = False, random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
         self.weights_upper_bound = weights_upper_bound
         self.loss = loss
         self.huber_h = huber_h
         self.C = C
+        self.clip_rows = clip_rows
         self.tol = tol
         self.reproduce_dppack = reproduce_dppack
         self.keep_nonprivate = keep_nonprivate
@@ -181,14 +274,16 @@ class DPWeightedERM(DPEstimator):
         w_max = check_positive("weights_upper_bound", self.weights_upper_bound)
         loss = get_loss(self.loss, check_positive("huber_h", self.huber_h))
         lip = loss_lipschitz(loss)
-        c = self.C
-        if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not (0 <= float(c) < np.inf):
-            raise ValueError(f"C must be in [0, inf), got C={c!r}.")
+        c = check_weight_sensitivity(self.C)
         tol = check_positive("tol", self.tol)
+        check_bool("clip_rows", self.clip_rows)
         check_bool("reproduce_dppack", self.reproduce_dppack)
         check_bool("keep_nonprivate", self.keep_nonprivate)
-        check_noise_scale(eps, gamma, w_max, float(c), lipschitz=lip)
-        return eps, gamma, w_max, loss, lip, float(c), tol
+        check_noise_scale(eps, gamma, w_max, c, lipschitz=lip)
+        return eps, gamma, w_max, loss, lip, c, tol
+
+    def _more_tags(self) -> dict:
+        return {"binary_only": True}
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> "DPWeightedERM":
         """Solve exactly, perturb, and keep only the release.
@@ -196,39 +291,43 @@ class DPWeightedERM(DPEstimator):
         Parameters
         ----------
         X : array-like of shape (n, d)
-            Rows with l2 norm at most 1 (include a column of ones for an intercept).
-            Dask arrays (any of the inputs) are fitted chunk by chunk: see docs/dask.md.
+            Rows with l2 norm at most 1 (include a column of ones for an
+            intercept), or any rows with ``clip_rows=True``. Dask arrays (any
+            of the inputs) are fitted chunk by chunk: see docs/dask.md.
         y : array-like of shape (n,)
-            Labels in {-1, 1}.
+            Two class labels (e.g. -1 and 1, 0 and 1, or two strings).
         sample_weight : array-like of shape (n,), optional
-            Weights in [0, weights_upper_bound]; unit weights by default.
+            Weights in [0, weights_upper_bound] (array, list or pandas Series);
+            unit weights by default.
 
         Returns
         -------
         self
         """
-        names = feature_names_of(X)
         w_max = self._validated_settings()[2]  # settings are checked before the data
         if self.reproduce_dppack and math.isfinite(float(self.epsilon)):
             warn_reproduce_dppack(type(self).__name__, stacklevel=2)
+        names = feature_names_in(X)
         check = check_erm_inputs
         if is_chunked(X, y, sample_weight):  # Dask inputs: checked per chunk, solved blockwise (estimators.chunked)
             from .chunked import check_erm_inputs_chunked as check
-        X, y, w = check(X, y, sample_weight, w_max)
-        self._fit_checked(X, y, w)
-        if names is not None:
-            self.feature_names_in_ = names
+        data = check(X, y, sample_weight, w_max, clip_rows=self.clip_rows)
+        self._fit_checked(data.X, data.labels, data.weights, classes=data.classes)
+        self.n_clipped_rows_ = data.n_clipped_rows
+        store_feature_names(self, names)
         return self
 
-    def _fit_checked(self, X: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64]) -> "DPWeightedERM":
+    def _fit_checked(self, X: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], *,
+                     classes: NDArray[Any] = PLUS_MINUS) -> "DPWeightedERM":
         """:meth:`fit` for data already validated by :func:`check_erm_inputs` (or built to
-        satisfy it, as :class:`pydpowl.DPOWL` does)."""
+        satisfy it, as :class:`pydpowl.DPOWL` does), labels coded -1/+1 (``classes`` names them)."""
         eps, gamma, w_max, loss, lip, c, tol = self._validated_settings()
         out = release_output_perturbation(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max, loss=loss,
                                           C=c, tol=tol, reproduce_dppack=self.reproduce_dppack,
                                           rng=resolve_rng(self.random_state))
         release, delta, grid = out.coef, out.sensitivity, out.grid
         n, d = X.shape
+        self.classes_ = np.asarray(classes)
         self.coef_ = release
         self.sensitivity_ = delta
         self.release_grid_ = grid
@@ -246,18 +345,19 @@ class DPWeightedERM(DPEstimator):
         return self.coef_
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """``X @ coef_`` for new rows."""
-        X = check_prediction_input(self, X)
+        """``X @ coef_`` for new rows (> 0: ``classes_[1]``)."""
+        X = check_prediction_input(self, X, feature_names=True)
         return X @ self.coef_
 
-    def predict(self, X: ArrayLike) -> NDArray[np.int64]:
-        """Labels in {-1, 1}: +1 where the decision function is > 0 (0 maps to -1, as in DPpack)."""
-        return np.where(self.decision_function(X) > 0, 1, -1)
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """``classes_[1]`` where the decision function is > 0, else ``classes_[0]`` (a decision of 0 too, as DPpack)."""
+        return np.where(self.decision_function(X) > 0, self.classes_[1], self.classes_[0])
 
     def summary(self) -> FitSummary:
         """A frozen summary of the public settings and the release."""
         check_is_fitted(self)
-        names = getattr(self, "feature_names_in_", None) or [f"x{j}" for j in range(self.n_features_in_)]
+        names = getattr(self, "feature_names_in_", None)
+        names = [f"x{j}" for j in range(self.n_features_in_)] if names is None else [str(v) for v in names]
         return FitSummary(
             estimator=type(self).__name__, epsilon=float(self.epsilon), gamma=float(self.gamma),
             weights_upper_bound=float(self.weights_upper_bound), C=float(self.C),

@@ -64,7 +64,7 @@ from ..datasets import OWLData
 from .gamma_table import GammaTable
 from ..engine.mechanisms import perturb
 from ..engine.solver import DEFAULT_TOL
-from ..estimators.owl import DPOWL
+from ..estimators.owl import DPOWL, OWLProblem, prepare_owl
 from ..value import ipw_values
 from .._validation import check_choice
 from .config import DEFAULT_GAMMA_GRID, METRICS, RULES, GammaSearchConfig, check_gamma_grid, resolve_config
@@ -196,12 +196,11 @@ def select_gamma(gammas: Sequence[float], means: Sequence[float], ses: Sequence[
     return float(g[mu >= best - se].max())
 
 
-def _prepared(data: OWLData, huber_h: float):
-    """Scaled rows, labels, clipped weights and the scaler of ``data`` (public settings from ``data``)."""
-    model = DPOWL(epsilon=math.inf, gamma=1.0, weights_upper_bound=data.weights_upper_bound,
-                  feature_bounds=data.feature_bounds, huber_h=huber_h, weight_sensitivity=data.weight_sensitivity)
-    Z, y, w, C, scaler, _ = model.prepare(data.X, data.treatment, data.benefit, data.propensity)
-    return Z, y, w, float(C), scaler
+def _prepared(data: OWLData) -> OWLProblem:
+    """``data`` as a DP-wERM problem (scaled rows, labels, clipped weights, C, scaler) with its public settings."""
+    return prepare_owl(data.X, data.treatment, data.benefit, data.propensity,
+                       weights_upper_bound=data.weights_upper_bound, feature_bounds=data.feature_bounds,
+                       weight_sensitivity=data.weight_sensitivity)
 
 
 def _validation_scores(Xv, Av, Bv, pv, ov, coef, metric: str) -> NDArray[np.float64]:
@@ -276,7 +275,8 @@ def tune_gamma_table(
     n0 = d0.n
     m = n0 // 2 if cfg.m is None else cfg.m
     rng = resolve_rng(random_state)
-    Z, y, w, C, scaler = _prepared(d0, huber_h)
+    problem = _prepared(d0)
+    Z, y, w, C, scaler = problem.Z, problem.labels, problem.weights, problem.weight_sensitivity, problem.scaler
     X = d0.X.to_numpy(dtype=float)
     W = float(d0.weights_upper_bound)
     scale = scaler.column_scale * scaler.dimension_scale
@@ -358,10 +358,11 @@ def _private_selection(data: OWLData, rows: NDArray[np.int64], grid: List[float]
     (:func:`pydpowl.privacy.selection.select_gamma_privately`)."""
     if metric == "accuracy" and data.optimal is None:
         raise ValueError("metric='accuracy' needs the optimal rule (simulated data); use metric='value'.")
-    Z, y, w, C, _ = _prepared(data, huber_h)
+    problem = _prepared(data)
+    C = problem.weight_sensitivity
     if C != 0:  # the parallel-composition argument needs weights that depend on their own record only
         raise ValueError(f"private selection needs known or released propensities (C = 0), got C={C!r}.")
-    return select_gamma_privately(Z, y, w, rows, grid, epsilon=eps_sel, weights_upper_bound=data.weights_upper_bound,
+    return select_gamma_privately(problem.Z, problem.labels, problem.weights, rows, grid, epsilon=eps_sel, weights_upper_bound=data.weights_upper_bound,
                                   huber_h=huber_h, score=metric, optimal=data.optimal, rng=rng)
 
 
