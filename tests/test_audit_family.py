@@ -73,3 +73,16 @@ def test_dppack_objective_perturbation_does_not_exceed_its_claim(require_r):
     D, D1 = config.audit_pair(1)
     row = black_box_row(config, D, D1, epsilon=1.0, engine="DPpack", n_per_split=300, seed=3)
     assert row.epsilon_lb <= 1.0
+
+
+@pytest.mark.parametrize("name", ["logistic-output", "svm-objective"])
+def test_run_audit_takes_family_configurations(name, require_r):
+    """run_audit's loop (sensitivity, then the black box per engine, DPpack included) takes the family's configs."""
+    from validation.audit.run import run_audit
+
+    config = CONFIGS[name].with_epsilons(1.0)
+    result = run_audit(configs=[config], engines=("pydpowl", "DPpack"), n_per_split=200, analysis=False,
+                       search_options=dict(n_random=4, n_starts=1, maxiter=3, n_replaced=1))
+    assert [(r.config, r.engine) for r in result.black_box if not r.control] == [(name, "pydpowl"),
+                                                                                 (name, "DPpack")]
+    assert len(result.sensitivity) == (1 if config.sensitivity_applies else 0)

@@ -60,6 +60,8 @@ class FamilyAuditConfig(RecordBoxSearch):
     delta : float
         DPLinearRegression's delta.
     target_bounds : tuple of float
+    compare_dppack : bool
+        Run the black-box audit on DPpack's class too (every family member has one).
     """
 
     name: str
@@ -79,6 +81,7 @@ class FamilyAuditConfig(RecordBoxSearch):
     kind: str = "family"
     propensity: str = "known"
     huber_h: float = 0.5
+    compare_dppack: bool = True
     #: releases per dataset and half at most (DPpack's R6 fits cost about 5 ms each at n = 20)
     max_releases_per_split: int = 4000
 
