@@ -109,7 +109,12 @@ def _feature_bounds(upper_bounds: Any, lower_bounds: Any, p: int) -> Tuple[np.nd
                           index_base=R_INDEX)
 
 
-def _stream(r_state: Optional[Any]):
+def r_stream(r_state: Optional[Any]) -> Tuple[Any, Optional[int]]:
+    """The stream at R's ``.Random.seed`` and the caller's kind code; OS entropy and None for ``r_state=None``.
+
+    The draws made here do not depend on the ``sample.kind`` digit, which
+    :func:`r_state_out` puts back.
+    """
     if r_state is None:
         return np.random.default_rng(), None
     state = np.asarray(r_state, dtype=np.int64).reshape(-1).copy()
@@ -122,7 +127,8 @@ def _stream(r_state: Optional[Any]):
     return RRandom.from_r_state(state), kind
 
 
-def _state_out(rng: Any, kind: Optional[int]) -> Optional[np.ndarray]:
+def r_state_out(rng: Any, kind: Optional[int]) -> Optional[np.ndarray]:
+    """R's ``.Random.seed`` after the draws (with the caller's kind code), or None without an R stream."""
     if kind is None:
         return None
     out = np.asarray(rng.get_state()).copy()
@@ -253,10 +259,10 @@ def svmdp_fit(X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: An
     add_bias = v.check_bool("add.bias", add_bias)
     W = _weights_bound(weights, weights_upper_bound)
     reproduce = v.check_bool("reproduce.dppack", reproduce_dppack)
-    rng, kind = _stream(r_state)
+    rng, kind = r_stream(r_state)
     fit = _svm_fit(X, y_pm, weights, s, bounds, add_bias, W, reproduce, backend, rng)
     out = _svm_result(fit)
-    out["r_state"] = _state_out(rng, kind)
+    out["r_state"] = r_state_out(rng, kind)
     return out
 
 
@@ -327,9 +333,9 @@ def logistic_regression_dp_fit(X: Any, y: Any, upper_bounds: Any, lower_bounds: 
     bounds = _feature_bounds(upper_bounds, lower_bounds, p)
     add_bias = v.check_bool("add.bias", add_bias)
     reproduce = v.check_bool("reproduce.dppack", reproduce_dppack)
-    rng, kind = _stream(r_state)
+    rng, kind = r_stream(r_state)
     out = _logistic_result(_logistic_fit(X, y_pm, s, bounds, add_bias, reproduce, backend, rng))
-    out["r_state"] = _state_out(rng, kind)
+    out["r_state"] = r_state_out(rng, kind)
     return out
 
 
@@ -399,9 +405,9 @@ def linear_regression_dp_fit(X: Any, y: Any, upper_bounds: Any, lower_bounds: An
     y = v.check_vector("y", y, length=n, length_of=_PER_ROW, index_base=R_INDEX)
     add_bias = v.check_bool("add.bias", add_bias)
     reproduce = v.check_bool("reproduce.dppack", reproduce_dppack)
-    rng, kind = _stream(r_state)
+    rng, kind = r_stream(r_state)
     out = _linear_result(_linear_fit(X, y, s, fb, tb, add_bias, reproduce, rng))
-    out["r_state"] = _state_out(rng, kind)
+    out["r_state"] = r_state_out(rng, kind)
     return out
 
 
@@ -479,7 +485,7 @@ def tune_classification_model(models: Sequence[Dict[str, Any]], X: Any, y: Any, 
     if first_eps == math.inf:
         raise ValueError("the first candidate's eps is also the selection's budget and must be finite (DPpack's "
                          "exponential mechanism fails for eps = Inf), got eps = Inf.")
-    rng, kind_digit = _stream(r_state)
+    rng, kind_digit = r_stream(r_state)
 
     def fit(i: int, rows: np.ndarray) -> Tuple[str, ClassifierFit]:
         kind, s, reproduce = cands[i]
@@ -497,7 +503,7 @@ def tune_classification_model(models: Sequence[Dict[str, Any]], X: Any, y: Any, 
     k, fitted, _ = select_on_validation(n, len(cands), fit, misclassified, epsilon=first_eps, sensitivity=1.0,
                                         rng=rng)
     results = [_svm_result(f) if kind == "svm" else _logistic_result(f) for kind, f in fitted]
-    return {"index": k + R_INDEX, "models": results, "r_state": _state_out(rng, kind_digit)}
+    return {"index": k + R_INDEX, "models": results, "r_state": r_state_out(rng, kind_digit)}
 
 
 def tune_linear_regression_model(models: Sequence[Dict[str, Any]], X: Any, y: Any, upper_bounds: Any,
@@ -547,7 +553,7 @@ def tune_linear_regression_model(models: Sequence[Dict[str, Any]], X: Any, y: An
         warnings.warn("tune_linear_regression_model with reproduce.dppack = TRUE scores unclipped targets and "
                       "predictions as DPpack does: the sensitivity (ub_y - lb_y)^2 does not cover rows outside the "
                       "bounds on y.", PrivacyLeakWarning, stacklevel=2)
-    rng, kind_digit = _stream(r_state)
+    rng, kind_digit = r_stream(r_state)
 
     def fit(i: int, rows: np.ndarray) -> LinearFit:
         s, reproduce = cands[i]
@@ -560,4 +566,4 @@ def tune_linear_regression_model(models: Sequence[Dict[str, Any]], X: Any, y: An
     sens = (tb[1] - tb[0]) * (tb[1] - tb[0])
     k, fitted, _ = select_on_validation(n, len(cands), fit, sse, epsilon=first_eps, sensitivity=sens, rng=rng)
     return {"index": k + R_INDEX, "models": [_linear_result(f) for f in fitted],
-            "r_state": _state_out(rng, kind_digit)}
+            "r_state": r_state_out(rng, kind_digit)}

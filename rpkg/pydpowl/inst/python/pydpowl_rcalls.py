@@ -43,8 +43,6 @@ __all__ = ["svmdp_settings", "svmdp_fit", "svmdp_predict", "svmdp_features", "lo
 
 #: positions in messages count from 1, as in R
 R_INDEX = 1
-#: R's kind code for Mersenne-Twister + Inversion (+ Rejection); RRandom reproduces it
-_R_KIND_MT_INVERSION = 10403
 _PER_ROW = "one per row of X"
 _PER_SUBJECT = "one per subject"
 #: from this many rows the engine's "auto" backend uses the fused (numba) kernels (the engine's rule)
@@ -73,22 +71,6 @@ class WeightsClippedWarning(DataClippedWarning):
 
     Its R class is ``pydpowl_weights_clipped``.
     """
-
-
-def _r_stream(random_seed: Any):
-    """An RRandom at R's ``.Random.seed`` (kind code set to MT/Inversion), or OS entropy for None."""
-    if random_seed is None:
-        return np.random.default_rng()
-    from pydpowl.rrandom import RRandom
-
-    state = np.asarray(random_seed, dtype=np.int64).reshape(-1).copy()
-    state[0] = _R_KIND_MT_INVERSION  # the sample kind digit does not affect rgamma/rnorm; R keeps the user's
-    return RRandom.from_r_state(state)
-
-
-def _state_out(rng: Any) -> Optional[np.ndarray]:
-    get_state = getattr(rng, "get_state", None)
-    return get_state() if get_state is not None and hasattr(rng, "rgamma") else None
 
 
 def _column_names(columns: Any) -> Optional[Sequence[str]]:
@@ -298,16 +280,15 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
     prop = _owl_propensity(propensity, n, lo, up)
 
+    from pydpowl.dppack import r_state_out, r_stream
     from pydpowl.estimators.owl import DPOWL
     from pydpowl.estimators.propensity import LogisticPropensity
 
-    rng = _r_stream(random_seed)
+    rng, kind = r_stream(random_seed)
     if isinstance(prop, LogisticPropensity):
         prop = prop.fit(X, A)
-    stated = weight_sensitivity if weight_sensitivity is None or isinstance(weight_sensitivity, str) \
-        else v.check_positive("weight_sensitivity", weight_sensitivity, allow_zero=True)
     model = DPOWL(epsilon=eps, gamma=gam, weights_upper_bound=W, feature_bounds=(lo, up), huber_h=h,
-                  fit_intercept=fit_intercept, weight_sensitivity=stated,
+                  fit_intercept=fit_intercept, weight_sensitivity=weight_sensitivity,
                   reproduce_dppack=v.check_bool("reproduce_dppack", reproduce_dppack),
                   random_state=rng).fit(X, A, B, prop)
     return {
@@ -316,7 +297,7 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
         "release_grid": model.release_grid_,
         "n_clipped_weights": int(model.n_clipped_weights_), "n_clipped_features": int(model.n_clipped_features_),
         "n_clipped_logits": int(model.n_clipped_logits_), "n_clipped_benefits": int(model.n_clipped_benefits_),
-        "random_seed": _state_out(rng),
+        "random_seed": r_state_out(rng, kind),
     }
 
 
