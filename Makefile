@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export PYDPOWL_REQUIRE_R := 1
 
 .PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask \
-	bench-family bench-family-r lint clean coverage propensity-study
+	bench-family bench-family-r lint clean coverage propensity-study policy-eval
 
 setup:
 	@bash scripts/setup.sh
@@ -43,6 +43,10 @@ coverage: setup
 ## Estimated propensities: composition (DP propensity model, C = 0) vs Proposition 8 (about 6 min)
 propensity-study: setup
 	$(PY) -m pydpowl.studies.propensity_comparison --out results/propensity
+
+## DP policy evaluation (DP-LSW, DP-LSL on the lazy chain, m up to 1e6): figure and table (about 25 s)
+policy-eval: setup
+	$(PY) -m pydpowl.cli policy-eval --out results/policy-eval
 
 audit: setup
 	$(PY) -m validation.audit --quick --out results/audit-quick
