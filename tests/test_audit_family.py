@@ -86,3 +86,4 @@ def test_run_audit_takes_family_configurations(name, require_r):
     assert [(r.config, r.engine) for r in result.black_box if not r.control] == [(name, "pydpowl"),
                                                                                  (name, "DPpack")]
     assert len(result.sensitivity) == (1 if config.sensitivity_applies else 0)
+    assert isinstance(result.passed, bool)  # the verdict reads every configuration (none is conditional here)

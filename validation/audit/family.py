@@ -89,6 +89,11 @@ class FamilyAuditConfig(RecordBoxSearch):
     FEATURE_SEED = 12345
 
     @property
+    def conditional(self) -> bool:
+        """False: every family release rests on public constants only (no assumed data bound)."""
+        return False
+
+    @property
     def sensitivity_applies(self) -> bool:
         return self.perturbation == "output" and self.model != "linear"
 

@@ -318,7 +318,7 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
                            ("replace", "pair"), n_random=options["n_random"] // 2, maxiter=options["maxiter"] // 2,
                            bases=("random", "balanced"))
         options.update(search_options or {})
-        conditional = getattr(config, "conditional", False)
+        conditional = config.conditional
         if conditional:
             check = assumption_check(config, config.random_dataset(np.random.default_rng([seed, 7])))
             checks.append(check)
