@@ -4,7 +4,7 @@
 # TRUE, weights B / P(A | x), weights.upper.bound = log(24*365)/(1/3), gamma = 75,
 # eps = 1. Each fit starts from the same set.seed, so the two releases share
 # their noise; the table also shows how far apart the releases are. The first
-# two pydpowl fits are shown apart: from its second fit with 5,000 rows or more
+# two pydpowl fits are shown apart: from its second fit with 100,000 rows or more
 # the Python worker loads the engine's numba kernels (once per R session).
 suppressPackageStartupMessages(library(pydpowl))
 args <- commandArgs(trailingOnly = TRUE)

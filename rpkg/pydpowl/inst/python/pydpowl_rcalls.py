@@ -55,7 +55,7 @@ def _backend(n_rows: int) -> str:
     """The engine backend for a fit: numpy paths for the worker's first large fit, ``"auto"`` after.
 
     ``"auto"`` uses the numba kernels when numba is installed; loading them
-    (about 1 s, once per process) pays off only over several large fits, so a
+    (about 0.2 s, once per process) pays off only over several large fits, so a
     one-off fit, such as a script's, never loads them. Smaller fits do not use
     the kernels in any case.
     """
