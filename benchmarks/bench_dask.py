@@ -188,6 +188,7 @@ def bench_csv(csv_dir: Path, *, repeats: int, seed: int) -> dict:
                                    features=["x1", "x2", "x3", "x4"], bounds=BOUNDS, weights_upper_bound=W,
                                    blocksize=None)
             est = DPOWL(epsilon=EPSILON, gamma=GAMMA, weights_upper_bound=W, feature_bounds=BOUNDS,
+                        weight_sensitivity=data.weight_sensitivity,  # C as the data state it (0: randomised)
                         random_state=seed).fit(data.X, data.treatment, data.benefit, data.propensity)
             times.append(time.perf_counter() - t0)
     return {"csv_fit": float(np.median(times)), "csv_coef": est.scaled_coef_.tolist()}
