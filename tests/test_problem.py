@@ -146,17 +146,22 @@ def test_unknown_backend_and_custom_loss_on_numba_are_refused():
         MarginProblem(Z, y, w, Softplus(), backend="numba")
 
 
-def test_predictor_problem_squared_error_by_hand():
+@pytest.mark.parametrize("weighted", [True, False])
+def test_quadratic_problem_squared_error_by_hand(weighted):
     from pydpowl.engine.losses import SquaredErrorLoss
-    from pydpowl.engine.problem import PredictorProblem
+    from pydpowl.engine.problem import QuadraticProblem
 
     rng = np.random.default_rng(5)
     Z, y, w = rng.normal(size=(30, 3)), rng.normal(size=30), rng.uniform(0, 2, 30)
-    prob = PredictorProblem(Z, y, w, SquaredErrorLoss())
+    if not weighted:
+        w = np.ones(30)
+    prob = QuadraticProblem.from_rows(Z, y, w if weighted else None)
+    assert (prob.n, prob.d) == (30, 3)
     theta = rng.normal(size=3)
     L, g, H = prob.evaluate(theta)
     r = Z @ theta - y
-    assert L == pytest.approx(0.5 * np.sum(w * r * r), rel=1e-13)
+    assert L == pytest.approx(np.sum(w * SquaredErrorLoss().value(Z @ theta, y)), rel=1e-12)
+    assert L == pytest.approx(0.5 * np.sum(w * r * r), rel=1e-12)
     assert_allclose(g, Z.T @ (w * r), rtol=1e-12)
     assert_allclose(H, Z.T @ (w[:, None] * Z), rtol=1e-12)
     p = rng.normal(size=3)
@@ -164,3 +169,12 @@ def test_predictor_problem_squared_error_by_hand():
     s = Z @ p
     assert d1 == pytest.approx(np.sum(w * (r + 0.7 * s) * s), rel=1e-12)
     assert d2 == pytest.approx(np.sum(w * s * s), rel=1e-12)
+    H[0, 0] += 1.0  # the caller owns what evaluate returns
+    assert_allclose(prob.evaluate(theta)[2], Z.T @ (w[:, None] * Z), rtol=1e-12)
+
+
+def test_quadratic_problem_refuses_mismatched_statistics():
+    from pydpowl.engine.problem import QuadraticProblem
+
+    with pytest.raises(ValueError, match=r"gram must have shape \(2, 2\)"):
+        QuadraticProblem(np.eye(3), np.zeros(2), 0.0, 10)

@@ -33,13 +33,11 @@ A margin loss is the special case of a loss of the linear predictor
 ``eta = z'theta`` and the label, ``l(y * eta)``. A loss that is not a function
 of the margin (e.g. squared error ``(y - eta)^2 / 2`` for linear regression)
 fits the same solver: the solver only sees the protocol of
-:mod:`pydpowl.engine.problem` (sums of value, gradient and Hessian over rows),
-so such a loss needs a problem whose row sweep forms ``eta_i``, calls the
-loss's elementwise functions of ``(eta_i, y_i)`` and accumulates
-``w_i l_eta z_i`` and ``w_i l_eta_eta z_i z_i'`` in place of the margin terms.
+:mod:`pydpowl.engine.problem` (sums of value, gradient and Hessian over rows).
 :class:`SquaredErrorLoss` (DPpack's ``loss.squared.error``, for
-``LinearRegressionDP``) is such a loss, solved through
-:class:`pydpowl.engine.problem.PredictorProblem`. Its derivative is unbounded:
+``LinearRegressionDP``) is such a loss; being quadratic, it is summed once into
+sufficient statistics and solved through
+:class:`pydpowl.engine.problem.QuadraticProblem`. Its derivative is unbounded:
 Kifer, Smith & Thakurta's mechanism bounds it on a bounded domain instead
 (``zeta``, see :func:`pydpowl.engine.mechanisms.kst_calibration`).
 """
@@ -99,11 +97,12 @@ def sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
 def logistic_terms(m):
     """``log(1 + exp(-m))``, ``-1 / (1 + exp(m))`` (in (-1, 0)) and ``s (1 - s)`` with ``s = 1 / (1 + exp(-m))``
     (in (0, 1/4]); only ``exp(-|m|)`` is formed, so nothing overflows."""
-    e = np.exp(-np.abs(m))
+    a = np.abs(m)
+    e = np.exp(-a)
     big = 1.0 / (1.0 + e)  # sigmoid(|m|)
-    small = e / (1.0 + e)  # sigmoid(-|m|)
-    s = (m >= 0.0) * big + (m < 0.0) * small
-    return np.log1p(e) + np.maximum(-m, 0.0), -((m <= 0.0) * big + (m > 0.0) * small), s * (1.0 - s)
+    small = e * big  # sigmoid(-|m|)
+    # max(-m, 0) = (|m| - m) / 2 exactly; l' = -sigmoid(-m) picks big for m <= 0; l'' = s (1 - s) = small * big
+    return np.log1p(e) + 0.5 * (a - m), -(small + (m <= 0.0) * (big - small)), small * big
 
 
 def huber_hinge_value(m, h):
@@ -303,9 +302,10 @@ class SquaredErrorLoss:
     """Squared error ``l(eta, y) = (eta - y)^2 / 2`` of the linear prediction ``eta = z'theta``.
 
     Not a margin loss: it is solved through
-    :class:`pydpowl.engine.problem.PredictorProblem`. Its curvature is the
-    constant 1, so the Hessian of the data term is ``Z'WZ`` at every point and
-    the solver's Newton step is exact.
+    :class:`pydpowl.engine.problem.QuadraticProblem`, which sums it once into
+    sufficient statistics. Its curvature is the constant 1, so the Hessian of
+    the data term is ``Z'WZ`` at every point and the solver's Newton step is
+    exact.
     """
 
     name = "squared-error"

@@ -25,7 +25,8 @@ the same for every problem. It reaches the data term only through the
 
 Each call is a sum over rows, so a problem may compute it in any way that
 sums: :class:`MarginProblem` in one pass in numpy or with the numba kernels of
-:mod:`pydpowl.engine.kernels`; a problem on a chunked (Dask) array can compute
+:mod:`pydpowl.engine.kernels`; :class:`QuadraticProblem` (the squared error)
+from sufficient statistics summed once; a problem on a chunked (Dask) array can compute
 the per-chunk partial sums of ``(L, gradient, Hessian)`` or of
 ``(dL/dt, d2L/dt2)`` blockwise and reduce them, so that nothing of length ``n``
 reaches the solver, which never holds a per-row array.
@@ -54,7 +55,7 @@ from numpy.typing import NDArray
 
 from .losses import MarginLoss
 
-__all__ = ["Problem", "MarginProblem", "PredictorProblem", "LineDerivatives"]
+__all__ = ["Problem", "MarginProblem", "QuadraticProblem", "LineDerivatives"]
 
 #: ``t -> (dL/dt, d2L/dt2)`` along a search direction
 LineDerivatives = Callable[[float], Tuple[float, float]]
@@ -195,13 +196,15 @@ class MarginProblem:
             total = value * float(np.add.reduce(w))
             grad = d1 * np.einsum("ji,i->j", ZT, ws["wy"])
             np.multiply(w, d2, out=c)
-        if rebuild:
+        if rebuild:  # the Hessian from scratch, over every row
             self._hessian[:] = 0.0
-            curvature[:] = 0.0
-        rows = np.not_equal(c, curvature, out=ws["changed"]).nonzero()[0]
-        if rows.size:  # the change in curvature (0 elsewhere) over every row if many changed, else over those
-            np.subtract(c, curvature, out=coef)
-            _add_weighted_gram(self._hessian, ZT, coef, None if rows.size > _GATHER_MAX_SHARE * self.n else rows, ws)
+            _add_weighted_gram(self._hessian, ZT, c, None, ws)
+        else:
+            rows = np.not_equal(c, curvature, out=ws["changed"]).nonzero()[0]
+            if rows.size:  # the change in curvature (0 elsewhere) over every row if many changed, else over those
+                np.subtract(c, curvature, out=coef)
+                _add_weighted_gram(self._hessian, ZT, coef, None if rows.size > _GATHER_MAX_SHARE * self.n else rows,
+                                   ws)
         ws["curvature"], ws["c"] = c, curvature  # the new curvature is kept; the old buffer is reused
         return total, grad
 
@@ -221,61 +224,68 @@ class MarginProblem:
         return self._margins(theta)
 
 
-class PredictorProblem:
-    """``L(theta) = sum_i w_i l(z_i'theta, y_i)`` for a loss of the linear prediction (numpy).
+class QuadraticProblem:
+    """The squared-error data term ``L(theta) = sum_i w_i (z_i'theta - y_i)^2 / 2`` from its sufficient statistics.
 
-    For a loss with ``constant_curvature`` (the squared error) the Hessian
-    ``sum_i w_i l'' z_i z_i'`` is computed once, at construction.
+    The loss is :class:`~pydpowl.engine.losses.SquaredErrorLoss`; expanded,
+    ``L(theta) = theta'A theta / 2 - theta'b + c / 2`` with ``A = Z'WZ``,
+    ``b = Z'Wy`` and ``c = y'Wy``. One pass over the rows gives ``(A, b, c)``
+    (:meth:`from_rows`, or the caller computes them as it prepares the rows);
+    after that every call of the protocol costs ``O(d^2)``, whatever ``n``.
 
     Parameters
     ----------
-    Z : ndarray of shape (n, d)
-    y : ndarray of shape (n,)
-        Targets.
-    w : ndarray of shape (n,)
-        Non-negative weights.
-    loss : object
-        With elementwise ``value``, ``deriv`` and ``deriv2`` of ``(eta, y)``, e.g.
-        :class:`~pydpowl.engine.losses.SquaredErrorLoss`.
+    gram : ndarray of shape (d, d)
+        ``A = Z'WZ`` (symmetric positive semi-definite).
+    moment : ndarray of shape (d,)
+        ``b = Z'Wy``.
+    offset : float
+        ``c = y'Wy``.
+    n : int
+        Rows (the certificate is on ``F = G / n``).
     """
 
     backend = "numpy"
 
-    def __init__(self, Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], loss) -> None:
-        self.Z = np.ascontiguousarray(Z, dtype=np.float64)
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.w = np.ascontiguousarray(w, dtype=np.float64)
-        self.loss = loss
-        self.n, self.d = self.Z.shape
-        self._hessian = self._hessian_at(None) if getattr(loss, "constant_curvature", False) else None
+    def __init__(self, gram: NDArray[np.float64], moment: NDArray[np.float64], offset: float, n: int) -> None:
+        self.gram = np.array(gram, dtype=np.float64)
+        self.moment = np.array(moment, dtype=np.float64)
+        self.offset = float(offset)
+        self.n = int(n)
+        self.d = self.moment.shape[0]
+        if self.gram.shape != (self.d, self.d):
+            raise ValueError(f"gram must have shape ({self.d}, {self.d}) to match moment, got {self.gram.shape}.")
 
-    def _hessian_at(self, eta) -> NDArray[np.float64]:
-        c = self.w * (self.loss.deriv2(np.zeros(self.n) if eta is None else eta, self.y))
-        if np.all(c == 1.0):  # squared error, unit weights: Z'Z without the row scaling
-            return self.Z.T @ self.Z
-        return (self.Z * c[:, None]).T @ self.Z
+    @classmethod
+    def from_rows(cls, Z: NDArray[np.float64], y: NDArray[np.float64],
+                  w: Optional[NDArray[np.float64]] = None) -> "QuadraticProblem":
+        """The statistics of rows ``Z`` (n, d), targets ``y`` (n,) and weights ``w`` (n,; ones by default)."""
+        Z = np.asarray(Z, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        wy = y if w is None else np.asarray(w, dtype=np.float64) * y
+        WZ = Z if w is None else Z * np.asarray(w, dtype=np.float64)[:, None]
+        return cls(WZ.T @ Z, Z.T @ wy, float(y @ wy), Z.shape[0])
 
     def evaluate(self, theta: NDArray[np.float64]) -> Tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         """``(L, grad L, Hessian of L)`` at ``theta``."""
-        eta = self.Z @ np.asarray(theta, dtype=np.float64)
-        total = float(self.w @ self.loss.value(eta, self.y))
-        grad = self.Z.T @ (self.w * self.loss.deriv(eta, self.y))
-        H = self._hessian.copy() if self._hessian is not None else self._hessian_at(eta)
-        return total, grad, H
+        theta = np.asarray(theta, dtype=np.float64)
+        A_theta = self.gram @ theta
+        total = 0.5 * float(theta @ A_theta) - float(theta @ self.moment) + 0.5 * self.offset
+        return total, A_theta - self.moment, self.gram.copy()
 
     def line(self, theta: NDArray[np.float64], p: NDArray[np.float64]) -> LineDerivatives:
-        """Derivatives of ``t -> L(theta + t p)``."""
-        eta = self.Z @ np.asarray(theta, dtype=np.float64)
-        s = self.Z @ np.asarray(p, dtype=np.float64)
-        w, y, loss = self.w, self.y, self.loss
+        """Derivatives of ``t -> L(theta + t p)`` (a quadratic in ``t``)."""
+        p = np.asarray(p, dtype=np.float64)
+        A_p = self.gram @ p
+        slope0 = float(A_p @ np.asarray(theta, dtype=np.float64)) - float(p @ self.moment)
+        curvature = float(p @ A_p)
 
         def derivatives(t: float) -> Tuple[float, float]:
-            e = eta + t * s
-            return float(w @ (loss.deriv(e, y) * s)), float(w @ (loss.deriv2(e, y) * s * s))
+            return slope0 + t * curvature, curvature
         return derivatives
 
     def release(self) -> None:
-        """Nothing to hand back (no shared work arrays)."""
+        """Nothing to hand back (no per-row arrays)."""
 
 
 #: above this share of the rows, a Hessian change is summed over all rows (zero coefficients included)

@@ -89,8 +89,8 @@ from numpy.typing import NDArray
 
 from ..exceptions import ConvergenceError
 from .kernels import numba_available, use_kernels
-from .losses import MarginLoss, SquaredErrorLoss
-from .problem import MarginProblem, PredictorProblem, Problem
+from .losses import MarginLoss
+from .problem import MarginProblem, Problem, QuadraticProblem
 
 __all__ = ["DEFAULT_TOL", "SolverResult", "newton", "solve_weighted_erm", "solve_least_squares", "solve_each",
            "objective_value", "objective_gradient", "trust_region_step"]
@@ -552,8 +552,8 @@ def _starting_point(rows, *, loss, gamma, extra_ridge, linear, backend) -> NDArr
 
 
 def solve_least_squares(
-    Z: NDArray[np.float64],
-    y: NDArray[np.float64],
+    Z: Union[NDArray[np.float64], QuadraticProblem],
+    y: Optional[NDArray[np.float64]] = None,
     w: Optional[NDArray[np.float64]] = None,
     *,
     gamma: float,
@@ -576,7 +576,9 @@ def solve_least_squares(
 
     Parameters
     ----------
-    Z : ndarray of shape (n, d)
+    Z : ndarray of shape (n, d), or QuadraticProblem
+        The rows, or their sufficient statistics (then ``y`` and ``w`` are not
+        given): the solve itself costs ``O(d^3)`` per step either way.
     y : ndarray of shape (n,)
     w : ndarray of shape (n,), optional
         Non-negative weights (ones by default).
@@ -599,14 +601,17 @@ def solve_least_squares(
     ConvergenceError
         If the certificate is not reached.
     """
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    n, d = Z.shape
-    w = np.ones(n) if w is None else np.ascontiguousarray(w, dtype=np.float64)
-    extra_ridge, linear = _check_terms(extra_ridge, linear, d)
-    problem = PredictorProblem(Z, y, w, SquaredErrorLoss())
-    return newton(problem, np.zeros(d), ridge=gamma + extra_ridge, linear=linear, tol=tol, max_iter=max_iter,
-                  radius=radius)
+    if isinstance(Z, QuadraticProblem):
+        if y is not None or w is not None:
+            raise ValueError("y and w are part of the QuadraticProblem's statistics; pass them only with rows Z.")
+        problem = Z
+    else:
+        if y is None:
+            raise ValueError("y is required with rows Z.")
+        problem = QuadraticProblem.from_rows(Z, y, w)
+    extra_ridge, linear = _check_terms(extra_ridge, linear, problem.d)
+    return newton(problem, np.zeros(problem.d), ridge=gamma + extra_ridge, linear=linear, tol=tol,
+                  max_iter=max_iter, radius=radius)
 
 
 def solve_each(

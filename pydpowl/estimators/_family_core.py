@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from ..engine.losses import HuberHingeLoss, LogisticLoss
 from ..engine.preprocessing import FeatureScaler, RandomFourierFeatures
+from ..engine.problem import QuadraticProblem
 from ..engine.release import warn_reproduce_dppack
 from ._perturbation import Release, release_cms, release_kst
 
@@ -251,15 +252,13 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
                            upper=np.asarray(feature_bounds[1], dtype=np.float64), fit_intercept=fit_intercept)
     if reproduce_dppack:
         warn_reproduce_dppack(warn_as, stacklevel=3)
-    off = int(fit_intercept)
-    d = p + off
-    Z = np.empty((n, d))  # DPpack: clip, bias column first, then t(t(X)/scale.X); no sqrt(p)
-    Z[:, 0] = 1.0
-    np.minimum(np.maximum(X, scaler.lower, out=Z[:, off:]), scaler.upper, out=Z[:, off:])
-    n_clipped_x = int(np.count_nonzero(Z[:, off:] != X))
-    Z /= scaler.column_scale
-    yc = np.minimum(np.maximum(y, lo_y), hi_y)
-    n_clipped_y = int(np.count_nonzero(yc != y))
+    d = p + int(fit_intercept)
+    # DPpack: clip, bias column first, then t(t(X)/scale.X), no sqrt(p); the rows are summed into the
+    # squared error's statistics without being formed
+    XcT, n_clipped_x = _clipped_columns(X, scaler.lower, scaler.upper)
+    t = np.maximum(y, lo_y)
+    np.minimum(t, hi_y, out=t)
+    n_clipped_y = int(np.count_nonzero(t != y))
     if fit_intercept:  # DPpack: centre at the middle of the bounds, then into [-p, p]
         shift, scale = lo_y + (hi_y - lo_y) / 2.0, (hi_y - lo_y) / (2.0 * d)
     else:
@@ -267,13 +266,45 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
     if not scale > 0:
         raise ValueError(f"{target_bounds_name}=({lo_y!r}, {hi_y!r}) give a target scale of 0; without an intercept "
                          "max(|lower|, |upper|) must be > 0.")
-    release = release_kst(Z, (yc - shift) / scale, gamma=gamma, epsilon=epsilon, delta=delta, tol=tol,
+    t -= shift
+    t /= scale
+    rows = _scaled_rows_statistics(XcT, t, column_scale=scaler.column_scale, fit_intercept=fit_intercept)
+    release = release_kst(rows, gamma=gamma, epsilon=epsilon, delta=delta, tol=tol,
                           reproduce_dppack=reproduce_dppack, rng=rng)
     coeff = release.coef / scaler.column_scale * scale  # DPpack: coeff/scale.X*scale.y, then shift
     if fit_intercept:
         coeff[0] = coeff[0] + shift
     return LinearFit(release=release, coeff=coeff, scaler=scaler, target_shift=shift, target_scale=scale,
                      n_clipped_features=n_clipped_x, n_clipped_targets=n_clipped_y)
+
+
+def _clipped_columns(X: NDArray[np.float64], lower: NDArray[np.float64],
+                     upper: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
+    """``(XcT, k)``: X clipped to its bounds column by column, as rows of ``XcT`` (p, n), and the number of
+    entries clipped (column by column: a bound broadcast along a short last axis is several times slower)."""
+    n, p = X.shape
+    XcT = np.empty((p, n))
+    clipped = 0
+    for j in range(p):
+        column = X[:, j]
+        np.minimum(np.maximum(column, lower[j], out=XcT[j]), upper[j], out=XcT[j])
+        clipped += int(np.count_nonzero(XcT[j] != column))
+    return XcT, clipped
+
+
+def _scaled_rows_statistics(XcT: NDArray[np.float64], t: NDArray[np.float64], *,
+                            column_scale: NDArray[np.float64], fit_intercept: bool) -> QuadraticProblem:
+    """The squared error's sufficient statistics of the rows ``z_i = [1, x_i] / column_scale`` (the bias
+    column with ``fit_intercept``; ``x_i`` the columns of ``XcT``) and targets ``t``, without forming the rows."""
+    n = XcT.shape[1]
+    gram_x, moment_x = np.einsum("ji,ki->jk", XcT, XcT), np.einsum("ji,i->j", XcT, t)
+    if fit_intercept:
+        sums = XcT.sum(axis=1)
+        gram = np.block([[np.full((1, 1), float(n)), sums[None, :]], [sums[:, None], gram_x]])
+        moment = np.concatenate([[t.sum()], moment_x])
+    else:
+        gram, moment = gram_x, moment_x
+    return QuadraticProblem(gram / np.outer(column_scale, column_scale), moment / column_scale, float(t @ t), n)
 
 
 def linear_decision(X: NDArray[np.float64], coeff: NDArray[np.float64], *, fit_intercept: bool) -> NDArray[np.float64]:

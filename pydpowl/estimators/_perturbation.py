@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -54,6 +54,7 @@ from ..engine.mechanisms import (
     smoothing_share,
 )
 from ..engine.release import release_output_perturbation
+from ..engine.problem import QuadraticProblem
 from ..engine.solver import solve_least_squares, solve_weighted_erm
 
 __all__ = ["PERTURBATIONS", "Release", "release_cms", "release_kst", "check_perturbation"]
@@ -223,8 +224,8 @@ def _smoothing_grid(epsilon_smoothing: float, error_radius: float) -> Optional[f
     return release_grid(sensitivity=2.0 * error_radius, epsilon=epsilon_smoothing)
 
 
-def release_kst(Z: NDArray[np.float64], y: NDArray[np.float64], *, gamma: float, epsilon: float, delta: float,
-                tol: float, reproduce_dppack: bool, rng: Any) -> Release:
+def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDArray[np.float64]] = None, *,
+                gamma: float, epsilon: float, delta: float, tol: float, reproduce_dppack: bool, rng: Any) -> Release:
     """Kifer, Smith & Thakurta's objective perturbation for linear regression (DPpack's KST).
 
     Minimises ``(1/n) sum (y_i - x_i'theta)^2/2 + (gamma + Delta)/(2n) ||theta||^2 + b'theta/n``
@@ -232,8 +233,9 @@ def release_kst(Z: NDArray[np.float64], y: NDArray[np.float64], *, gamma: float,
 
     Parameters
     ----------
-    Z : ndarray of shape (n, p)
-        Rows with ``|x_ij| <= 1`` (DPpack's scaling by ``max(|lower|, |upper|)``).
+    Z : ndarray of shape (n, p), or QuadraticProblem
+        Rows with ``|x_ij| <= 1`` (DPpack's scaling by ``max(|lower|, |upper|)``),
+        or their sufficient statistics with the targets (then ``y`` is not given).
     y : ndarray of shape (n,)
         Targets with ``|y_i| <= p`` (DPpack's scaling).
     gamma, epsilon : float
@@ -246,7 +248,8 @@ def release_kst(Z: NDArray[np.float64], y: NDArray[np.float64], *, gamma: float,
         noise and is projected back onto the ball (post-processing).
     rng : numpy.random.Generator or RRandom
     """
-    n, p = Z.shape
+    rows = Z if isinstance(Z, QuadraticProblem) else QuadraticProblem.from_rows(Z, y)
+    n, p = rows.n, rows.d
     radius_ball = math.sqrt(p)
     if reproduce_dppack or epsilon == math.inf:
         kappa = 0.0
@@ -260,7 +263,7 @@ def release_kst(Z: NDArray[np.float64], y: NDArray[np.float64], *, gamma: float,
     # the KKT certificate on the ball places the answer within 2 tol/mu of the minimiser (pydpowl.engine.solver)
     err = math.nan if kappa == 0 else 2.0 * tol / ((gamma + cal.Delta) / n)
     b = sample_kst_noise(cal, rng=rng)
-    result = solve_least_squares(Z, y, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol)
+    result = solve_least_squares(rows, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol)
     grid = None
     if kappa > 0:
         noise = sample_smoothing_noise(p, epsilon=epsilon * kappa, error_radius=err, rng=rng)
