@@ -141,3 +141,24 @@ def test_clipping_is_counted(data):
     m = DPLinearRegression(epsilon=1.0, feature_bounds=FB, target_bounds=(0.0, 1.5), random_state=0).fit(X, y)
     assert m.n_clipped_targets_ == int(np.sum((y < 0) | (y > 1.5)))
     assert m.n_clipped_features_ == int(np.sum(X < np.array(FB[0])) + np.sum(X > np.array(FB[1])))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_sufficient_statistics_match_the_rows(data, fit_intercept, order):
+    """The fit sums the clipped columns into Z'Z, Z'y and y'y without forming the rows; the same
+    mechanism on the rows built by hand (scaled_problem, DPpack's preprocessing) gives the same
+    minimiser, noise and constants."""
+    from pydpowl.estimators._perturbation import release_kst
+
+    X, y = data
+    X = np.asarray(X, order=order)
+    m = DPLinearRegression(epsilon=0.7, delta=0.0, gamma=1.5, feature_bounds=FB, target_bounds=TB,
+                           fit_intercept=fit_intercept, random_state=11, keep_nonprivate=True).fit(X, y)
+    Z, t, p, _, _ = scaled_problem(X, y, fit_intercept)
+    ref = release_kst(Z, t, gamma=1.5, epsilon=0.7, delta=0.0, tol=1e-10, reproduce_dppack=False,
+                      rng=np.random.default_rng(11))
+    np.testing.assert_allclose(m.minimiser_, ref.minimiser, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(m.linear_term_, ref.linear_term)
+    np.testing.assert_array_equal(m.noise_, ref.noise)
+    assert m.Delta_ == ref.Delta
