@@ -42,10 +42,13 @@ def _direct(theta, Z, y, w, h=None):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("loss", LOSSES, ids=str)
 @pytest.mark.parametrize("block", [None, 7], ids=["block-default", "block-7"])
-def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss, block, monkeypatch):
+@pytest.mark.parametrize("pairs", [True, False], ids=["pair-products", "weighted-gram"])
+def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss, block, pairs, monkeypatch):
     if block is not None:  # many blocks of rows in the numpy path: loss terms, gathered and full Gram updates
         monkeypatch.setattr(problem_module, "_NUMPY_BLOCK", block)
         monkeypatch.setattr(problem_module, "_SPARE", type(problem_module._SPARE)())
+    if not pairs:  # the logistic Hessian by the weighted Gram, as above the size cap of the pair products
+        monkeypatch.setattr(problem_module, "_PAIRS_MAX_ENTRIES", 0)
     Z, y, w = _data(0)
     problem = MarginProblem(Z, y, w, loss, backend=backend)
     rng = np.random.default_rng(1)
@@ -101,6 +104,18 @@ def test_the_solver_needs_only_the_protocol():
     exact = np.linalg.solve((Z * w[:, None]).T @ Z + 2.0 * np.eye(4), Z.T @ (w * t) - b)
     assert_allclose(res.x, exact, rtol=1e-12, atol=1e-13)
     assert res.backend == "test" and res.grad_norm <= 1e-12
+
+
+def test_pair_products_are_recomputed_for_the_next_problem_of_the_same_size():
+    """The logistic Hessian's pair products live in the shared work arrays: a later problem with other rows of
+    the same shape must not see the earlier problem's."""
+    theta = np.array([0.5, -1.0, 0.3, 2.0])
+    for seed in (11, 12):
+        Z, y, w = _data(seed, n=300)
+        problem = MarginProblem(Z, y, w, LogisticLoss())
+        _, _, H = problem.evaluate(theta)
+        problem.release()
+        assert_allclose(H, _direct(theta, Z, y, w)[2], rtol=1e-11, atol=1e-11)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -118,6 +118,7 @@ class MarginProblem:
         self._recent: List[Tuple[NDArray[np.float64], Optional[NDArray[np.float64]]]] = []
         self._hessian = np.zeros((self.d, self.d))
         self._fresh = True  # the next evaluation rebuilds the Hessian from every row
+        self._pairs: Optional[NDArray[np.float64]] = None  # z_ij z_ik (j <= k) per row, see _pair_products
         self._turn = 0
 
     # ------------------------------------------------------------------ protocol
@@ -157,7 +158,7 @@ class MarginProblem:
 
     def release(self) -> None:
         """Hand the per-row work arrays to the next problem of the same size (this one is unusable after)."""
-        ws, self._ws, self._recent = self._ws, None, []
+        ws, self._ws, self._recent, self._pairs = self._ws, None, [], None
         if ws is not None:
             _give_back_workspace(ws)
 
@@ -197,8 +198,15 @@ class MarginProblem:
             grad = d1 * np.einsum("ji,i->j", ZT, ws["wy"])
             np.multiply(w, d2, out=c)
         if rebuild:  # the Hessian from scratch, over every row
-            self._hessian[:] = 0.0
-            _add_weighted_gram(self._hessian, ZT, c, None, ws)
+            pairs = self._pair_products()
+            if pairs is None:
+                self._hessian[:] = 0.0
+                _add_weighted_gram(self._hessian, ZT, c, None, ws)
+            else:  # its upper triangle is linear in the curvatures: one product with the fixed pair products
+                upper = np.einsum("ki,i->k", pairs, c)
+                rows, cols = self._upper
+                self._hessian[rows, cols] = upper
+                self._hessian[cols, rows] = upper
         else:
             rows = np.not_equal(c, curvature, out=ws["changed"]).nonzero()[0]
             if rows.size:  # the change in curvature (0 elsewhere) over every row if many changed, else over those
@@ -207,6 +215,28 @@ class MarginProblem:
                                    ws)
         ws["curvature"], ws["c"] = c, curvature  # the new curvature is kept; the old buffer is reused
         return total, grad
+
+    def _pair_products(self) -> Optional[NDArray[np.float64]]:
+        """``P[(j, k), i] = z_ij z_ik`` for ``j <= k`` (numpy, losses whose curvature changes on every row, such
+        as the logistic, which rebuild the Hessian at each evaluation), computed once per problem into a work
+        array; then ``H[j, k] = sum_i P[(j, k), i] c_i`` is one product, about half the time of the weighted
+        Gram (measured at 20,000 and 200,000 rows, d = 3). None where it does not pay or would take more
+        than ``_PAIRS_MAX_ENTRIES`` entries."""
+        if self._pairs is not None:
+            return self._pairs
+        d, n = self.d, self.n
+        n_pairs = d * (d + 1) // 2
+        if self.loss.piecewise_quadratic or n_pairs * n > _PAIRS_MAX_ENTRIES:
+            return None
+        pairs = self._ws.get("pairs")
+        if pairs is None:
+            pairs = self._ws["pairs"] = np.empty((n_pairs, n))
+        ZT = self.Z.T
+        self._upper = np.triu_indices(d)
+        for r, (j, k) in enumerate(zip(*self._upper)):
+            np.multiply(ZT[j], ZT[k], out=pairs[r])
+        self._pairs = pairs
+        return pairs
 
     def _margins(self, theta) -> NDArray[np.float64]:
         theta = np.asarray(theta, dtype=np.float64)
@@ -288,6 +318,8 @@ class QuadraticProblem:
         """Nothing to hand back (no per-row arrays)."""
 
 
+#: at most this many pair products (``d (d + 1) / 2`` per row, 8 bytes each: 32 MB) are kept per problem
+_PAIRS_MAX_ENTRIES = 4_000_000
 #: above this share of the rows, a Hessian change is summed over all rows (zero coefficients included)
 #: rather than over the gathered rows that changed
 _GATHER_MAX_SHARE = 0.5
