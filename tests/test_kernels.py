@@ -55,5 +55,24 @@ def test_backend_rule():
         use_kernels(10, "gpu")
 
 
+def test_auto_keeps_the_logistic_loss_on_numpy():
+    """The logistic loss is faster vectorised in numpy at every n (measured), so "auto" never picks the kernels
+    for it, while the Huber hinge gets them from AUTO_MIN_ROWS rows; backend="numba" still forces them."""
+    from pydpowl.engine import kernels
+    from pydpowl.engine.losses import HuberHingeLoss, LogisticLoss
+    from pydpowl.engine.solver import solve_weighted_erm
+
+    n = kernels.AUTO_MIN_ROWS
+    assert use_kernels(n, "auto", HuberHingeLoss(0.5)) and not use_kernels(n, "auto", LogisticLoss())
+    assert use_kernels(n, "numba", LogisticLoss())
+    rng = np.random.default_rng(8)
+    Z = rng.uniform(-0.5, 0.5, size=(n, 2))
+    y = np.where(Z[:, 0] + 0.2 * rng.normal(size=n) > 0, 1.0, -1.0)
+    auto = solve_weighted_erm(Z, y, np.ones(n), gamma=1.0, loss=LogisticLoss())
+    forced = solve_weighted_erm(Z, y, np.ones(n), gamma=1.0, loss=LogisticLoss(), backend="numba")
+    assert (auto.backend, forced.backend) == ("numpy", "numba")
+    np.testing.assert_allclose(auto.x, forced.x, rtol=0, atol=1e-9)
+
+
 def test_warm_up_compiles_every_kernel():
     assert warm_up() is True

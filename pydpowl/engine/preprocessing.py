@@ -95,7 +95,8 @@ class FeatureScaler:
             raise ValueError(f"X must have {self.n_features} columns (one per bound), got {X.shape[1]}.")
         return self.transform_checked(X)
 
-    def transform_checked(self, X: NDArray[np.float64], backend: str = "auto") -> Tuple[NDArray[np.float64], int]:
+    def transform_checked(self, X: NDArray[np.float64], backend: str = "auto",
+                          loss: Any = None) -> Tuple[NDArray[np.float64], int]:
         """:meth:`transform` for a finite float64 array already known to have ``p`` columns.
 
         ``Z`` is written column-major (Fortran order), the layout the solver
@@ -103,7 +104,8 @@ class FeatureScaler:
         ``(clip(X) / col_scale) / dim_scale``: numpy copies the features into
         ``Z``, clips only the features with entries out of bounds, and divides
         in place. Where the solver uses the numba kernels (``backend``, the
-        rule of :func:`pydpowl.engine.kernels.use_kernels`), it is one pass of
+        rule of :func:`pydpowl.engine.kernels.use_kernels` for the fit's
+        ``loss``), it is one pass of
         :func:`~pydpowl.engine.kernels.feature_scaling.clip_and_scale_rows`,
         bit-identical to the numpy steps.
         """
@@ -111,7 +113,7 @@ class FeatureScaler:
         off = int(self.fit_intercept)
         col_scale, dim_scale = self.column_scale, self.dimension_scale
         Z = np.empty((n, p + off), order="F")
-        if use_kernels(n, backend):
+        if use_kernels(n, backend, loss):
             from .kernels.feature_scaling import clip_and_scale_rows
 
             f64 = np.ascontiguousarray

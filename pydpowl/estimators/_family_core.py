@@ -179,7 +179,7 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
     if kernel == "linear":
         scaler = FeatureScaler(lower=np.asarray(feature_bounds[0], dtype=np.float64),
                                upper=np.asarray(feature_bounds[1], dtype=np.float64), fit_intercept=fit_intercept)
-        Z, n_clipped_x = scaler.transform_checked(X, backend)
+        Z, n_clipped_x = scaler.transform_checked(X, backend, loss)
     elif kernel == "gaussian":
         kp = 1.0 / p if kernel_param is None else kernel_param  # DPpack: 1/ncol(X), before the bias column
         Xb = np.column_stack([np.ones(n), X]) if fit_intercept else X

@@ -31,6 +31,7 @@ only when a kernel is first used.
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
 __all__ = ["AUTO_MIN_ROWS", "numba_available", "use_kernels", "warm_up"]
 
@@ -43,17 +44,20 @@ def numba_available() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
-def use_kernels(n_rows: int, backend: str) -> bool:
+def use_kernels(n_rows: int, backend: str, loss: Any = None) -> bool:
     """The backend rule shared by the solver and the feature scaling.
 
     ``"numpy"``: never; ``"numba"``: always (the caller raises if numba is
-    missing); ``"auto"``: from ``AUTO_MIN_ROWS`` rows on, when numba is installed.
+    missing); ``"auto"``: from ``AUTO_MIN_ROWS`` rows on, when numba is
+    installed and the loss of the fit (if given) has ``auto_kernels`` (not
+    the logistic loss, whose vectorised numpy terms are faster).
     """
     if backend not in ("auto", "numpy", "numba"):
         raise ValueError(f"backend must be one of {{'auto', 'numpy', 'numba'}}, got backend={backend!r}.")
     if backend == "numba":
         return True
-    return backend == "auto" and n_rows >= AUTO_MIN_ROWS and numba_available()
+    return (backend == "auto" and n_rows >= AUTO_MIN_ROWS and getattr(loss, "auto_kernels", True)
+            and numba_available())
 
 
 def warm_up() -> bool:
