@@ -40,7 +40,8 @@ the Hessian of the next point is then the previous one plus a rank-k update
 over the rows whose curvature changed (for the Huber hinge, after the first
 steps, a handful), or, when many rows changed, one pass over all rows. Losses
 whose curvature changes everywhere (logistic) get the Hessian rebuilt on every
-evaluation. Its per-row arrays are work arrays handed from one problem to the
+evaluation, as one product of the curvatures with the rows' pair products
+``z_ij z_ik`` (computed once per problem). Its per-row arrays are work arrays handed from one problem to the
 next, so that a solve touches no fresh memory after the first.
 """
 
@@ -197,7 +198,7 @@ class MarginProblem:
             total = value * float(np.add.reduce(w))
             grad = d1 * np.einsum("ji,i->j", ZT, ws["wy"])
             np.multiply(w, d2, out=c)
-        if rebuild:  # the Hessian from scratch, over every row
+        if rebuild and not self.loss.piecewise_quadratic:  # every row's curvature changed: from scratch
             pairs = self._pair_products()
             if pairs is None:
                 self._hessian[:] = 0.0
@@ -208,6 +209,9 @@ class MarginProblem:
                 self._hessian[rows, cols] = upper
                 self._hessian[cols, rows] = upper
         else:
+            if rebuild:  # piecewise quadratic, first evaluation: over the rows of non-zero curvature
+                self._hessian[:] = 0.0
+                curvature[:] = 0.0
             rows = np.not_equal(c, curvature, out=ws["changed"]).nonzero()[0]
             if rows.size:  # the change in curvature (0 elsewhere) over every row if many changed, else over those
                 np.subtract(c, curvature, out=coef)
@@ -226,7 +230,7 @@ class MarginProblem:
             return self._pairs
         d, n = self.d, self.n
         n_pairs = d * (d + 1) // 2
-        if self.loss.piecewise_quadratic or n_pairs * n > _PAIRS_MAX_ENTRIES:
+        if n_pairs * n > _PAIRS_MAX_ENTRIES:
             return None
         pairs = self._ws.get("pairs")
         if pairs is None:
