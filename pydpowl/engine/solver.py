@@ -76,9 +76,10 @@ numba installed), where they halve the warm fit, and numpy below, where
 stays on numpy at every n: its vectorised ``exp`` and ``log1p`` beat the
 kernels' scalar ones (DPLogisticRegression warm, measured 11.6 ms against
 14.6 ms at 200,000 rows, 59 against 74 ms at 1e6). (Raising
-``AUTO_MIN_ROWS`` to 200,000 would spare a one-fit script with 100,000-200,000 rows the 0.19 s of loading them,
-at half the warm speed there, still 24 times DPpack's.) The two paths reach
-the same minimiser up to rounding.
+``AUTO_MIN_ROWS`` to 200,000 would spare a one-fit script with 100,000 to
+200,000 rows the 0.19 s of loading them, at half the warm speed there,
+still 24 times DPpack's.) The two paths reach the same minimiser up to
+rounding.
 """
 
 from __future__ import annotations
