@@ -222,6 +222,19 @@ def test_fit_relays_the_weights_clipped_warning_with_r_classes(client):
     assert kind == 2 and state.shape == (626,)
 
 
+def test_dependencies_deprecation_warnings_are_not_relayed_to_r(client):
+    """A worker's second fit of 100,000 rows or more loads the numba kernels, and Debian's llvmlite then warns
+    (DeprecationWarning, importlib.resources.path): that is for developers, as Python's default filters say,
+    not for the R user; the fit's own warning (weights clipped) still comes through."""
+    args = _svm_args(n=100_000)
+    for _ in range(2):
+        status, out = client.call("svmdp_fit", **args)
+        assert status == 0, out
+        assert [w["class"][0] for w in out["warnings"]] == ["pydpowl_weights_clipped"], out["warnings"]
+    status, out = client.call("loaded_modules")
+    assert "numba" in out["result"]  # the second fit did load the kernels
+
+
 def test_fit_messages_use_r_names_and_count_from_one(client):
     X = _svm_args()["X"].copy()
     X[[4, 9], 1] = np.nan

@@ -335,6 +335,11 @@ def hello():
     }, "warnings": []}
 
 
+#: warnings meant for developers (e.g. Debian's llvmlite warns that importlib.resources.path is deprecated when the
+#: numba kernels load): never relayed to the R user
+DEVELOPER_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
 #: diagnostics answered by the worker itself: "echo" returns its arguments (the protocol both
 #: ways), "loaded_modules" the names of the imported top-level modules (what a call has loaded)
 BUILTINS = {
@@ -360,6 +365,8 @@ def call(name, args):
     kwargs = {key.replace(".", "_"): value for key, value in args.items()}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        for category in DEVELOPER_WARNINGS:  # as Python's default filters do for code that is not __main__
+            warnings.simplefilter("ignore", category)
         try:
             result = fn(**kwargs)
         except Exception as exc:
