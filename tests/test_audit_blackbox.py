@@ -103,3 +103,25 @@ def test_bad_samples_are_refused():
     with pytest.raises(ValueError, match="need 0 <= k <= n"):
         clopper_pearson_upper(5, 3, 0.05)
     assert math.isfinite(clopper_pearson_upper(0, 1, 0.05))
+
+
+@pytest.mark.parametrize("control", [False, True])
+@pytest.mark.parametrize("lower_bound, violates", [(0.4, False), (1.0, False), (1.2, True)])
+def test_bound_verdict_rule_for_honest_rows_and_controls(control, lower_bound, violates):
+    """Both kinds of audit row (one engine's release, the whole analysis) judge their bound by one rule."""
+    from validation.audit.analysis import AnalysisAuditRow
+    from validation.audit.blackbox import EpsilonBound
+    from validation.audit.run import BlackBoxRow
+
+    bound = EpsilonBound(epsilon_lb=lower_bound, q_count=1, p_count=1, n_eval=10, q_low=0.1, p_high=0.1, point=0.0,
+                         test=None, alpha=0.05)
+    rows = [BlackBoxRow(config="c", engine="pydpowl", epsilon=1.0, noise_epsilon=1.0, ideal=1.0, bound=bound,
+                        control=control),
+            AnalysisAuditRow(config="c", mode="whole", claimed=1.0, noise_epsilon=1.0, bound=bound, control=control)]
+    expected = {(False, False): "PASS", (False, True): "FAIL", (True, False): "NOT FLAGGED (audit too weak)",
+                (True, True): "FLAGGED (expected)"}[(control, violates)]
+    for row in rows:
+        assert row.epsilon_lb == lower_bound
+        assert row.violates is violates
+        assert row.verdict == expected
+        assert row.passed is (violates if control else not violates)

@@ -44,7 +44,7 @@ from pydpowl.analysis import BudgetSplit, run_analysis
 from pydpowl.engine.preprocessing import FeatureScaler
 from pydpowl.privacy.value_estimate import CELLS
 
-from .blackbox import EpsilonBound, epsilon_lower_bound
+from .blackbox import BoundVerdict, EpsilonBound, epsilon_lower_bound
 
 __all__ = ["AnalysisAuditConfig", "AnalysisAuditRow", "analysis_release", "audit_analysis", "default_analysis_configs",
            "quick_analysis_configs", "neighbouring_datasets", "MODES"]
@@ -119,7 +119,7 @@ def analysis_release(config: AnalysisAuditConfig, data, *, seed: int, evaluation
 
 
 @dataclass(frozen=True)
-class AnalysisAuditRow:
+class AnalysisAuditRow(BoundVerdict):
     """One black-box audit of the analysis.
 
     Attributes
@@ -141,22 +141,8 @@ class AnalysisAuditRow:
     control: bool = False
 
     @property
-    def epsilon_lb(self) -> float:
-        return self.bound.epsilon_lb
-
-    @property
-    def violates(self) -> bool:
-        return self.bound.epsilon_lb > self.claimed
-
-    @property
-    def passed(self) -> bool:
-        return self.violates if self.control else not self.violates
-
-    @property
-    def verdict(self) -> str:
-        if self.control:
-            return "FLAGGED (expected)" if self.violates else "NOT FLAGGED (audit too weak)"
-        return "FAIL" if self.violates else "PASS"
+    def claimed_epsilon(self) -> float:
+        return self.claimed
 
     def as_dict(self) -> Dict[str, Any]:
         b = self.bound

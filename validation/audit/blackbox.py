@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from scipy import stats
 
 __all__ = [
+    "BoundVerdict",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "DistinguishingTest",
@@ -148,6 +149,41 @@ class EpsilonBound:
     point: float
     test: DistinguishingTest
     alpha: float
+
+
+class BoundVerdict:
+    """The verdict of a black-box lower bound against its claim, for an audit row with the fields ``bound``
+    (:class:`EpsilonBound`) and ``control`` and the claimed budget as ``claimed_epsilon``.
+
+    A row violates its claim when the lower bound exceeds it. An honest row passes when it does not; a
+    control (a release calibrated for more than it claims) passes when it is flagged, which shows the
+    audit can fail.
+    """
+
+    bound: EpsilonBound
+    control: bool
+
+    @property
+    def claimed_epsilon(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def epsilon_lb(self) -> float:
+        return self.bound.epsilon_lb
+
+    @property
+    def violates(self) -> bool:
+        return self.bound.epsilon_lb > self.claimed_epsilon
+
+    @property
+    def passed(self) -> bool:
+        return self.violates if self.control else not self.violates
+
+    @property
+    def verdict(self) -> str:
+        if self.control:
+            return "FLAGGED (expected)" if self.violates else "NOT FLAGGED (audit too weak)"
+        return "FAIL" if self.violates else "PASS"
 
 
 def _statistic(name: str, Z, c0, c1) -> NDArray[np.float64]:

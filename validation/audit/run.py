@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 
 import numpy as np
 
-from .blackbox import EpsilonBound, epsilon_lower_bound
+from .blackbox import BoundVerdict, EpsilonBound, epsilon_lower_bound
 from .configs import AuditConfig, Dataset, bit_level_configs, default_configs, quick_configs
 from .family import family_configs, quick_family_configs
 from .floating import LsbBound, lsb_lower_bound, round_releases
@@ -48,7 +48,7 @@ VERDICT_ENGINES = ("pydpowl", "pydpowl-R")
 
 
 @dataclass(frozen=True)
-class BlackBoxRow:
+class BlackBoxRow(BoundVerdict):
     """One black-box audit: a configuration, an engine and a claimed epsilon.
 
     Attributes
@@ -76,22 +76,8 @@ class BlackBoxRow:
     control: bool = False
 
     @property
-    def epsilon_lb(self) -> float:
-        return self.bound.epsilon_lb
-
-    @property
-    def violates(self) -> bool:
-        return self.bound.epsilon_lb > self.epsilon
-
-    @property
-    def verdict(self) -> str:
-        if self.control:
-            return "FLAGGED (expected)" if self.violates else "NOT FLAGGED (audit too weak)"
-        return "FAIL" if self.violates else "PASS"
-
-    @property
-    def passed(self) -> bool:
-        return self.violates if self.control else not self.violates
+    def claimed_epsilon(self) -> float:
+        return self.epsilon
 
 
 @dataclass(frozen=True)
