@@ -224,12 +224,18 @@ def _check_finite(name: str, arr: NDArray[np.float64], *, columns: Optional[Sequ
 
 
 def check_array(name: str, value: ArrayLike, *, min_rows: int = 1, columns: Optional[Sequence[str]] = None,
-                index_base: int = 0) -> NDArray[np.float64]:
+                index_base: int = 0, order: str = "C") -> NDArray[np.float64]:
     """Return a finite 2-D float64 array with at least ``min_rows`` rows.
 
     Non-finite entries are reported by column (``columns``, else a DataFrame's
-    column names, else numbers from ``index_base``) and row.
+    column names, else numbers from ``index_base``) and row. With
+    ``order="C"`` (the default) the array is row-major (copied if it is not);
+    with ``order="K"`` a float64 array keeps its layout (no copy), for callers
+    that read it in any layout: a pandas frame's values and R's matrices are
+    column-major, and a family fit reads the features column by column.
     """
+    if order not in ("C", "K"):
+        raise ValueError(f"order must be 'C' or 'K', got order={order!r}.")
     if columns is None:
         columns = feature_names_of(value)
     arr = _to_float_array(name, value)
@@ -242,7 +248,7 @@ def check_array(name: str, value: ArrayLike, *, min_rows: int = 1, columns: Opti
     if arr.shape[1] < 1:
         raise ValueError(no_columns_message(name, arr.shape))
     _check_finite(name, arr, columns=columns, index_base=index_base)
-    return np.ascontiguousarray(arr)
+    return np.ascontiguousarray(arr) if order == "C" else arr
 
 
 def one_d_message(name: str, length: int) -> str:

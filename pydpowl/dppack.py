@@ -82,7 +82,9 @@ def _matrix(x: Any, columns: Optional[Sequence[str]] = None) -> np.ndarray:
     X = x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
-    return v.check_array("X", X, columns=[columns] if isinstance(columns, str) else columns, index_base=R_INDEX)
+    # R's matrices arrive column-major, the layout the fits read: kept, not copied to row-major
+    return v.check_array("X", X, columns=[columns] if isinstance(columns, str) else columns, index_base=R_INDEX,
+                         order="K")
 
 
 def _whole(name: str, value: Any, minimum: int) -> int:

@@ -58,6 +58,21 @@ def test_check_probability_and_int_and_bool():
         check_bool("flag", 1)
 
 
+def test_check_array_order():
+    F = np.asfortranarray(np.arange(12.0).reshape(6, 2))
+    C = check_array("X", F)
+    assert C.flags.c_contiguous and np.array_equal(C, F)
+    K = check_array("X", F, order="K")
+    assert K.flags.f_contiguous and np.shares_memory(K, F)  # kept: no copy
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
+    assert np.array_equal(check_array("X", frame, order="K"), frame.to_numpy())
+    assert check_array("X", [[1, 2], [3, 4]], order="K").dtype == np.float64
+    with pytest.raises(ValueError, match=r"order must be 'C' or 'K', got order='F'"):
+        check_array("X", F, order="F")
+    with pytest.raises(ValueError, match="X must be finite"):
+        check_array("X", np.asfortranarray([[1.0, np.nan], [2.0, 3.0]]), order="K")
+
+
 def test_check_array_shapes_and_types():
     assert check_array("X", [[1, 2], [3, 4]]).dtype == np.float64
     with pytest.raises(ValueError, match="X must be 2-D .* got a 1-D array of length 3"):

@@ -162,3 +162,12 @@ def test_sufficient_statistics_match_the_rows(data, fit_intercept, order):
     np.testing.assert_array_equal(m.linear_term_, ref.linear_term)
     np.testing.assert_array_equal(m.noise_, ref.noise)
     assert m.Delta_ == ref.Delta
+
+
+def test_release_does_not_depend_on_the_memory_layout_of_X(data):
+    # column-major X (pandas' values, R's matrices) is read as it is, row-major is not copied either: same release
+    X, y = data
+    fits = [DPLinearRegression(epsilon=1.0, delta=0.0, gamma=1.0, feature_bounds=([-1.0, 0.0], [1.0, 3.0]),
+                               target_bounds=(-2.0, 4.0), random_state=3).fit(layout(X), y)
+            for layout in (np.ascontiguousarray, np.asfortranarray)]
+    assert np.array_equal(fits[0].coef_, fits[1].coef_) and fits[0].intercept_ == fits[1].intercept_

@@ -118,3 +118,13 @@ def test_dppack_gamma_quirk_breaks_the_sensitivity_and_pydpowl_does_not():
         ratios[rep] = np.linalg.norm(a.scaled_coef_ - b.scaled_coef_) / (2.0 / 4.0)
     assert ratios[True] > 1.2, "DPpack's quirk should exceed the sensitivity its noise assumes"
     assert ratios[False] <= 1.0
+
+
+@pytest.mark.parametrize("perturbation", ["objective", "output"])
+def test_release_does_not_depend_on_the_memory_layout_of_X(data, perturbation):
+    # column-major X (pandas' values, R's matrices) is read as it is, row-major is not copied either: same release
+    X, y = data
+    fits = [DPLogisticRegression(epsilon=1.0, gamma=1.0, perturbation=perturbation, feature_bounds=BOUNDS,
+                                 random_state=3).fit(layout(X), y) for layout in (np.ascontiguousarray,
+                                                                                  np.asfortranarray)]
+    assert np.array_equal(fits[0].coef_, fits[1].coef_) and fits[0].intercept_ == fits[1].intercept_

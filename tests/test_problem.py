@@ -43,14 +43,19 @@ def _direct(theta, Z, y, w, h=None):
 @pytest.mark.parametrize("loss", LOSSES, ids=str)
 @pytest.mark.parametrize("block", [None, 7], ids=["block-default", "block-7"])
 @pytest.mark.parametrize("pairs", [True, False], ids=["pair-products", "weighted-gram"])
-def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss, block, pairs, monkeypatch):
+@pytest.mark.parametrize("unit", [False, True], ids=["weighted", "unit-weights"])
+def test_evaluate_matches_the_direct_sums_after_arbitrary_moves(backend, loss, block, pairs, unit, monkeypatch):
     if block is not None:  # many blocks of rows in the numpy path: loss terms, gathered and full Gram updates
         monkeypatch.setattr(problem_module, "_NUMPY_BLOCK", block)
         monkeypatch.setattr(problem_module, "_SPARE", type(problem_module._SPARE)())
     if not pairs:  # the logistic Hessian by the weighted Gram, as above the size cap of the pair products
         monkeypatch.setattr(problem_module, "_PAIRS_MAX_ENTRIES", 0)
     Z, y, w = _data(0)
+    if unit:  # every weight 1 (unweighted fits): the numpy path skips the products with w
+        w = np.ones_like(w)
     problem = MarginProblem(Z, y, w, loss, backend=backend)
+    if backend == "numpy":
+        assert problem._unit_weights is unit
     rng = np.random.default_rng(1)
     # many rows change zone between points: the rank-k Hessian updates must stay exact; theta = 0 (a starting
     # point, where every margin is 0) is evaluated on its own path in numpy

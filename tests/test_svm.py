@@ -215,3 +215,13 @@ def test_numba_backend_releases_the_same(data):
     np.testing.assert_allclose(a.scaled_coef_, b.scaled_coef_, rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="backend must be one of"):
         DPSVM(backend="gpu", **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "gaussian"])
+def test_release_does_not_depend_on_the_memory_layout_of_X(data, kernel):
+    # column-major X (pandas' values, R's matrices) is read as it is, row-major is not copied either: same release
+    X, y = data
+    settings = dict(n_components=8) if kernel == "gaussian" else dict(feature_bounds=([-1.0, -1.0], [1.0, 1.0]))
+    fits = [DPSVM(epsilon=1.0, gamma=1.0, kernel=kernel, random_state=3, **settings).fit(layout(X), y)
+            for layout in (np.ascontiguousarray, np.asfortranarray)]
+    assert np.array_equal(fits[0].coef_, fits[1].coef_)

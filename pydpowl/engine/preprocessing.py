@@ -129,8 +129,8 @@ class FeatureScaler:
         outside = (features < lower) | (features > upper)
         count = int(np.count_nonzero(outside))
         if count:  # clip the features with entries outside their bounds (by design, counted)
-            for j in np.flatnonzero(outside.any(axis=1)):
-                np.clip(features[j], self.lower[j], self.upper[j], out=features[j])
+            for j in np.flatnonzero(outside.any(axis=1)):  # np.clip's values, without its overhead
+                np.minimum(np.maximum(features[j], self.lower[j], out=features[j]), self.upper[j], out=features[j])
         np.divide(features, col_scale[off:, None], out=features)
         np.divide(features, dim_scale, out=features)
         return Z, count

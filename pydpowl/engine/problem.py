@@ -115,6 +115,8 @@ class MarginProblem:
         self._ws = _take_workspace(self.n, self.d, backend == "numba")
         if backend == "numpy":
             np.multiply(self.w, self.y, out=self._ws["wy"])
+            # every weight 1 (unweighted fits): the products with w are skipped, which changes no value
+            self._unit_weights = bool(np.all(self.w == 1.0))
         # (theta, margins or None), newest last
         self._recent: List[Tuple[NDArray[np.float64], Optional[NDArray[np.float64]]]] = []
         self._hessian = np.zeros((self.d, self.d))
@@ -185,12 +187,16 @@ class MarginProblem:
         if theta.any():
             np.einsum("ji,j->i", ZT, theta, out=m)
             m *= self.y
-            total, wy = 0.0, ws["wy"]
+            total, wy, unit = 0.0, ws["wy"], self._unit_weights
             for block in _blocks(self.n):  # the loss terms' temporaries stay small (see _NUMPY_BLOCK)
                 value, d1, d2 = self.loss.terms(m[block])
-                total += float(np.einsum("i,i->", w[block], value))
                 np.multiply(d1, wy[block], out=coef[block])  # w_i y_i l'(m_i)
-                np.multiply(d2, w[block], out=c[block])  # w_i l''(m_i)
+                if unit:
+                    total += float(np.add.reduce(value))
+                    c[block] = d2
+                else:
+                    total += float(np.einsum("i,i->", w[block], value))
+                    np.multiply(d2, w[block], out=c[block])  # w_i l''(m_i)
             grad = np.einsum("ji,i->j", ZT, coef)
         else:  # every margin is 0 (a starting point): the loss terms are one number each
             m[:] = 0.0

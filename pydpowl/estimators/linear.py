@@ -150,7 +150,7 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         """
         names = feature_names_of(X)
         eps, delta, gamma, tol, lo_y, hi_y = self._settings()
-        X = check_array("X", X)
+        X = check_array("X", X, order="K")  # read column by column: no row-major copy
         n, p = X.shape
         y = check_vector("y", y, length=n)
         scaler = FeatureScaler.from_bounds(self.feature_bounds, p, self.fit_intercept)

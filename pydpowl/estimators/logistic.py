@@ -102,7 +102,7 @@ class DPLogisticRegression(BinaryERMClassifier):
         """
         names = feature_names_of(X)
         check_common_settings(self)
-        X = check_array("X", X)
+        X = check_array("X", X, order="K")  # read column by column: no row-major copy
         classes, y_pm = check_binary_target("y", y, length=X.shape[0])
         self._fit_checked(X, y_pm, classes)
         if names is not None:

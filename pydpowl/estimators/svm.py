@@ -184,7 +184,7 @@ class DPSVM(BinaryERMClassifier):
         """
         names = feature_names_of(X)
         self._settings()  # settings are checked before the data
-        X = check_array("X", X)
+        X = check_array("X", X, order="K")  # read column by column: no row-major copy
         classes, y_pm = check_binary_target("y", y, length=X.shape[0])
         self._fit_checked(X, y_pm, sample_weight, classes)
         if names is not None:
