@@ -212,3 +212,27 @@ def test_sigmoid_is_the_logistic_function_without_overflow():
     assert tails[0] == 0.0 and tails[1] == 1.0
     # the two arms' probabilities add to one
     assert np.allclose(sigmoid(x) + sigmoid(-x), 1.0, rtol=0, atol=1e-15)
+
+
+def test_logistic_value_and_slopes_are_the_terms_apart():
+    # the solver's trial points use the slopes alone and the value only where needed: the same numbers
+    from pydpowl.engine.losses import logistic_slopes, logistic_terms, logistic_value
+
+    m = np.concatenate([GRID, [-800.0, -40.0, -1e-300, 0.0, 1e-300, 40.0, 800.0]])
+    value, d1, d2 = logistic_terms(m)
+    s1, s2 = logistic_slopes(m)
+    assert np.array_equal(logistic_value(m), value) and np.array_equal(s1, d1) and np.array_equal(s2, d2)
+    loss = LogisticLoss()
+    assert all(np.array_equal(a, b) for a, b in zip(loss.slopes(m), (d1, d2)))
+    assert np.array_equal(loss.value(m), value)
+    # against the definitions written out (log1p(e^-m), -1/(1+e^m), e^m/(1+e^m)^2) where they do not overflow
+    mid = m[np.abs(m) < 30]
+    np.testing.assert_allclose(s1[np.abs(m) < 30], -1.0 / (1.0 + np.exp(mid)), rtol=1e-14)
+    np.testing.assert_allclose(s2[np.abs(m) < 30], np.exp(mid) / (1.0 + np.exp(mid)) ** 2, rtol=1e-13)
+    np.testing.assert_allclose(value[np.abs(m) < 30], np.log1p(np.exp(-mid)), rtol=1e-14)
+
+
+def test_slopes_of_a_loss_without_its_own_are_its_terms_without_the_value():
+    loss = HuberHingeLoss(0.3)
+    d1, d2 = loss.slopes(GRID)
+    assert np.array_equal(d1, loss.deriv(GRID)) and np.array_equal(d2, loss.deriv2(GRID))

@@ -140,3 +140,16 @@ def test_scaled_data_are_column_major_and_follow_dppack_operations(fit_intercept
         assert Z.flags.f_contiguous
         assert np.array_equal(Z, (full / s.column_scale) / s.dimension_scale)
         assert n_clipped == int(np.count_nonzero(clipped != X))
+
+
+@pytest.mark.parametrize("layout", [np.ascontiguousarray, np.asfortranarray], ids=["C", "F"])
+def test_clip_columns_writes_clipped_features_and_counts_the_changes(layout):
+    from pydpowl.engine.preprocessing import clip_columns
+
+    X = layout(np.array([[-2.0, 0.5, 3.0], [0.0, -0.5, 1.0], [1.5, 0.25, -4.0], [1.0, -1.0, 2.0]]))
+    lower, upper = np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 2.0])
+    out = np.full((3, 4), np.nan)
+    count = clip_columns(X, lower, upper, out=out)
+    expected = np.array([[-1.0, 0.0, 1.0, 1.0], [0.5, -0.5, 0.25, -1.0], [2.0, 1.0, 0.0, 2.0]])
+    assert np.array_equal(out, expected)
+    assert count == 4  # -2, 1.5, 3 and -4 were outside; values on a bound are not changes

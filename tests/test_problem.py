@@ -101,6 +101,57 @@ class _DenseLeastSquares:
         return lambda step: (float(self.w @ ((r + step * s) * s)), float(self.w @ (s * s)))
 
 
+@pytest.mark.parametrize("loss", LOSSES, ids=str)
+@pytest.mark.parametrize("unit", [False, True], ids=["weighted", "unit-weights"])
+def test_value_is_the_evaluated_value_and_can_be_skipped(loss, unit):
+    Z, y, w = _data(4)
+    w = np.ones_like(w) if unit else w
+    problem = MarginProblem(Z, y, w, loss, backend="numpy")
+    theta = np.random.default_rng(5).normal(size=4)
+    L, g, H = problem.evaluate(theta)
+    L_skip, g_skip, H_skip = problem.evaluate(theta, value=False)
+    assert L_skip is None and np.array_equal(g_skip, g) and np.array_equal(H_skip, H)
+    assert problem.value(theta) == L  # from the kept margins, summed alike: the same number
+    other = theta + 0.5
+    assert problem.value(other) == pytest.approx(_direct(other, Z, y, w, getattr(loss, "h", None))[0], rel=1e-12)
+    problem.release()
+
+
+class _WithoutValue:
+    """A MarginProblem seen through the protocol's required part only (no value(): every evaluation has L)."""
+
+    def __init__(self, inner):
+        self.inner, self.n, self.d, self.backend = inner, inner.n, inner.d, inner.backend
+        self.evaluate, self.line = inner.evaluate, inner.line
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=str)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_values_computed_on_demand_give_the_minimiser_computed_with_every_value(loss, seed, monkeypatch):
+    """The slope at the trial point proves a full step's decrease (G convex), so values are computed only where
+    that proof fails and for the objective reported; the iterates are those of the solver that has every value."""
+    Z, y, w = _data(seed, n=600)
+    # large margins and a weak ridge: full steps that overshoot, so the proof fails and values are computed
+    Z = Z * (6.0 if loss.piecewise_quadratic else 40.0) / np.abs(Z).max()
+    calls = {"value": 0}
+    value = MarginProblem.value
+
+    def counted(self, theta):
+        calls["value"] += 1
+        return value(self, theta)
+
+    monkeypatch.setattr(MarginProblem, "value", counted)
+    ridge = 0.5 if loss.piecewise_quadratic else 0.01
+    lazy = newton(MarginProblem(Z, y, w, loss), np.zeros(4), ridge=ridge, tol=1e-12)
+    full = newton(_WithoutValue(MarginProblem(Z, y, w, loss)), np.zeros(4), ridge=ridge, tol=1e-12)
+    assert_allclose(lazy.x, full.x, rtol=1e-13, atol=1e-15)
+    assert lazy.nit == full.nit
+    assert lazy.objective == pytest.approx(full.objective, rel=1e-14)
+    assert 1 <= calls["value"] <= 1 + 2 * lazy.nit
+    if seed == 0:  # here a full step overshoots: the proof fails and the values decide (the fallback is exercised)
+        assert calls["value"] > 1
+
+
 def test_the_solver_needs_only_the_protocol():
     Z, t, w = _data(3)
     problem = _DenseLeastSquares(Z, t, w)

@@ -21,7 +21,11 @@ indexing, so the same source runs on numpy arrays (the numpy path of
 :mod:`pydpowl.engine.problem`) and, compiled by ``numba.njit``, on single
 floats inside the row sweeps of :mod:`pydpowl.engine.kernels`. The separate
 functions (:func:`huber_hinge_value`, ...) and the methods ``value``,
-``deriv``, ``deriv2`` are derived from it. A loss class only binds its
+``deriv``, ``deriv2`` are derived from it. The logistic loss is written as two
+functions, its value and its slopes (:func:`logistic_value`,
+:func:`logistic_slopes`, composed by :func:`logistic_terms`), because most
+of the solver's evaluations need the slopes only (``MarginLoss.slopes``) and
+the value's ``log1p`` is the costliest step. A loss class only binds its
 parameter to that function and declares its constants: ``lipschitz``
 (sup |l'|, used by the privacy calibration) and ``curvature_bound``
 (sup l''). ``kernel_spec()`` names the compiled form (None for losses the
@@ -55,7 +59,8 @@ from .._validation import check_positive
 __all__ = [
     "MarginLoss", "HuberHingeLoss", "LogisticLoss", "HuberQuadraticSurrogate", "CustomLoss", "get_loss",
     "check_loss", "huber_hinge_terms", "logistic_terms", "huber_surrogate_terms", "huber_hinge_value",
-    "huber_hinge_deriv", "huber_hinge_curvature", "logistic_value", "logistic_deriv", "logistic_curvature",
+    "huber_hinge_deriv", "huber_hinge_curvature", "logistic_value", "logistic_slopes", "logistic_deriv",
+    "logistic_curvature",
     "huber_surrogate_value", "huber_surrogate_deriv", "huber_surrogate_curvature", "HUBER_HINGE", "LOGISTIC",
     "HUBER_SURROGATE", "loss_lipschitz", "SquaredErrorLoss", "squared_error_value", "squared_error_deriv",
     "squared_error_curvature",
@@ -94,15 +99,28 @@ def sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.exp(-np.logaddexp(0.0, -x))
 
 
-def logistic_terms(m):
-    """``log(1 + exp(-m))``, ``-1 / (1 + exp(m))`` (in (-1, 0)) and ``s (1 - s)`` with ``s = 1 / (1 + exp(-m))``
-    (in (0, 1/4]); only ``exp(-|m|)`` is formed, so nothing overflows."""
+def logistic_value(m):
+    """``log(1 + exp(-m)) = log1p(exp(-|m|)) + max(-m, 0)``; only ``exp(-|m|)`` is formed, so nothing
+    overflows (``max(-m, 0) = (|m| - m) / 2`` exactly)."""
     a = np.abs(m)
-    e = np.exp(-a)
+    return np.log1p(np.exp(-a)) + 0.5 * (a - m)
+
+
+def logistic_slopes(m):
+    """``l'(m) = -1 / (1 + exp(m))`` (in (-1, 0)) and ``l''(m) = s (1 - s)`` with ``s = 1 / (1 + exp(-m))``
+    (in (0, 1/4]), from ``exp(-|m|)`` only: ``sigmoid(|m|)`` and ``sigmoid(-|m|)``, of which ``l'`` picks
+    ``-sigmoid(|m|)`` for ``m <= 0`` and ``-sigmoid(-|m|)`` above, and ``l''`` is the product."""
+    e = np.exp(-np.abs(m))
     big = 1.0 / (1.0 + e)  # sigmoid(|m|)
     small = e * big  # sigmoid(-|m|)
-    # max(-m, 0) = (|m| - m) / 2 exactly; l' = -sigmoid(-m) picks big for m <= 0; l'' = s (1 - s) = small * big
-    return np.log1p(e) + 0.5 * (a - m), -(small + (m <= 0.0) * (big - small)), small * big
+    return -(small + (m <= 0.0) * (big - small)), small * big
+
+
+def logistic_terms(m):
+    """``(l(m), l'(m), l''(m))`` of the logistic loss: :func:`logistic_value` and :func:`logistic_slopes`,
+    its two definitions (the solver's trial points need the slopes only)."""
+    d1, d2 = logistic_slopes(m)
+    return logistic_value(m), d1, d2
 
 
 def huber_hinge_value(m, h):
@@ -135,19 +153,14 @@ def huber_surrogate_curvature(m, h):
     return huber_surrogate_terms(m, h)[2]
 
 
-def logistic_value(m):
-    """``l(m)`` of :func:`logistic_terms`."""
-    return logistic_terms(m)[0]
-
-
 def logistic_deriv(m):
-    """``l'(m)`` of :func:`logistic_terms`."""
-    return logistic_terms(m)[1]
+    """``l'(m)`` of :func:`logistic_slopes`."""
+    return logistic_slopes(m)[0]
 
 
 def logistic_curvature(m):
-    """``l''(m)`` of :func:`logistic_terms`."""
-    return logistic_terms(m)[2]
+    """``l''(m)`` of :func:`logistic_slopes`."""
+    return logistic_slopes(m)[1]
 
 
 # ----------------------------------------------------------------------------- loss classes
@@ -186,6 +199,11 @@ class MarginLoss(ABC):
         The arrays returned belong to the caller only when the loss made them: callers must not write into them.
         """
         return self.value(m), self.deriv(m), self.deriv2(m)
+
+    def slopes(self, m: NDArray[np.float64]) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(deriv, deriv2)`` at each margin: what the solver needs at a trial point, where the value is
+        not needed (:meth:`terms` without the value, cheaper where the loss says how)."""
+        return self.terms(m)[1:]
 
     def kernel_spec(self) -> Optional[Tuple[int, float]]:
         """``(code, parameter)`` of the compiled form in :mod:`pydpowl.engine.kernels`, or None."""
@@ -276,7 +294,11 @@ class HuberQuadraticSurrogate(_BuiltinLoss):
 
 
 class LogisticLoss(_BuiltinLoss):
-    """Logistic loss ``l(m) = log(1 + exp(-m))`` (``|l'| < 1``, ``l'' <= 1/4``)."""
+    """Logistic loss ``l(m) = log(1 + exp(-m))`` (``|l'| < 1``, ``l'' <= 1/4``).
+
+    Its value and its slopes are defined apart (:func:`logistic_value`, :func:`logistic_slopes`): the
+    value's ``log1p`` is the costliest step and most solver evaluations do without it.
+    """
 
     name = "logistic"
     lipschitz = 1.0
@@ -286,6 +308,18 @@ class LogisticLoss(_BuiltinLoss):
     auto_kernels = False
     _elementwise = staticmethod(logistic_terms)
     _code = LOGISTIC
+
+    def value(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return logistic_value(np.asarray(m, dtype=np.float64))
+
+    def slopes(self, m: NDArray[np.float64]) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return logistic_slopes(np.asarray(m, dtype=np.float64))
+
+    def deriv(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self.slopes(m)[0]
+
+    def deriv2(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self.slopes(m)[1]
 
 
 def squared_error_value(eta, y):

@@ -35,7 +35,24 @@ from .._validation import check_array, check_bounds, check_int, check_positive
 from ..exceptions import PrivacyLeakWarning
 from .kernels import use_kernels
 
-__all__ = ["FeatureScaler", "RandomFourierFeatures", "bounds_from_data"]
+__all__ = ["FeatureScaler", "RandomFourierFeatures", "bounds_from_data", "clip_columns"]
+
+
+def clip_columns(X: NDArray[np.float64], lower: NDArray[np.float64], upper: NDArray[np.float64], *,
+                 out: NDArray[np.float64]) -> int:
+    """Write ``X`` (n, p) clipped to ``[lower, upper]`` column by column into the rows of ``out`` (p, n) and
+    return the number of entries changed (clipped by design, counted).
+
+    Column by column: each feature is read once in its own layout (contiguous in column-major ``X``) and
+    clipped with its scalar bounds, which is several times faster than a bound broadcast along a short
+    last axis; the values are ``np.clip``'s.
+    """
+    clipped = 0
+    for j in range(X.shape[1]):
+        column = np.ascontiguousarray(X[:, j])  # a strided column (row-major X) is gathered first: faster
+        np.minimum(np.maximum(column, lower[j], out=out[j]), upper[j], out=out[j])
+        clipped += int(np.count_nonzero(out[j] != column))
+    return clipped
 
 
 @dataclass(frozen=True)
@@ -101,9 +118,8 @@ class FeatureScaler:
 
         ``Z`` is written column-major (Fortran order), the layout the solver
         works in, with the same floating-point operations as
-        ``(clip(X) / col_scale) / dim_scale``: numpy copies the features into
-        ``Z``, clips only the features with entries out of bounds, and divides
-        in place. Where the solver uses the numba kernels (``backend``, the
+        ``(clip(X) / col_scale) / dim_scale``: numpy writes each feature
+        clipped into ``Z`` (:func:`clip_columns`) and divides in place. Where the solver uses the numba kernels (``backend``, the
         rule of :func:`pydpowl.engine.kernels.use_kernels` for the fit's
         ``loss``), it is one pass of
         :func:`~pydpowl.engine.kernels.feature_scaling.clip_and_scale_rows`,
@@ -124,13 +140,7 @@ class FeatureScaler:
         if off:
             Z[:, 0] = (1.0 / col_scale[0]) / dim_scale
         features = Z.T[off:]  # (p, n), C-contiguous: one feature per row
-        np.copyto(features, X.T)
-        lower, upper = self.lower[:, None], self.upper[:, None]
-        outside = (features < lower) | (features > upper)
-        count = int(np.count_nonzero(outside))
-        if count:  # clip the features with entries outside their bounds (by design, counted)
-            for j in np.flatnonzero(outside.any(axis=1)):  # np.clip's values, without its overhead
-                np.minimum(np.maximum(features[j], self.lower[j], out=features[j]), self.upper[j], out=features[j])
+        count = clip_columns(X, self.lower, self.upper, out=features)
         np.divide(features, col_scale[off:, None], out=features)
         np.divide(features, dim_scale, out=features)
         return Z, count

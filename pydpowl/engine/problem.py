@@ -18,6 +18,14 @@ the same for every problem. It reaches the data term only through the
     ``phi(t) = (dL/dt, d2L/dt2)`` of ``t -> L(theta + t p)``; the solver calls it
     for the exact line search along a Newton direction ``p`` from a point
     ``theta`` it evaluated before.
+``value(theta) -> L`` (optional)
+    ``L(theta)`` alone. A problem that has it also takes
+    ``evaluate(theta, value=False)``, which may skip the value and return
+    None in its place: the solver asks for values only where a full Newton
+    step's decrease is not proved by the slope at the trial point (convexity)
+    and for the objective it reports, and :class:`MarginProblem` then spares
+    the loss's value (the logistic's ``log1p``, its costliest step) on most
+    evaluations.
 ``backend``
     A name for reports ("numpy", "numba", ...).
 ``release()`` (optional)
@@ -75,6 +83,8 @@ class Problem(Protocol):
     def line(self, theta: NDArray[np.float64], p: NDArray[np.float64]) -> LineDerivatives:
         """Derivatives of ``t -> L(theta + t p)``."""
 
+    # optional: value(theta) -> float, with evaluate(theta, value=False) allowed to return None for L
+
 
 class MarginProblem:
     """``L(theta) = sum_i w_i l(y_i z_i'theta)`` for a margin loss, in numpy or with the numba kernels.
@@ -113,10 +123,10 @@ class MarginProblem:
         elif backend != "numpy":
             raise ValueError(f"MarginProblem backend must be 'numpy' or 'numba', got backend={backend!r}.")
         self._ws = _take_workspace(self.n, self.d, backend == "numba")
+        # every weight 1 (unweighted fits): the products with w are skipped, which changes no value
+        self._unit_weights = bool(np.all(self.w == 1.0))
         if backend == "numpy":
             np.multiply(self.w, self.y, out=self._ws["wy"])
-            # every weight 1 (unweighted fits): the products with w are skipped, which changes no value
-            self._unit_weights = bool(np.all(self.w == 1.0))
         # (theta, margins or None), newest last
         self._recent: List[Tuple[NDArray[np.float64], Optional[NDArray[np.float64]]]] = []
         self._hessian = np.zeros((self.d, self.d))
@@ -125,8 +135,13 @@ class MarginProblem:
         self._turn = 0
 
     # ------------------------------------------------------------------ protocol
-    def evaluate(self, theta: NDArray[np.float64]) -> Tuple[float, NDArray[np.float64], NDArray[np.float64]]:
-        """``(L, grad L, Hessian of L)`` at ``theta``, with the Hessian updated over rows whose curvature changed."""
+    def evaluate(self, theta: NDArray[np.float64],
+                 value: bool = True) -> Tuple[Optional[float], NDArray[np.float64], NDArray[np.float64]]:
+        """``(L, grad L, Hessian of L)`` at ``theta``, with the Hessian updated over rows whose curvature changed.
+
+        With ``value=False`` the numpy path skips the loss's value (``L`` is then None; :meth:`value` gives
+        it later from the kept margins); the kernels compute it anyway.
+        """
         theta = np.array(theta, dtype=np.float64)
         rebuild = self._fresh or not self.loss.piecewise_quadratic
         self._fresh = False
@@ -136,9 +151,17 @@ class MarginProblem:
         else:
             m = self._ws["margins"][self._turn]  # the buffer of the older recent point
             self._turn ^= 1
-            total, grad = self._sweep_numpy(theta, m, rebuild)
+            total, grad = self._sweep_numpy(theta, m, rebuild, value)
         self._recent = self._recent[-1:] + [(theta, m)]
         return total, grad, self._hessian.copy()
+
+    def value(self, theta: NDArray[np.float64]) -> float:
+        """``L(theta)`` alone, summed as :meth:`evaluate` sums it (from the margins of a recent point when kept)."""
+        m, w, total = self._margins_at(np.asarray(theta, dtype=np.float64), copy=False), self.w, 0.0
+        for block in _blocks(self.n):
+            v = self.loss.value(m[block])
+            total += float(np.add.reduce(v)) if self._unit_weights else float(np.einsum("i,i->", w[block], v))
+        return total
 
     def line(self, theta: NDArray[np.float64], p: NDArray[np.float64]) -> LineDerivatives:
         """Derivatives of ``t -> L(theta + t p)`` (the margins at ``theta`` are reused when known; the
@@ -155,7 +178,7 @@ class MarginProblem:
             loss, weighted_s = self.loss, w * s
 
             def derivatives(t: float) -> Tuple[float, float]:
-                _, l1, l2 = loss.terms(m + t * s)
+                l1, l2 = loss.slopes(m + t * s)
                 return float(weighted_s @ l1), float(weighted_s @ (l2 * s))
         return derivatives
 
@@ -177,25 +200,27 @@ class MarginProblem:
             self._kernels.add_weighted_outer_products(self._hessian, self.Z, changed, delta, k)
         return float(total), grad
 
-    def _sweep_numpy(self, theta, m, rebuild):
-        """Margins into ``m``, the loss terms of the rows block by block (one ``loss.terms`` call per block),
-        and the Hessian rebuilt or updated over the rows whose curvature ``w_i l''(m_i)`` changed (per-row
-        results go to work arrays)."""
+    def _sweep_numpy(self, theta, m, rebuild, value=True):
+        """Margins into ``m``, the loss terms of the rows block by block (one ``loss.terms`` call per block, or
+        ``loss.slopes`` without ``value``: the total is then None), and the Hessian rebuilt or updated over
+        the rows whose curvature ``w_i l''(m_i)`` changed (per-row results go to work arrays)."""
         ZT = self.Z.T  # (d, n), C-contiguous: each feature's column is a contiguous row
         ws, w = self._ws, self.w
         coef, c, curvature = ws["coef"], ws["c"], ws["curvature"]
         if theta.any():
             np.einsum("ji,j->i", ZT, theta, out=m)
             m *= self.y
-            total, wy, unit = 0.0, ws["wy"], self._unit_weights
+            total, wy, unit = (0.0 if value else None), ws["wy"], self._unit_weights
             for block in _blocks(self.n):  # the loss terms' temporaries stay small (see _NUMPY_BLOCK)
-                value, d1, d2 = self.loss.terms(m[block])
+                if value:
+                    v, d1, d2 = self.loss.terms(m[block])
+                    total += float(np.add.reduce(v)) if unit else float(np.einsum("i,i->", w[block], v))
+                else:
+                    d1, d2 = self.loss.slopes(m[block])
                 np.multiply(d1, wy[block], out=coef[block])  # w_i y_i l'(m_i)
                 if unit:
-                    total += float(np.add.reduce(value))
                     c[block] = d2
                 else:
-                    total += float(np.einsum("i,i->", w[block], value))
                     np.multiply(d2, w[block], out=c[block])  # w_i l''(m_i)
             grad = np.einsum("ji,i->j", ZT, coef)
         else:  # every margin is 0 (a starting point): the loss terms are one number each
@@ -256,11 +281,12 @@ class MarginProblem:
             return out
         return self.y * np.einsum("ji,j->i", self.Z.T, theta)
 
-    def _margins_at(self, theta) -> NDArray[np.float64]:
-        """A fresh array of the margins at ``theta`` (copied from a recent point when kept)."""
+    def _margins_at(self, theta, copy: bool = True) -> NDArray[np.float64]:
+        """The margins at ``theta``: those of a recent point when kept (a copy, or the work array itself for
+        a caller that only reads it at once), else computed."""
         for point, m in reversed(self._recent):
             if m is not None and np.array_equal(point, theta):
-                return m.copy()
+                return m.copy() if copy else m
         return self._margins(theta)
 
 

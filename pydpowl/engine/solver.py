@@ -15,10 +15,14 @@ package. It sees the data term through the protocol of
 :mod:`pydpowl.engine.problem` (``evaluate(theta) -> (L, gradient, Hessian)``
 and ``line(theta, p)``) and adds the ridge and the linear term itself, so it
 never holds anything of length ``n``. Each iteration tries the full Newton
-step (one evaluation there gives the objective, gradient and Hessian) and
-accepts it on sufficient decrease (Armijo) or when it already certifies;
-otherwise it searches exactly along the Newton direction by safeguarded
-Newton on ``t -> G(theta + t p)``. The Huber objective is piecewise quadratic
+step (one evaluation there gives the gradient and Hessian) and accepts it
+when it already certifies or on sufficient decrease (Armijo). G is convex, so
+``G(theta + p) <= G(theta) + grad G(theta + p)'p``: a slope at the trial point
+below the Armijo line proves the decrease, and the objective values (the
+loss's value, e.g. the logistic's ``log1p``) are computed only when that proof
+fails, for problems that can skip them (``Problem.value``). Otherwise it
+searches exactly along the Newton direction by safeguarded Newton on
+``t -> G(theta + t p)``. The Huber objective is piecewise quadratic
 and strongly convex, so once the zones are identified one step lands on the
 minimiser up to rounding; the logistic objective is smooth and Newton
 converges quadratically. Problems with at most 50,000 entries are polished by
@@ -190,16 +194,23 @@ def newton(
         ``tol`` after ``max_iter`` iterations.
     """
     n = problem.n
+    # a problem with value(theta) may skip the data term's value in evaluate (see the module docstring)
+    lazy = callable(getattr(problem, "value", None))
 
-    def evaluate(theta):
-        L, g, H = problem.evaluate(theta)
-        G = L + 0.5 * ridge * (theta @ theta)
+    def penalty(theta):
+        G = 0.5 * ridge * (theta @ theta)
+        return G + linear @ theta if linear is not None else G
+
+    def evaluate(theta, with_value=True):
+        L, g, H = problem.evaluate(theta, value=False) if lazy and not with_value else problem.evaluate(theta)
         g = g + ridge * theta
         if linear is not None:
-            G += linear @ theta
             g += linear
         H.flat[::H.shape[0] + 1] += ridge  # the diagonal
-        return float(G), g, H, math.sqrt(float(g @ g)) / n
+        return None if L is None else float(L + penalty(theta)), g, H, math.sqrt(float(g @ g)) / n
+
+    def objective(theta, G):
+        return G if G is not None else float(problem.value(theta) + penalty(theta))
 
     if radius is not None:
         return _newton_in_ball(problem, evaluate, theta0, radius=radius, ridge=ridge, linear=linear, tol=tol,
@@ -211,7 +222,7 @@ def newton(
             if polish:
                 theta, G, grad_norm, extra = _polish(evaluate, theta, G, g, H, grad_norm)
                 it += extra
-            return SolverResult(x=theta, success=True, nit=it, grad_norm=grad_norm, objective=G / n,
+            return SolverResult(x=theta, success=True, nit=it, grad_norm=grad_norm, objective=objective(theta, G) / n,
                                 backend=problem.backend)
         if it == max_iter:
             break
@@ -219,10 +230,16 @@ def newton(
         d0 = float(g @ p)
         if not d0 < 0:  # rounding has exhausted the descent; nothing more to gain
             break
-        # Full Newton step first; accept it on sufficient decrease (Armijo) or when it already certifies.
+        # Full Newton step first; accept it when it certifies or on sufficient decrease (Armijo). G is convex, so
+        # G(trial) <= G(theta) + grad G(trial)'p: a slope g_t'p <= ARMIJO d0 proves the decrease without the
+        # values, which are then computed only when that proof fails.
         trial = theta + p
-        G_t, g_t, H_t, norm_t = evaluate(trial)
-        if G_t <= G + _ARMIJO * d0 or norm_t <= tol:
+        G_t, g_t, H_t, norm_t = evaluate(trial, with_value=False)
+        accept = norm_t <= tol or (lazy and float(g_t @ p) <= _ARMIJO * d0)
+        if not accept:
+            G, G_t = objective(theta, G), objective(trial, G_t)
+            accept = G_t <= G + _ARMIJO * d0
+        if accept:
             theta, G, g, H, grad_norm = trial, G_t, g_t, H_t, norm_t
             continue
         t = _exact_line_search(problem.line(theta, p), theta, p, d0, ridge, linear)

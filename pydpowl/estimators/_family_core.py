@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..engine.losses import HuberHingeLoss, LogisticLoss
-from ..engine.preprocessing import FeatureScaler, RandomFourierFeatures
+from ..engine.preprocessing import FeatureScaler, RandomFourierFeatures, clip_columns
 from ..engine.problem import QuadraticProblem
 from ..engine.release import warn_reproduce_dppack
 from ._perturbation import Release, release_cms, release_kst
@@ -255,7 +255,8 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
     d = p + int(fit_intercept)
     # DPpack: clip, bias column first, then t(t(X)/scale.X), no sqrt(p); the rows are summed into the
     # squared error's statistics without being formed
-    XcT, n_clipped_x = _clipped_columns(X, scaler.lower, scaler.upper)
+    XcT = np.empty((p, n))
+    n_clipped_x = clip_columns(X, scaler.lower, scaler.upper, out=XcT)
     t = np.maximum(y, lo_y)
     np.minimum(t, hi_y, out=t)
     n_clipped_y = int(np.count_nonzero(t != y))
@@ -276,20 +277,6 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
         coeff[0] = coeff[0] + shift
     return LinearFit(release=release, coeff=coeff, scaler=scaler, target_shift=shift, target_scale=scale,
                      n_clipped_features=n_clipped_x, n_clipped_targets=n_clipped_y)
-
-
-def _clipped_columns(X: NDArray[np.float64], lower: NDArray[np.float64],
-                     upper: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
-    """``(XcT, k)``: X clipped to its bounds column by column, as rows of ``XcT`` (p, n), and the number of
-    entries clipped (column by column: a bound broadcast along a short last axis is several times slower)."""
-    n, p = X.shape
-    XcT = np.empty((p, n))
-    clipped = 0
-    for j in range(p):
-        column = X[:, j]
-        np.minimum(np.maximum(column, lower[j], out=XcT[j]), upper[j], out=XcT[j])
-        clipped += int(np.count_nonzero(XcT[j] != column))
-    return XcT, clipped
 
 
 def _scaled_rows_statistics(XcT: NDArray[np.float64], t: NDArray[np.float64], *,

@@ -1,8 +1,8 @@
 """The built-in margin losses, compiled from their one definition in :mod:`pydpowl.engine.losses`.
 
 The elementwise ``*_terms`` functions there (value, first derivative and
-curvature together) are written so that numba compiles them unchanged for
-single floats; nothing is restated here.
+curvature together; the logistic loss's value and slopes apart) are written so
+that numba compiles them unchanged for single floats; nothing is restated here.
 """
 
 from __future__ import annotations
@@ -16,8 +16,16 @@ __all__ = ["loss_terms", "loss_terms_block"]
 _jit = numba.njit(cache=True, nogil=True)
 
 _huber_hinge = _jit(losses.huber_hinge_terms)
-_logistic = _jit(losses.logistic_terms)
+_logistic_value = _jit(losses.logistic_value)
+_logistic_slopes = _jit(losses.logistic_slopes)
 _huber_surrogate = _jit(losses.huber_surrogate_terms)
+
+
+@_jit
+def _logistic(m):  # pragma: no cover - compiled
+    """:func:`pydpowl.engine.losses.logistic_terms` of its two compiled parts."""
+    d1, d2 = _logistic_slopes(m)
+    return _logistic_value(m), d1, d2
 
 _HUBER_HINGE, _LOGISTIC = losses.HUBER_HINGE, losses.LOGISTIC
 
