@@ -290,6 +290,24 @@ def test_from_r_state_refuses(bad, exc, msg):
         RRandom.from_r_state(bad)
 
 
+def test_from_r_state_reads_signed_unsigned_and_whole_float_words_alike():
+    # R shows its words signed; a state written elsewhere may hold them unsigned, or as doubles
+    signed = RRandom(7).get_state().astype(np.int64)
+    unsigned = np.r_[signed[:2], signed[2:] & 0xFFFFFFFF]
+    assert (unsigned[2:] >= 2**31).any() and (signed[2:] < 0).any()
+    for state in (signed, signed.astype(np.int32), unsigned, unsigned.astype(np.uint64), unsigned.astype(float)):
+        r = RRandom.from_r_state(state)
+        assert np.array_equal(r.get_state(), signed.astype(np.int32))
+        assert np.array_equal(r.runif(5), RRandom.from_r_state(signed).runif(5))
+
+
+def test_from_r_state_names_the_first_word_out_of_range():
+    state = RRandom(7).get_state().astype(np.int64)
+    state[[9, 40]] = [2**32, -(2**31) - 1]
+    with pytest.raises(ValueError, match=r"^state words must be 32-bit integers; 2 do not \(first at 9\)\.$"):
+        RRandom.from_r_state(state)
+
+
 # -------------------------------------------------------------- recycling and special cases
 def test_runif_recycles_min_max():
     u = _expected(1, "runif10")

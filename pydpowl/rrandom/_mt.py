@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -177,26 +178,26 @@ def state_from_r(vec: ArrayLike) -> Tuple[NDArray[np.uint32], int, NDArray[np.in
             f"state must be a vector of length {N_WORDS + 2} (R's .Random.seed for "
             f"Mersenne-Twister), got shape {arr.shape}."
         )
-    ints = [int(v) for v in arr.tolist()]
-    if ints[0] != KIND_CODE:
+    kind, mti = int(arr[0]), int(arr[1])
+    if kind != KIND_CODE:
         raise ValueError(
             f"state[0] (the RNG kind code) must be {KIND_CODE} (Mersenne-Twister, "
-            f"Inversion, Rejection), got {ints[0]}."
+            f"Inversion, Rejection), got {kind}."
         )
-    if not -(2**31) <= ints[1] < 2**31:
-        raise ValueError(f"state[1] (mti) must fit in int32, got {ints[1]}.")
-    bad = [i for i, v in enumerate(ints[2:], start=2) if not -(2**31) <= v < 2**32]
-    if bad:
+    if not -(2**31) <= mti < 2**31:
+        raise ValueError(f"state[1] (mti) must fit in int32, got {mti}.")
+    words = arr[2:]
+    bad = np.flatnonzero((words < -(2**31)) | (words >= 2**32))
+    if bad.size:
         raise ValueError(
-            f"state words must be 32-bit integers; {len(bad)} do not (first at {bad[0]})."
+            f"state words must be 32-bit integers; {bad.size} do not (first at {int(bad[0]) + 2})."
         )
-    key = np.array([v & _MASK32 for v in ints[2:]], dtype=np.uint32)
+    key = (words.astype(np.int64) & _MASK32).astype(np.uint32)
     if not key.any():
         raise ValueError(
             "state words are all zero; R would reseed from the clock, which cannot "
             "be reproduced."
         )
-    mti = ints[1]
     if mti <= 0:  # R's FixupSeeds on load
         mti = N_WORDS
     r_vec = state_to_r(key, mti)
@@ -204,6 +205,18 @@ def state_from_r(vec: ArrayLike) -> Tuple[NDArray[np.uint32], int, NDArray[np.in
         key = sgenrand_key(4357)
     pos = min(mti, N_WORDS)  # any mti >= 624 twists before the next output
     return key, pos, r_vec
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch_generator() -> np.random.MT19937:
+    """This thread's work generator for recomputing a state (its state is always replaced before use; made once,
+    as seeding a new MT19937 costs about 50 microseconds, more than the work itself)."""
+    bitgen = getattr(_SCRATCH, "bitgen", None)
+    if bitgen is None:
+        bitgen = _SCRATCH.bitgen = np.random.MT19937(0)
+    return bitgen
 
 
 def _load(bitgen: np.random.MT19937, state: Dict[str, Any]) -> None:
@@ -267,7 +280,7 @@ class WordStream:
         return np.array(st["state"]["key"], dtype=np.uint32), int(st["state"]["pos"])
 
     def _state_at(self, k: int) -> Dict[str, Any]:
-        tmp = np.random.MT19937(0)
+        tmp = _scratch_generator()
         tmp.state = self._base
         while k > 0:  # advance in bounded chunks to bound memory
             step = min(k, 1 << 20)
