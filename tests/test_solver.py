@@ -248,3 +248,18 @@ def test_trust_region_step_on_the_sphere_and_inside():
 def test_ball_radius_must_be_positive():
     with pytest.raises(ValueError, match=r"radius must be in \(0, inf\)"):
         solve_least_squares(np.eye(2), np.ones(2), gamma=1.0, radius=0.0)
+
+
+def test_objective_can_be_left_unreported_without_changing_the_answer():
+    # callers that keep only x spare the pass over the rows that the value costs (logistic: its log1p)
+    rng = np.random.default_rng(8)
+    n = 20_000  # above the polished sizes (polishing evaluates the value anyway)
+    Z = rng.uniform(-0.5, 0.5, (n, 3))
+    y = np.where(Z @ np.array([1.0, -2.0, 0.5]) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    w = np.ones(n)
+    told = solve_weighted_erm(Z, y, w, gamma=1.0, loss=LogisticLoss(), backend="numpy")
+    untold = solve_weighted_erm(Z, y, w, gamma=1.0, loss=LogisticLoss(), backend="numpy", objective=False)
+    assert np.array_equal(told.x, untold.x) and told.nit == untold.nit
+    assert np.isnan(untold.objective)
+    assert told.objective == pytest.approx(objective_value(told.x, Z, y, w, gamma=1.0, loss=LogisticLoss()),
+                                           rel=1e-13)

@@ -210,6 +210,8 @@ class MarginProblem:
         if theta.any():
             np.einsum("ji,j->i", ZT, theta, out=m)
             m *= self.y
+            # the value is skipped only where the loss has cheaper slopes; otherwise it comes with them
+            value = value or type(self.loss).slopes is MarginLoss.slopes
             total, wy, unit = (0.0 if value else None), ws["wy"], self._unit_weights
             for block in _blocks(self.n):  # the loss terms' temporaries stay small (see _NUMPY_BLOCK)
                 if value:

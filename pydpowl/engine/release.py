@@ -151,7 +151,7 @@ def release_output_perturbation(Z: NDArray[np.float64], y: NDArray[np.float64], 
             "scale; nothing was released (raise epsilon's noise scale or lower n W / gamma)."
         )
     result = solve_weighted_erm(Z, y, w, gamma=gamma if optimizer_gamma is None else optimizer_gamma, loss=loss,
-                                tol=tol, backend=backend)
+                                tol=tol, backend=backend, objective=False)
     noise = sample_output_noise(d, noise_rate(epsilon=epsilon, **law), rng=rng)
     release = result.x + noise
     if np.all(np.isfinite(release)) and grid is not None:

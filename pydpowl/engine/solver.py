@@ -132,7 +132,7 @@ class SolverResult:
     grad_norm : float
         ``||grad F(x)||_2`` at ``x``, from the evaluation there.
     objective : float
-        ``F(x)``.
+        ``F(x)`` (NaN when the caller asked not to report it, see :func:`newton`).
     backend : str
         The problem's backend ("numpy" or "numba").
     multiplier : float
@@ -160,6 +160,7 @@ def newton(
     max_iter: int = 100,
     polish: bool = False,
     radius: Optional[float] = None,
+    objective: bool = True,
 ) -> SolverResult:
     """Minimise ``G = L + (ridge/2)||theta||^2 + linear'theta`` to ``||grad G|| / n <= tol``.
 
@@ -182,6 +183,11 @@ def newton(
     radius : float, optional
         Minimise over the ball ``||theta|| <= radius`` instead (see the module
         docstring); ``theta0`` is projected onto it first.
+    objective : bool, default=True
+        Report ``F`` at the answer. With False it is reported only when an
+        evaluation gave it anyway (NaN otherwise), sparing a problem that
+        skips values (``Problem.value``) one pass over the rows; for callers
+        that keep only ``x``.
 
     Returns
     -------
@@ -209,20 +215,23 @@ def newton(
         H.flat[::H.shape[0] + 1] += ridge  # the diagonal
         return None if L is None else float(L + penalty(theta)), g, H, math.sqrt(float(g @ g)) / n
 
-    def objective(theta, G):
+    def value_at(theta, G):
         return G if G is not None else float(problem.value(theta) + penalty(theta))
+
+    def reported(theta, G):
+        return value_at(theta, G) / n if objective or G is not None else math.nan
 
     if radius is not None:
         return _newton_in_ball(problem, evaluate, theta0, radius=radius, ridge=ridge, linear=linear, tol=tol,
                                max_iter=max_iter)
     theta = np.array(theta0, dtype=np.float64)
-    G, g, H, grad_norm = evaluate(theta)
+    G, g, H, grad_norm = evaluate(theta, with_value=False)
     for it in range(max_iter + 1):
         if grad_norm <= tol:
             if polish:
                 theta, G, grad_norm, extra = _polish(evaluate, theta, G, g, H, grad_norm)
                 it += extra
-            return SolverResult(x=theta, success=True, nit=it, grad_norm=grad_norm, objective=objective(theta, G) / n,
+            return SolverResult(x=theta, success=True, nit=it, grad_norm=grad_norm, objective=reported(theta, G),
                                 backend=problem.backend)
         if it == max_iter:
             break
@@ -237,7 +246,7 @@ def newton(
         G_t, g_t, H_t, norm_t = evaluate(trial, with_value=False)
         accept = norm_t <= tol or (lazy and float(g_t @ p) <= _ARMIJO * d0)
         if not accept:
-            G, G_t = objective(theta, G), objective(trial, G_t)
+            G, G_t = value_at(theta, G), value_at(trial, G_t)
             accept = G_t <= G + _ARMIJO * d0
         if accept:
             theta, G, g, H, grad_norm = trial, G_t, g_t, H_t, norm_t
@@ -445,6 +454,7 @@ def solve_weighted_erm(
     theta0: Optional[NDArray[np.float64]] = None,
     extra_ridge: float = 0.0,
     linear: Optional[NDArray[np.float64]] = None,
+    objective: bool = True,
 ) -> SolverResult:
     """Minimise DPpack's weighted ERM objective to a certified precision.
 
@@ -483,6 +493,9 @@ def solve_weighted_erm(
         and ``linear = b``.
     linear : ndarray of shape (d,), optional
         The linear term of ``G`` (see ``extra_ridge``); zero by default.
+    objective : bool, default=True
+        Report ``F`` at the answer (see :func:`newton`; False for callers
+        that keep only ``x``).
 
     Returns
     -------
@@ -504,7 +517,7 @@ def solve_weighted_erm(
     problem = rows.problem(loss, resolved)
     try:
         return newton(problem, theta0, ridge=ridge, linear=linear, tol=tol, max_iter=max_iter,
-                      polish=n * d <= _POLISH_MAX_ENTRIES)
+                      polish=n * d <= _POLISH_MAX_ENTRIES, objective=objective)
     finally:
         problem.release()  # its work arrays go to the next solve; the result holds none of them
 
@@ -552,7 +565,7 @@ def _starting_point(rows, *, loss, gamma, extra_ridge, linear, backend) -> NDArr
         try:
             return solve_weighted_erm(Zs, ys, ws, gamma=gamma * share, loss=loss, tol=1e-8,
                                       backend=backend, extra_ridge=extra_ridge * share,
-                                      linear=None if linear is None else linear * share).x
+                                      linear=None if linear is None else linear * share, objective=False).x
         except ConvergenceError:
             return np.zeros(d)
     surrogate = getattr(loss, "quadratic_surrogate", None)
@@ -673,7 +686,7 @@ def solve_each(
     out = np.empty((R, d))
     for r in range(R):
         out[r] = solve_weighted_erm(Z[r], y[r], w[r], gamma=float(gammas[r]), loss=loss, tol=tol, backend=backend,
-                                    theta0=None if theta0 is None else theta0[r]).x
+                                    theta0=None if theta0 is None else theta0[r], objective=False).x
     return out
 
 

@@ -174,7 +174,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
         if np.any(w != 1.0):
             raise ValueError("objective perturbation is for unweighted fits (DPpack refuses weights with it).")
         if epsilon == math.inf:  # DPpack: no draws, no extra curvature
-            result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, backend=backend)
+            result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, backend=backend, objective=False)
             zeros = np.zeros(d)
             return Release(coef=result.x.copy(), minimiser=result.x, noise=zeros, linear_term=zeros,
                            epsilon=epsilon, epsilon_objective=epsilon, epsilon_smoothing=0.0, Delta=0.0,
@@ -192,7 +192,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
         radius = math.nan if reproduce_dppack else tol / (gamma / n + cal.Delta)
         b = sample_output_noise(d, cal.rate, rng=rng)
         result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, extra_ridge=n * cal.Delta,
-                                    linear=b, backend=backend)
+                                    linear=b, backend=backend, objective=False)
         if reproduce_dppack:
             noise, grid = np.zeros(d), None
             coef = _finite(result.x + noise, "objective perturbation")
