@@ -204,7 +204,7 @@ def _certified_edge_solver(direction, n, tol, gamma):
     """A solver honouring the contract (||grad F|| <= tol) that answers at the edge of the certified set."""
     from pydpowl.engine.solver import SolverResult, objective_gradient, solve_weighted_erm
 
-    def solve(Z, y, w, *, gamma, loss, tol, backend="auto"):
+    def solve(Z, y, w, *, gamma, loss, tol, backend="auto", objective=True):
         exact = solve_weighted_erm(Z, y, w, gamma=gamma, loss=loss, tol=1e-13)
         x = exact.x + direction * (n * tol / gamma) * (1 - 1e-6)
         g = float(np.linalg.norm(objective_gradient(x, Z, y, w, gamma=gamma, loss=loss)))
