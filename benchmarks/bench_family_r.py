@@ -6,7 +6,9 @@ For each n one data set is written to a CSV (x1, x2 uniform on [-1.2, 1.2] so so
 coefficients) runs with ``DPpack`` and with ``pydpowl``, each in a fresh ``Rscript`` (data read and package
 load included), interleaved so that load from other processes falls on both alike: median of
 ``--repeats`` runs. Warm: one R process per package and configuration fits once to warm up, then
-``--warm-repeats`` times; the median time of one fit (model construction included, as in a script).
+takes ``--warm-repeats`` samples, each a batch of fits lasting about 50 ms or more (``system.time``
+counts in milliseconds) divided by its size; the median time of one fit (model construction included,
+as in a script).
 
 The Gaussian kernel is measured up to ``--gaussian-max-n`` rows only: DPpack builds its random features
 in an R loop over rows and features (O(n D) interpreted calls, about 2.5 s per fit at n = 20,000,

@@ -2,7 +2,8 @@
 # The same code for both engines: only the package changes (DPpack:: or pydpowl::).
 # Run as: Rscript family_r.R PACKAGE CONFIG CSV [WARM_REPEATS]
 # With WARM_REPEATS > 0 the fit is repeated in the same process after one warm-up, and the median time of
-# one $fit() (seconds) is printed instead (the warm comparison).
+# one $fit() (seconds; each sample a batch of fits lasting at least about 50 ms, divided by its size) is
+# printed instead (the warm comparison).
 args <- commandArgs(trailingOnly = TRUE)
 pkg <- args[1]
 cfg <- args[2]
@@ -41,7 +42,11 @@ fit <- function() {
 set.seed(1)
 if (repeats > 0L) {
   fit()  # warm-up: the worker, the imports, the compiled code
-  times <- vapply(seq_len(repeats), function(i) system.time(fit())[["elapsed"]], numeric(1))
+  # each sample times a batch of fits lasting about 50 ms or more (system.time counts in ms), per fit
+  first <- system.time(fit())[["elapsed"]]
+  batch <- max(1L, as.integer(ceiling(0.05 / max(first, 1e-4))))
+  times <- vapply(seq_len(repeats), function(i) system.time(for (k in seq_len(batch)) fit())[["elapsed"]] / batch,
+                  numeric(1))
   cat(sprintf("%.6f\n", stats::median(times)))
 } else {
   print(fit()$coeff)
