@@ -60,19 +60,7 @@ as_numeric_arg <- function(x, name, call = sys.call(-1L)) {
 # values are left for the worker to report (or, in prediction, give NA).
 as_feature_matrix <- function(X, name = "X", call = sys.call(-1L)) {
   if (is.data.frame(X)) {
-    cols <- names(X)
-    kinds <- vapply(X, function(v) {
-      if (is.factor(v)) "factor" else if (is.character(v)) "character" else if (is.logical(v)) "logical"
-      else if (is.numeric(v)) "numeric" else class(v)[1L]
-    }, character(1))
-    bad <- !(kinds %in% c("numeric", "logical"))
-    if (any(bad)) {
-      arg_error(sprintf(paste0(
-        "%s must have numeric (or logical) columns only; column(s) %s are %s. Code categories as 0/1 ",
-        "columns first (e.g. male = as.numeric(sex == \"M\")), so that their public bounds are [0, 1]."),
-        name, paste(sQuote(cols[bad], FALSE), collapse = ", "),
-        paste(unique(kinds[bad]), collapse = "/")), call)
-    }
+    check_feature_columns(X, name, call)
     X[] <- lapply(X, as.numeric)
     M <- as.matrix(X)  # row names kept exactly as DPpack's as.matrix() keeps them
     if (ncol(X) == 0L) M <- matrix(numeric(0), nrow(X), 0L)
@@ -84,6 +72,41 @@ as_feature_matrix <- function(X, name = "X", call = sys.call(-1L)) {
                       paste(class(X), collapse = "/")), call)
   }
   M
+}
+
+# A data frame's columns must be numeric or logical (the refusal as_feature_matrix and wire_features share).
+check_feature_columns <- function(X, name, call) {
+  cols <- names(X)
+  kinds <- vapply(X, function(v) {
+    if (is.factor(v)) "factor" else if (is.character(v)) "character" else if (is.logical(v)) "logical"
+    else if (is.numeric(v)) "numeric" else class(v)[1L]
+  }, character(1))
+  bad <- !(kinds %in% c("numeric", "logical"))
+  if (any(bad)) {
+    arg_error(sprintf(paste0(
+      "%s must have numeric (or logical) columns only; column(s) %s are %s. Code categories as 0/1 ",
+      "columns first (e.g. male = as.numeric(sex == \"M\")), so that their public bounds are [0, 1]."),
+      name, paste(sQuote(cols[bad], FALSE), collapse = ", "),
+      paste(unique(kinds[bad]), collapse = "/")), call)
+  }
+  invisible(NULL)
+}
+
+# The features of a fit as the worker receives them: list(values = doubles with dim, columns = names), the
+# numbers of as_feature_matrix(). A data frame of plain columns is unlisted in one copy (building R's matrix
+# and then dropping its attributes took three times as long); anything else goes through as_feature_matrix().
+wire_features <- function(X, name = "X", call = sys.call(-1L)) {
+  if (is.data.frame(X) && ncol(X) > 0L) {
+    check_feature_columns(X, name, call)
+    values <- unlist(X, use.names = FALSE)
+    if (length(values) == nrow(X) * ncol(X)) {  # no matrix or data frame columns
+      values <- as.double(values)
+      dim(values) <- dim(X)
+      return(list(values = values, columns = names(X)))
+    }
+  }
+  M <- as_feature_matrix(X, name, call)
+  list(values = wire_matrix(M), columns = colnames(M))
 }
 
 # The matrix as sent to the worker: values and dim only.

@@ -151,8 +151,8 @@ svmDP <- R6::R6Class("svmDP",
 
     fit = function(X, y, upper.bounds, lower.bounds, add.bias = FALSE, weights = NULL, weights.upper.bound = NULL) {
       call <- sys.call()
-      M <- as_feature_matrix(X, "X", call = call)
-      args <- list(X = wire_matrix(M), y = labels01_arg(y, call),
+      M <- wire_features(X, "X", call = call)
+      args <- list(X = M$values, y = labels01_arg(y, call),
                    upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
                    lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
                    add.bias = as_setting(add.bias, "add.bias", call),
@@ -163,7 +163,7 @@ svmDP <- R6::R6Class("svmDP",
                    perturbation.method = as_setting(self$perturbation.method, "perturbation.method", call),
                    kernel = as_setting(self$kernel, "kernel", call), D = as_setting(self$D, "D", call),
                    kernel.param = as_setting(self$kernel.param, "kernel.param", call),
-                   huber.h = as_setting(self$huber.h, "huber.h", call), columns = colnames(M),
+                   huber.h = as_setting(self$huber.h, "huber.h", call), columns = M$columns,
                    reproduce.dppack = isTRUE(self$reproduce.dppack))
       set_classifier_fit(self, engine_with_seed("svmdp_fit", args, call))
     },
@@ -233,14 +233,14 @@ LogisticRegressionDP <- R6::R6Class("LogisticRegressionDP",
 
     fit = function(X, y, upper.bounds, lower.bounds, add.bias = FALSE) {
       call <- sys.call()
-      M <- as_feature_matrix(X, "X", call = call)
-      args <- list(X = wire_matrix(M), y = labels01_arg(y, call),
+      M <- wire_features(X, "X", call = call)
+      args <- list(X = M$values, y = labels01_arg(y, call),
                    upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
                    lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
                    add.bias = as_setting(add.bias, "add.bias", call), regularizer = "l2",
                    eps = as_setting(self$eps, "eps", call), gamma = as_setting(self$gamma, "gamma", call),
                    perturbation.method = as_setting(self$perturbation.method, "perturbation.method", call),
-                   columns = colnames(M), reproduce.dppack = isTRUE(self$reproduce.dppack))
+                   columns = M$columns, reproduce.dppack = isTRUE(self$reproduce.dppack))
       set_classifier_fit(self, engine_with_seed("logistic_regression_dp_fit", args, call))
     },
 
@@ -286,13 +286,13 @@ LinearRegressionDP <- R6::R6Class("LinearRegressionDP",
 
     fit = function(X, y, upper.bounds, lower.bounds, add.bias = FALSE) {
       call <- sys.call()
-      M <- as_feature_matrix(X, "X", call = call)
-      args <- list(X = wire_matrix(M), y = as_numeric_arg(y, "y", call),
+      M <- wire_features(X, "X", call = call)
+      args <- list(X = M$values, y = as_numeric_arg(y, "y", call),
                    upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
                    lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
                    add.bias = as_setting(add.bias, "add.bias", call), regularizer = "l2",
                    eps = as_setting(self$eps, "eps", call), delta = as_setting(self$delta, "delta", call),
-                   gamma = as_setting(self$gamma, "gamma", call), columns = colnames(M),
+                   gamma = as_setting(self$gamma, "gamma", call), columns = M$columns,
                    reproduce.dppack = isTRUE(self$reproduce.dppack))
       set_regression_fit(self, engine_with_seed("linear_regression_dp_fit", args, call))
     },
@@ -354,14 +354,14 @@ tune_classification_model <- function(DPmodels, X, y, upper.bounds, lower.bounds
                                       weights.upper.bound = NULL) {
   call <- sys.call()
   models <- tuning_candidates(DPmodels, c("svmDP", "LogisticRegressionDP"), "tune_classification_model", call)
-  M <- as_feature_matrix(X, "X", call = call)
-  args <- list(DPmodels = lapply(models, classifier_spec, call = call), X = wire_matrix(M),
+  M <- wire_features(X, "X", call = call)
+  args <- list(DPmodels = lapply(models, classifier_spec, call = call), X = M$values,
                y = labels01_arg(y, call), upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
                lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
                add.bias = as_setting(add.bias, "add.bias", call),
                weights = if (!is.null(weights)) as_numeric_arg(weights, "weights", call),
                weights.upper.bound = as_setting(weights.upper.bound, "weights.upper.bound", call),
-               columns = colnames(M))
+               columns = M$columns)
   res <- engine_with_seed("tune_classification_model", args, call)
   for (i in seq_along(models)) set_classifier_fit(models[[i]], res$models[[i]])  # in place, as DPpack
   models[[res$index]]
@@ -371,15 +371,15 @@ tune_classification_model <- function(DPmodels, X, y, upper.bounds, lower.bounds
 tune_linear_regression_model <- function(DPmodels, X, y, upper.bounds, lower.bounds, add.bias = FALSE) {
   call <- sys.call()
   models <- tuning_candidates(DPmodels, "LinearRegressionDP", "tune_linear_regression_model", call)
-  M <- as_feature_matrix(X, "X", call = call)
+  M <- wire_features(X, "X", call = call)
   specs <- lapply(models, function(m) list(
     class = "LinearRegressionDP", regularizer = "l2", eps = as_setting(m$eps, "eps", call),
     delta = as_setting(m$delta, "delta", call), gamma = as_setting(m$gamma, "gamma", call),
     reproduce.dppack = isTRUE(m$reproduce.dppack)))
-  args <- list(DPmodels = specs, X = wire_matrix(M), y = as_numeric_arg(y, "y", call),
+  args <- list(DPmodels = specs, X = M$values, y = as_numeric_arg(y, "y", call),
                upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
                lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
-               add.bias = as_setting(add.bias, "add.bias", call), columns = colnames(M))
+               add.bias = as_setting(add.bias, "add.bias", call), columns = M$columns)
   res <- engine_with_seed("tune_linear_regression_model", args, call)
   for (i in seq_along(models)) set_regression_fit(models[[i]], res$models[[i]])
   models[[res$index]]
