@@ -174,3 +174,18 @@ test_that("Python exceptions surface as R errors with Python's message and one c
   expect_identical(conditionMessage(err), "the Python worker has no function 'no_such_function'")
   expect_true(pydpowl_available())  # an error leaves the worker usable
 })
+
+test_that("settings that passed the worker's check are not sent again; bad ones fail every time", {
+  require_backends(dppack = FALSE)
+  LogisticRegressionDP$new("l2", 0.7, 3)            # checked by the worker (started if needed)
+  pydpowl:::worker_stop()
+  m <- LogisticRegressionDP$new("l2", 0.7, 3)       # the same values: no round trip, no worker started
+  expect_null(pydpowl:::.pydpowl$worker)
+  expect_identical(m$eps, 0.7)
+  LogisticRegressionDP$new("l2", 0.7, 3.5)          # other values: checked by a new worker
+  expect_false(is.null(pydpowl:::.pydpowl$worker))
+  for (i in 1:2) {
+    expect_error(LogisticRegressionDP$new("l2", -1, 3), regexp = "eps", class = "pydpowl_value_error")
+    expect_error(svmDP$new("l2", 1, 1, kernel = "Gaussian"), class = "pydpowl_value_error")
+  }
+})
