@@ -119,9 +119,10 @@ class FeatureScaler:
         ``Z`` is written column-major (Fortran order), the layout the solver
         works in, with the same floating-point operations as
         ``(clip(X) / col_scale) / dim_scale``: numpy writes each feature
-        clipped into ``Z`` (:func:`clip_columns`) and divides in place. Where the solver uses the numba kernels (``backend``, the
-        rule of :func:`pydpowl.engine.kernels.use_kernels` for the fit's
-        ``loss``), it is one pass of
+        clipped into ``Z`` (:func:`clip_columns`) and divides in place.
+        Where the solver uses the numba kernels (``backend``, the rule of
+        :func:`pydpowl.engine.kernels.use_kernels` for the fit's ``loss``),
+        it is one pass of
         :func:`~pydpowl.engine.kernels.feature_scaling.clip_and_scale_rows`,
         bit-identical to the numpy steps.
         """

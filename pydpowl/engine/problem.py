@@ -125,6 +125,9 @@ class MarginProblem:
         self._ws = _take_workspace(self.n, self.d, backend == "numba")
         # every weight 1 (unweighted fits): the products with w are skipped, which changes no value
         self._unit_weights = bool(np.all(self.w == 1.0))
+        # evaluate(value=False) skips the value only for a loss with slopes of its own (cheaper than its terms);
+        # for the others the value comes with the slopes anyway and is returned
+        self._skips_values = type(loss).slopes is not MarginLoss.slopes
         if backend == "numpy":
             np.multiply(self.w, self.y, out=self._ws["wy"])
         # (theta, margins or None), newest last
@@ -210,8 +213,7 @@ class MarginProblem:
         if theta.any():
             np.einsum("ji,j->i", ZT, theta, out=m)
             m *= self.y
-            # the value is skipped only where the loss has cheaper slopes; otherwise it comes with them
-            value = value or type(self.loss).slopes is MarginLoss.slopes
+            value = value or not self._skips_values
             total, wy, unit = (0.0 if value else None), ws["wy"], self._unit_weights
             for block in _blocks(self.n):  # the loss terms' temporaries stay small (see _NUMPY_BLOCK)
                 if value:
