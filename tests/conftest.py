@@ -46,3 +46,84 @@ def dask_client():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster, set_as_default=True) as client:
         yield client
+
+
+class Unprivileged:
+    """Runs commands as the unprivileged user ``nobody`` (a service account: Shiny, cron, a container).
+
+    ``root`` is a directory (mode 0755, owned by the test's user, so read-only to ``nobody``) holding a
+    copy of the ``pydpowl`` package, with the numba kernels' set-up cache as this checkout has it (mtimes
+    kept, so the cache stays valid) or without it: an installation by root as a service account sees it
+    (the checkout itself may lie where ``nobody`` cannot read). ``python`` is the system interpreter behind
+    this test's virtual environment (numpy, numba), which finds the copy through ``PYTHONPATH``.
+    """
+
+    def __init__(self, root: str, python: str):
+        self.root, self.python = root, python
+
+    def run(self, argv, env=None, timeout=300):
+        """``argv`` as ``nobody`` in an empty environment plus ``PATH``, ``PYTHONPATH=root`` and ``env``
+        (a value None leaves the variable unset; HOME is unset unless given)."""
+        import subprocess
+
+        base = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": self.root, "LC_ALL": "C.UTF-8"}
+        base.update(env or {})
+        assignments = [f"{k}={v}" for k, v in base.items() if v is not None]
+        return subprocess.run(["runuser", "-u", "nobody", "--", "env", "-i", *assignments, *argv],
+                              capture_output=True, text=True, timeout=timeout, cwd="/")
+
+
+def _unprivileged_unavailable() -> str:
+    import shutil
+
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "running as another user needs root"
+    if shutil.which("runuser") is None:
+        return "runuser (util-linux) is missing"
+    try:
+        import pwd
+
+        pwd.getpwnam("nobody")
+    except (ImportError, KeyError):
+        return "there is no user 'nobody'"
+    return ""
+
+
+@pytest.fixture
+def unprivileged():
+    """A factory ``unprivileged(with_kernel_cache=True)`` of :class:`Unprivileged` runners, each with its own
+    read-only copy of the package (removed after the test).
+
+    Skips when the tests cannot switch users (not root, no ``runuser``, no ``nobody``); under
+    ``PYDPOWL_REQUIRE_R=1`` (``make test`` and CI, which run as root) that is a failure instead.
+    """
+    import shutil
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import pydpowl
+
+    why = _unprivileged_unavailable()
+    if why:
+        if os.environ.get("PYDPOWL_REQUIRE_R") == "1":
+            pytest.fail(f"cannot run as an unprivileged user ({why}), and PYDPOWL_REQUIRE_R=1 requires it.",
+                        pytrace=False)
+        pytest.skip(f"cannot run as an unprivileged user: {why}.")
+    roots = []
+
+    def make(with_kernel_cache: bool = True) -> Unprivileged:
+        root = tempfile.mkdtemp(prefix="pydpowl-unprivileged-")  # not under pytest's basetemp (mode 0700)
+        roots.append(root)
+        skip = ("*.pyc",) if with_kernel_cache else ("*.pyc", "*.nbi", "*.nbc")
+        src = Path(pydpowl.__file__).resolve().parent
+        shutil.copytree(src, Path(root) / "pydpowl", ignore=shutil.ignore_patterns(*skip))
+        for d, _, files in os.walk(root):
+            os.chmod(d, 0o755)
+            for f in files:
+                os.chmod(os.path.join(d, f), 0o644)
+        return Unprivileged(root, os.path.realpath(sys.executable))
+
+    yield make
+    for root in roots:
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,5 +1,8 @@
 """The numba kernels (pydpowl.engine.kernels) against the numpy path, which uses the same loss definitions."""
 
+import os
+import shutil
+
 import numpy as np
 import pytest
 
@@ -76,3 +79,106 @@ def test_auto_keeps_the_logistic_loss_on_numpy():
 
 def test_warm_up_compiles_every_kernel():
     assert warm_up() is True
+
+
+# ---- a service account (no writable HOME, a package installed by root) -------------------------------------
+
+_AUTO_FIT = """
+import json
+import os
+import shutil
+
+import numpy as np
+from pydpowl.engine.kernels import AUTO_MIN_ROWS
+from pydpowl.engine.losses import HuberHingeLoss
+from pydpowl.engine.solver import solve_weighted_erm
+
+rng = np.random.default_rng(1)
+n = AUTO_MIN_ROWS
+Z = rng.uniform(-0.5, 0.5, size=(n, 3))
+y = np.where(Z[:, 0] + 0.2 * rng.normal(size=n) > 0, 1.0, -1.0)
+out = {}
+for backend in BACKENDS:
+    res = solve_weighted_erm(Z, y, np.ones(n), gamma=1.0, loss=HuberHingeLoss(0.5), backend=backend)
+    out[backend] = {"backend": res.backend, "x": res.x.tolist()}
+import sys
+if "numba" in sys.modules:
+    from numba.core.dispatcher import Dispatcher
+    from pydpowl.engine.kernels import feature_scaling, margin_losses, row_sweeps
+    kernels = [f for m in (feature_scaling, margin_losses, row_sweeps) for f in vars(m).values()
+               if isinstance(f, Dispatcher)]
+    out["compiled"] = sum(sum(k.stats.cache_misses.values()) for k in kernels)
+    out["loaded"] = sum(sum(k.stats.cache_hits.values()) for k in kernels)
+print(json.dumps(out))
+"""
+
+
+def _run_auto_fit(unprivileged, backends, home=None):
+    import json
+
+    code = f"BACKENDS = {list(backends)!r}\n" + _AUTO_FIT
+    proc = unprivileged.run([unprivileged.python, "-c", code], env={"HOME": home})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("home", [None, "writable"], ids=["HOME unset", "a new user's empty HOME"])
+def test_a_service_account_loads_the_kernels_from_the_setup_cache_without_compiling(unprivileged, home):
+    """Run as ``nobody`` on a package it cannot write (installed by root) with HOME unset, numba found no
+    cache location and every kernel import failed ("cannot cache function ... no locator available"); with
+    a writable but empty HOME it compiled every kernel in the fit (14 s here). The kernels compiled at set-up
+    are read where they are, and nothing is compiled."""
+    runner = unprivileged()
+    if home == "writable":
+        home = os.path.join(runner.root, "home")
+        os.makedirs(home)
+        shutil.chown(home, "nobody")
+    out = _run_auto_fit(runner, ["auto"], home)
+    assert out["auto"]["backend"] == "numba"
+    assert out["compiled"] == 0 and out["loaded"] > 0
+    if home:
+        assert not os.listdir(home)  # nothing written in the user's home either
+
+
+def test_without_a_usable_cache_auto_uses_numpy_and_nothing_fails(unprivileged):
+    """No compiled kernels where the package lies (a copy without them, read-only to the user): "auto" keeps
+    to numpy rather than compile for seconds in a fit, and gives what backend="numpy" gives."""
+    out = _run_auto_fit(unprivileged(with_kernel_cache=False), ["auto", "numpy"])
+    assert out["auto"]["backend"] == "numpy"
+    assert out["auto"]["x"] == out["numpy"]["x"]
+    assert "compiled" not in out  # numba not even imported
+
+
+def test_a_kernel_with_no_cache_location_at_all_runs_uncached(unprivileged):
+    """A kernel whose source lies where the user cannot write, with no ``__pycache__`` there and no HOME:
+    compiled for the process instead of numba's "cannot cache function ... no locator available"."""
+    runner = unprivileged(with_kernel_cache=False)
+    with open(os.path.join(runner.root, "tiny_kernel.py"), "w") as f:
+        f.write("from pydpowl.engine.kernels.caching import kernel\n\n\n@kernel\ndef twice(x):\n    return 2.0 * x\n")
+    code = "import tiny_kernel; print(tiny_kernel.twice(21.0), tiny_kernel.twice.stats.cache_path)"
+    proc = runner.run([runner.python, "-c", code])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["42.0", "None"]  # no cache: nothing to save to, nothing to fail
+
+
+@pytest.mark.slow
+def test_backend_numba_without_any_cache_compiles_in_the_process(unprivileged):
+    """backend="numba" asked explicitly with no cache anywhere: the kernels are compiled (seconds) and run."""
+    out = _run_auto_fit(unprivileged(with_kernel_cache=False), ["numba", "numpy"])
+    assert out["numba"]["backend"] == "numba" and out["compiled"] > 0 and out["loaded"] == 0
+    np.testing.assert_allclose(out["numba"]["x"], out["numpy"]["x"], rtol=0, atol=1e-8)
+
+
+def test_the_kernel_sources_list_every_file_the_kernels_compile():
+    """setup_cache_current() looks at the caches beside KERNEL_SOURCES: every compiled function's file is there."""
+    from numba.core.dispatcher import Dispatcher
+
+    from pydpowl.engine import kernels
+    from pydpowl.engine.kernels import feature_scaling, margin_losses, row_sweeps
+
+    engine = os.path.dirname(os.path.dirname(kernels.__file__))
+    files = {os.path.relpath(f.py_func.__code__.co_filename, engine)
+             for m in (feature_scaling, margin_losses, row_sweeps) for f in vars(m).values()
+             if isinstance(f, Dispatcher)}
+    assert files == set(kernels.KERNEL_SOURCES)
+    assert kernels.setup_cache_current()  # make setup (warm_up) ran

@@ -10,19 +10,27 @@
 * :mod:`.feature_scaling`: DPpack's clip-and-scale of the features in one
   pass, written column-major.
 
-Every kernel is ``numba.njit(cache=True, nogil=True)``: set-up
-(``scripts/setup.sh``, which calls :func:`warm_up`) compiles them once and
-numba keeps the machine code in ``__pycache__`` beside these files, so a
-user's process loads them instead of compiling. Loading still costs about
-0.2 s (importing numba and LLVM), which is why the solver uses them only from
-``AUTO_MIN_ROWS`` rows on (measurements in :mod:`pydpowl.engine.solver`).
+Every kernel is compiled as ``numba.njit(nogil=True)`` with numba's on-disk
+cache (:func:`.caching.kernel`): set-up (``scripts/setup.sh``, which calls
+:func:`warm_up`) compiles them once and numba keeps the machine code in
+``__pycache__`` beside these files (and beside ``engine/losses.py``, whose
+loss terms they compile), so a user's process loads them instead of
+compiling; also a process that may not write there (a package installed by
+root, run by a service account with no writable HOME), which numba alone
+refuses. Loading still costs about 0.2 s (importing numba and LLVM), which is
+why the solver uses them only from ``AUTO_MIN_ROWS`` rows on (measurements
+in :mod:`pydpowl.engine.solver`), and only when that cache is current
+(:func:`setup_cache_current`): compiling them takes 4-15 s, which no fit
+should wait for, so without the cache ``"auto"`` stays on numpy.
 ``NUMBA_DEBUG_CACHE=1`` shows the cache at work ("data loaded from", and no
 "data saved to" after set-up).
 
 Caveat of numba's cache: it is keyed on the source file of each kernel, not
 on the files it calls. After editing :mod:`pydpowl.engine.losses`, delete the
-``*.nbi``/``*.nbc`` files under ``pydpowl/engine`` (or run :func:`warm_up`
-after deleting them); a fresh clone has none.
+``*.nbi``/``*.nbc`` files under ``pydpowl/engine`` and run :func:`warm_up`
+(``make setup`` does); a fresh clone has none. ``NUMBA_CACHE_DIR``, when set,
+is where numba caches the kernels instead (compiled there once, at their
+first use).
 
 Nothing here is imported by ``import pydpowl``; ``numba`` itself is imported
 only when a kernel is first used.
@@ -30,13 +38,21 @@ only when a kernel is first used.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
-__all__ = ["AUTO_MIN_ROWS", "numba_available", "use_kernels", "warm_up"]
+__all__ = ["AUTO_MIN_ROWS", "numba_available", "setup_cache_current", "use_kernels", "warm_up"]
 
 #: from this many rows ``backend="auto"`` uses the kernels (measured; see pydpowl.engine.solver)
 AUTO_MIN_ROWS = 100_000
+
+#: the source files whose functions the kernels compile, relative to ``pydpowl/engine``; numba keeps their
+#: machine code in the ``__pycache__`` beside each
+KERNEL_SOURCES = ("kernels/feature_scaling.py", "kernels/margin_losses.py", "kernels/row_sweeps.py", "losses.py")
 
 
 def numba_available() -> bool:
@@ -44,20 +60,49 @@ def numba_available() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
+@functools.lru_cache(maxsize=None)
+def setup_cache_current() -> bool:
+    """Whether the kernels will load from a cache without compiling (checked without importing numba).
+
+    True when ``NUMBA_CACHE_DIR`` is set (the user's own cache: compiled there
+    once), or when for every file of ``KERNEL_SOURCES`` the ``__pycache__``
+    beside it holds numba's index files for this Python version, the newest
+    of them written after the source file (numba's index is keyed on the
+    source's time stamp). :func:`warm_up` compiles them, and clears this
+    answer. Kept per process.
+    """
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return True
+    engine = Path(__file__).resolve().parent.parent
+    tag = f".py{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}.nbi"
+    for rel in KERNEL_SOURCES:
+        source = engine / rel
+        try:
+            indexes = [p.stat().st_mtime for p in (source.parent / "__pycache__").glob(f"{source.stem}.*{tag}")]
+            if not indexes or max(indexes) < source.stat().st_mtime:
+                return False
+        except OSError:  # a directory that cannot be read
+            return False
+    return True
+
+
 def use_kernels(n_rows: int, backend: str, loss: Any = None) -> bool:
     """The backend rule shared by the solver and the feature scaling.
 
     ``"numpy"``: never; ``"numba"``: always (the caller raises if numba is
-    missing); ``"auto"``: from ``AUTO_MIN_ROWS`` rows on, when numba is
-    installed and the loss of the fit (if given) has ``auto_kernels`` (not
-    the logistic loss, whose vectorised numpy terms are faster).
+    missing; without a cache the kernels are compiled for the process, 4-15 s);
+    ``"auto"``: from ``AUTO_MIN_ROWS`` rows on, when numba is installed, the
+    kernels' compiled code is in a cache (:func:`setup_cache_current`; a fit
+    does not wait for the compiler) and the loss of the fit (if given) has
+    ``auto_kernels`` (not the logistic loss, whose vectorised numpy terms are
+    faster).
     """
     if backend not in ("auto", "numpy", "numba"):
         raise ValueError(f"backend must be one of {{'auto', 'numpy', 'numba'}}, got backend={backend!r}.")
     if backend == "numba":
         return True
     return (backend == "auto" and n_rows >= AUTO_MIN_ROWS and getattr(loss, "auto_kernels", True)
-            and numba_available())
+            and numba_available() and setup_cache_current())
 
 
 def warm_up() -> bool:
@@ -87,4 +132,5 @@ def warm_up() -> bool:
         problem.release()
     X = rng.uniform(size=(4, 2))
     clip_and_scale_rows(X, np.zeros(2), np.ones(2), np.ones(3), 2.0, 1, np.empty((4, 3), order="F"))
+    setup_cache_current.cache_clear()
     return True

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .caching import kernel
 from .row_sweeps import BLOCK
 
 __all__ = ["clip_and_scale_rows"]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = kernel  # numba.njit(nogil=True), cached where the set-up compiled it (see .caching)
 
 
 @_jit

@@ -7,13 +7,12 @@ that numba compiles them unchanged for single floats; nothing is restated here.
 
 from __future__ import annotations
 
-import numba
-
 from .. import losses
+from .caching import kernel
 
 __all__ = ["loss_terms", "loss_terms_block"]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = kernel  # numba.njit(nogil=True), cached where the set-up compiled it (see .caching)
 
 _huber_hinge = _jit(losses.huber_hinge_terms)
 _logistic_value = _jit(losses.logistic_value)

@@ -19,14 +19,14 @@ not by the machine's vector width.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .caching import kernel
 from .margin_losses import loss_terms_block
 
 __all__ = ["BLOCK", "sweep_margins", "add_weighted_outer_products", "line_derivatives", "margins_at"]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = kernel  # numba.njit(nogil=True), cached where the set-up compiled it (see .caching)
 
 #: rows per block: the block's work arrays (2 KiB each) stay in the L1 cache
 BLOCK = 256
