@@ -21,7 +21,7 @@ elif ! PY="$PY" Rscript -e 'ok <- requireNamespace("pydpowl", quietly = TRUE) &&
 fi
 if [ -n "$reason" ]; then
   echo "[setup] installing the R front end (rpkg/pydpowl): $reason"
-  if ! log="$(${SUDO:-} env PYDPOWL_PYTHON="$PY" R CMD INSTALL --no-multiarch rpkg/pydpowl 2>&1)"; then
+  if ! log="$(${SUDO:-} env PYDPOWL_PYTHON="$PY" R CMD INSTALL --no-multiarch --clean rpkg/pydpowl 2>&1)"; then
     echo "$log" >&2
     echo "[setup] R CMD INSTALL rpkg/pydpowl failed" >&2
     exit 1

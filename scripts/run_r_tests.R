@@ -42,7 +42,7 @@ if (as.character(utils::packageVersion("pydpowl")) != src_version) {
 built <- utils::packageDescription("pydpowl")$Built
 built_time <- as.POSIXct(strsplit(built, "; ")[[1L]][3L], tz = "UTC")
 sources <- list.files(pkg_dir, recursive = TRUE, full.names = TRUE, all.files = TRUE)
-sources <- sources[!grepl("/(tests|\\.git)/|/inst/python-path$|\\.pyc$|/__pycache__/", sources)]
+sources <- sources[!grepl("/(tests|\\.git)/|/inst/python-path$|\\.pyc$|/__pycache__/|/src/.*\\.(o|so|dll)$", sources)]
 newest <- max(file.mtime(sources))
 if (!is.na(built_time) && newest > built_time + 1) {
   changed <- sources[file.mtime(sources) > built_time + 1]

@@ -10,6 +10,7 @@ and the worker's exit on end of file or on a malformed request.
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -384,3 +385,53 @@ def test_a_result_the_protocol_cannot_carry_is_answered_with_an_error():
     assert body.int32() == 1
     err = body.value()
     assert err["message"] == ["cannot send an object of type object to R"] and err["class"][0] == "pydpowl_type_error"
+
+
+# ---- a service account: R run as an unprivileged user with no HOME (issue 22, item 6c) ------------------------
+
+_R_TWO_LARGE_FITS = """
+library(pydpowl)
+set.seed(1); n <- 100000
+X <- data.frame(a = runif(n), b = runif(n)); y <- rbinom(n, 1, plogis(2 * X$a - 1))
+for (i in 1:2) {
+  m <- svmDP$new("l2", eps = 1, gamma = 1)
+  m$fit(X, y, c(1, 1), c(0, 0), add.bias = TRUE)
+  cat(sprintf("FIT%d=%s\\n", i, paste(signif(m$coeff, 3), collapse = ",")))
+}
+cat(sprintf("NUMBA=%s\\n", "numba" %in% pydpowl:::engine("loaded_modules", list())))
+"""
+
+
+def _installed_r_package():
+    if shutil.which("Rscript") is None:
+        return None
+    out = subprocess.run(["Rscript", "-e", "cat(find.package('pydpowl', quiet = TRUE))"], capture_output=True,
+                         text=True)
+    return out.stdout.strip() or None
+
+
+def test_r_as_a_service_account_without_home_fits_repeatedly_with_the_kernels(unprivileged):
+    """As ``nobody`` with HOME unset, every svmDP fit of 100,000 rows after the first failed ("cannot cache
+    function ... no locator available": the worker's second large fit loads the numba kernels). Now both fit,
+    and the second uses the kernels compiled at set-up."""
+    package = _installed_r_package()
+    if package is None:
+        if os.environ.get("PYDPOWL_REQUIRE_R") == "1":
+            pytest.fail("the R package pydpowl is not installed, and PYDPOWL_REQUIRE_R=1 requires it.")
+        pytest.skip("the R package pydpowl is not installed")
+    runner = unprivileged()
+    rlib = os.path.join(runner.root, "rlib")
+    shutil.copytree(package, os.path.join(rlib, "pydpowl"))
+    for d, _, files in os.walk(rlib):
+        os.chmod(d, 0o755)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o755 if f.endswith(".so") else 0o644)
+    script = os.path.join(runner.root, "two_fits.R")
+    with open(script, "w") as f:
+        f.write(_R_TWO_LARGE_FITS)
+    os.chmod(script, 0o644)
+    proc = runner.run(["Rscript", script], env={"R_LIBS": rlib, "PYDPOWL_PYTHON": runner.python})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "FIT1=" in out and "FIT2=" in out, out[-3000:]
+    assert "NUMBA=TRUE" in out, out[-3000:]

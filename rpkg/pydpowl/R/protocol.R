@@ -98,22 +98,6 @@ get_value <- function(con) {
   x
 }
 
-# Read exactly n bytes from the response FIFO (reads from a FIFO return what is
-# available, possibly less). NULL at end of file: the worker has gone.
-read_exact <- function(con, n) {
-  out <- readBin(con, "raw", n)
-  if (length(out) == n) return(out)
-  parts <- list(out)
-  got <- length(out)
-  while (got < n) {
-    if (length(parts[[length(parts)]]) == 0L) return(NULL)
-    more <- readBin(con, "raw", n - got)
-    parts[[length(parts) + 1L]] <- more
-    got <- got + length(more)
-  }
-  do.call(c, parts)
-}
-
 write_request <- function(con, fun, args) {
   if (is.null(names(args))) names(args) <- character(length(args))  # always a named list, even when empty
   writeBin(.REQUEST_MAGIC, con)
@@ -123,15 +107,18 @@ write_request <- function(con, fun, args) {
 }
 
 # list(status = 0 or 1, payload = ...), or NULL when the worker has gone.
-read_response <- function(con) {
-  head <- read_exact(con, 8L)
-  if (is.null(head)) return(NULL)
+# `read(n)` returns exactly n bytes of the answer, fewer when the worker has
+# gone first (see worker_reader() in worker.R: no wait is out of the reach of
+# an interrupt, and a wait may end at a deadline).
+read_response <- function(read) {
+  head <- read(8L)
+  if (length(head) < 8L) return(NULL)
   if (!identical(head[1:4], .RESPONSE_MAGIC)) {
     stop("internal error: the Python worker's answer does not follow the protocol.")
   }
   n <- readBin(head[5:8], "integer", 1L, size = 4L, endian = "little")
-  body <- read_exact(con, n)
-  if (is.null(body)) return(NULL)
+  body <- read(n)
+  if (length(body) < n) return(NULL)
   rc <- rawConnection(body, "rb")
   on.exit(close(rc))
   list(status = get_int(rc), payload = get_value(rc))

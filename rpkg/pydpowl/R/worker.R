@@ -6,12 +6,21 @@
 # its exit status. The worker (inst/python/pydpowl_worker.py) opens `req`, then
 # `resp`; R waits until the worker holds `req` open (a non-blocking open for
 # writing succeeds only then, so a Python that never starts cannot hang R),
-# opens both FIFOs the same way round, and reads the worker's hello.
+# opens `req` for writing and `resp` for reading without blocking, and reads
+# the worker's hello, for at most options(pydpowl.start_timeout) seconds.
+# Waiting: R reads `resp` in C (src/worker.c), through a non-blocking
+# descriptor and select(), so that an interrupt (Ctrl-C) ends any wait at once
+# (a blocking read in R cannot be interrupted); a worker that has gone is seen
+# at end of file, and a wait may end at a deadline (the hello; a call's answer
+# under options(pydpowl.call_timeout)).
 # Lifetime: the worker answers one request at a time and exits when R closes
 # `req`: at the end of the session (a finalizer), when the namespace is
 # unloaded, or when R discards it. A worker found dead is replaced at the next
-# call, with a message; an exchange cut short (an interrupt, an error) makes
-# the worker unusable, so R stops it and the next call starts a new one.
+# call, with a message; an exchange cut short (an interrupt, an error, a
+# timeout) would leave the worker out of step, so R kills it (its computation
+# stops with it) and the next call starts a new one. The shell that starts the
+# worker records its exit status when it ends, or, if the R process that
+# started it has ended (a fork of parallel::mclapply), removes its directory.
 
 .pydpowl <- new.env(parent = emptyenv())
 
@@ -49,6 +58,32 @@ log_tail <- function(w, n = 8L) {
   paste0("; its output ends with:\n  ", paste(utils::tail(lines, n), collapse = "\n  "))
 }
 
+# The shell that runs the worker: it records the worker's pid and, when the
+# worker exits, its exit status, unless the R process that started it (`owner`)
+# has ended or is a zombie (a fork of parallel::mclapply once its task is done):
+# then nobody will read the status, and it removes the worker's directory.
+worker_shell <- function(python, script, w) {
+  owner <- Sys.getpid()
+  sprintf(paste0(
+    "{ %s %s %s %s </dev/null >%s 2>&1 & echo $! >%s; wait $!; s=$?; ",
+    "st=; if [ -r /proc/%d/stat ]; then read -r st </proc/%d/stat; st=${st##*) }; ",
+    "elif command -v ps >/dev/null; then st=$(ps -o stat= -p %d); fi; ",
+    "if ! kill -0 %d || [ \"${st#Z}\" != \"$st\" ]; then rm -rf %s; else echo $s >%s; fi; } 2>/dev/null"),
+    shQuote(python), shQuote(script), shQuote(w$req_path), shQuote(w$resp_path), shQuote(w$log),
+    shQuote(w$pid_file), owner, owner, owner, owner, shQuote(w$dir), shQuote(w$status))
+}
+
+# R's temporary directory, created again (with a message) if it has been removed.
+ensure_tempdir <- function() {
+  old <- tempdir()
+  if (dir.exists(old)) return(invisible(old))
+  new <- tempdir(check = TRUE)
+  message(sprintf(paste0("pydpowl: R's temporary directory %s had been removed (by a cleaner of /tmp?); ",
+                         "R created %s in its place (tempdir(check = TRUE)), where the Python worker now runs."),
+                  old, new))
+  invisible(new)
+}
+
 worker_start <- function() {
   if (.Platform$OS.type == "windows") {
     worker_error(paste0(
@@ -60,6 +95,7 @@ worker_start <- function() {
   if (!nzchar(choice$path)) engine_not_found("no Python interpreter was found", choice)
   if (!file.exists(choice$path)) engine_not_found("the Python executable does not exist", choice)
   script <- system.file("python", "pydpowl_worker.py", package = "pydpowl")
+  ensure_tempdir()
   w <- new.env(parent = emptyenv())
   w$owner <- Sys.getpid()
   w$choice <- choice
@@ -74,66 +110,103 @@ worker_start <- function() {
   w$closed <- FALSE
   make_fifo(w$req_path)
   make_fifo(w$resp_path)
-  # the shell records the worker's pid and, when it exits, its exit status
-  system(sprintf("{ %s %s %s %s </dev/null >%s 2>&1 & echo $! >%s; wait $!; echo $? >%s; } 2>/dev/null",
-                 shQuote(choice$path), shQuote(script), shQuote(w$req_path), shQuote(w$resp_path),
-                 shQuote(w$log), shQuote(w$pid_file), shQuote(w$status)), wait = FALSE)
+  started <- FALSE
+  on.exit(if (!started) worker_discard(w))  # a timeout, an error or an interrupt: no half-started worker stays
+  system(worker_shell(choice$path, script, w), wait = FALSE)
   timeout <- getOption("pydpowl.start_timeout", 60)
-  deadline <- Sys.time() + timeout
+  deadline <- clock() + timeout
+  exited <- function() {
+    if (!file.exists(w$status)) return(FALSE)
+    Sys.sleep(0.05)  # let the shell finish writing the status and the log
+    TRUE
+  }
   repeat {
     probe <- tryCatch(suppressWarnings(fifo(w$req_path, "wb", blocking = FALSE)), error = function(e) NULL)
     if (!is.null(probe)) {
       close(probe)
       break
     }
-    if (file.exists(w$status)) {
-      Sys.sleep(0.05)  # let the shell finish writing the status and the log
+    if (exited()) {
       detail <- sprintf("Python could not be started (exit status %s%s)", read_first_line(w$status), log_tail(w))
-      worker_remove(w)
       engine_not_found(detail, choice)
     }
-    if (Sys.time() > deadline) {
-      worker_kill(w)
-      worker_remove(w)
+    if (clock() > deadline) {
       engine_not_found(sprintf("Python did not start within %s s (options(pydpowl.start_timeout))", timeout),
                        choice)
     }
     Sys.sleep(0.002)
   }
   w$req <- fifo(w$req_path, "wb", blocking = TRUE)
-  w$resp <- fifo(w$resp_path, "rb", blocking = TRUE)
+  w$resp <- .Call(pydpowl_fifo_open, w$resp_path)
   reg.finalizer(w, worker_close, onexit = TRUE)
-  hello <- read_response(w$resp)
+  # end of file: the worker has gone, which its exit status will show
+  hello <- read_response(worker_reader(w, deadline, function() {
+    engine_not_found(sprintf(paste0("the Python worker (pid %s) did not say hello within %s s ",
+                                    "(options(pydpowl.start_timeout))%s"), worker_pid(w), timeout, log_tail(w)),
+                     choice)
+  }, gone = function() exited()))
   if (is.null(hello) || hello$status != 0L) {
     detail <- if (is.null(hello)) paste0("the Python worker stopped while starting", log_tail(w))
               else hello$payload$message
-    worker_close(w)
-    worker_remove(w)
     engine_not_found(detail, choice)
   }
   w$info <- hello$payload$result
   if (!identical(as.integer(w$info$protocol), .PROTOCOL)) {
-    worker_close(w)
-    worker_remove(w)
     engine_not_found(sprintf("its worker speaks protocol %s, this R package protocol %d (reinstall the R package)",
                              format(w$info$protocol), .PROTOCOL), choice)
   }
+  started <- TRUE
   w
 }
 
-worker_alive <- function(w) !w$closed && !file.exists(w$status)
+worker_alive <- function(w) !w$closed && !file.exists(w$status) && dir.exists(w$dir)
+
+# Seconds, for deadlines (cheaper than date-time arithmetic, which a call would pay twice).
+clock <- function() unclass(Sys.time())
+
+# The `read` of read_response(): exactly n bytes of the answer (fewer when
+# the worker has gone first), read in C (src/worker.c), where an interrupt ends
+# the wait at once; `timed_out()` (which raises) is called if they have not
+# come by `deadline` (a clock() time). After end of file, `gone()` may ask to
+# wait on (while starting: the worker's exit status is yet to come).
+worker_reader <- function(w, deadline, timed_out, gone = function() TRUE) {
+  function(n) {
+    bytes <- raw(0L)
+    repeat {
+      more <- .Call(pydpowl_fifo_read, w$resp, n - length(bytes), deadline - clock())
+      if (is.null(more)) timed_out()
+      bytes <- if (length(bytes)) c(bytes, more) else more
+      if (length(bytes) == n || gone()) return(bytes)
+      if (clock() > deadline) timed_out()
+      Sys.sleep(0.01)
+    }
+  }
+}
 
 # Close the FIFOs: the worker reads end of file and exits.
 worker_close <- function(w) {
   if (isTRUE(w$closed)) return(invisible(NULL))
   w$closed <- TRUE
-  for (con in list(w$req, w$resp)) if (!is.null(con)) try(close(con), silent = TRUE)
+  if (!is.null(w$req)) try(close(w$req), silent = TRUE)
+  if (!is.null(w$resp)) .Call(pydpowl_fifo_close, w$resp)
   invisible(NULL)
 }
 
+# The worker's pid: from its hello, or, before that, as its shell recorded it
+# (waiting up to 1 s for the record: the shell writes it as it starts Python).
+worker_pid <- function(w) {
+  if (!is.null(w$info$pid)) return(as.integer(w$info$pid))
+  deadline <- Sys.time() + 1
+  while (is.na(pid <- suppressWarnings(as.integer(read_first_line(w$pid_file)))) && Sys.time() < deadline &&
+         dir.exists(w$dir)) {
+    Sys.sleep(0.005)
+  }
+  pid
+}
+
 worker_kill <- function(w) {
-  pid <- suppressWarnings(as.integer(if (!is.null(w$info$pid)) w$info$pid else read_first_line(w$pid_file)))
-  if (!is.na(pid) && !file.exists(w$status)) tools::pskill(pid)
+  pid <- worker_pid(w)
+  if (!is.na(pid) && !file.exists(w$status)) .Call(pydpowl_signal, pid, TRUE)
   invisible(NULL)
 }
 
@@ -169,12 +242,24 @@ worker_get <- function() {
     w <- NULL
     .pydpowl$worker <- NULL
   }
+  if (!is.null(w) && isTRUE(w$busy)) {  # an exchange cut short (a second interrupt stopped its clean-up)
+    worker_discard(w)
+    w <- NULL
+  }
   if (!is.null(w) && worker_alive(w)) return(w)
   if (!is.null(w)) {
-    message(sprintf("pydpowl: the Python worker (pid %s) had stopped (exit status %s); starting a new one.",
-                    format(w$info$pid), read_first_line(w$status)))
-    worker_close(w)
-    worker_remove(w)
+    if (!dir.exists(w$dir)) {
+      # removed from outside (with tempdir(), if worker_start has to say so): it can report nothing more
+      if (dir.exists(tempdir())) {
+        message(sprintf("pydpowl: the Python worker's directory %s had been removed; starting a new worker.", w$dir))
+      }
+      worker_discard(w)
+    } else {
+      message(sprintf("pydpowl: the Python worker (pid %s) had stopped (exit status %s); starting a new one.",
+                      format(w$info$pid), read_first_line(w$status)))
+      worker_close(w)
+      worker_remove(w)
+    }
     .pydpowl$worker <- NULL
   }
   .pydpowl$worker <- worker_start()
@@ -186,7 +271,7 @@ worker_died <- function(w, call) {
   status <- read_first_line(w$status)
   detail <- log_tail(w)
   pid <- suppressWarnings(as.integer(w$info$pid))
-  alive <- !is.na(pid) && isTRUE(tools::pskill(pid, 0L))  # signal 0: does the process exist?
+  alive <- !is.na(pid) && .Call(pydpowl_signal, pid, FALSE)  # does the process exist?
   worker_discard(w)
   msg <- if (alive) {
     sprintf("the exchange with the Python worker (pid %s) was cut short, so the worker was stopped", format(w$info$pid))
@@ -201,17 +286,28 @@ worker_died <- function(w, call) {
 # Python's warnings become R warnings and its exceptions R errors, both with
 # Python's message and classes built from the Python class names (see
 # ?pydpowl::pydpowl, "Conditions"). Returns the result as a named list.
+# The wait for the answer ends at once on an interrupt, when the worker has
+# gone, or after options(pydpowl.call_timeout) seconds (default: no limit);
+# each leaves the worker out of step, so it is killed (on.exit) and the next
+# call starts a new one.
 engine <- function(fun, args, call = sys.call(-1L)) {
   w <- worker_get()
-  done <- FALSE
-  on.exit(if (!done) worker_discard(w))
+  w$busy <- TRUE  # until its answer is read; a worker left busy is out of step (worker_get() replaces it)
+  on.exit(if (w$busy) worker_discard(w))
+  timeout <- getOption("pydpowl.call_timeout")
+  deadline <- clock() + if (is.null(timeout)) Inf else timeout
+  read <- worker_reader(w, deadline, function() {
+    worker_error(sprintf(paste0("the Python worker (pid %s) did not answer within %s s ",
+                                "(options(pydpowl.call_timeout)); it was stopped. The next call starts a new one."),
+                         format(w$info$pid), timeout), "pydpowl_timeout", call)
+  })
   res <- tryCatch({
     write_request(w$req, fun, args)
-    read_response(w$resp)
+    read_response(read)
   }, error = function(e) {
     if (grepl("SIGPIPE", conditionMessage(e), fixed = TRUE)) NULL else stop(e)
   })
-  done <- TRUE
+  w$busy <- FALSE
   if (is.null(res)) worker_died(w, call)
   p <- res$payload
   if (res$status != 0L) {

@@ -8,8 +8,10 @@ where REQ and RESP are FIFOs in a private (0700) directory: R writes requests
 to REQ and reads responses from RESP. The worker opens REQ, then RESP (R opens
 them in the same order, so neither side can wait for the other in the wrong
 place), sends a hello, then answers one request at a time until R closes REQ
-(end of file), and exits. It ignores SIGINT: an interrupt belongs to R, which
-then discards the worker (a half-read exchange cannot be resumed).
+(end of file), and exits. It ignores SIGINT (a terminal's Ctrl-C reaches the
+whole process group): the interrupt belongs to R, which comes back at once and
+kills the worker with SIGTERM, its computation with it (a half-done exchange
+cannot be resumed); R's next call starts a new worker.
 
 Protocol (version 1; all integers are 4-byte little-endian, doubles 8-byte
 little-endian IEEE 754)::

@@ -128,3 +128,139 @@ test_that("the worker exits when R closes its request FIFO", {
   expect_true(wait_until(function() !process_exists(pid)))
   expect_true(pydpowl_available())
 })
+
+# ---- an R session never hangs and never breaks for good (issue 22, item 6) ----------------------------
+
+test_that("Ctrl-C during a long fit comes back within a second, stops the worker, and the next fit is right", {
+  require_backends(dppack = FALSE)
+  skip_if_not(.Platform$OS.type == "unix")
+  code <- c(
+    "library(pydpowl)", INTERRUPT_AFTER,
+    "small <- data.frame(a = c(0.2, 0.8, 0.3, 0.9, 0.5)); ys <- c(0, 1, 0, 1, 1)",
+    "fit_small <- function() { set.seed(7); svmDP$new('l2', 1, 1)$fit(small, ys, 1, 0)$coeff }",
+    "before <- fit_small()",
+    "pid <- pydpowl_config()$worker_pid",
+    "set.seed(1); n <- 5e4",
+    "X <- data.frame(a = runif(n), b = runif(n), c = runif(n)); y <- rbinom(n, 1, 0.5)",
+    # tens of seconds on a shared 2-core machine, several seconds on any machine
+    "long <- svmDP$new('l2', eps = 1, gamma = 1, kernel = 'Gaussian', D = 500)",
+    "r <- interrupt_after(1, long$fit(X, y, c(1, 1, 1), c(0, 0, 0)))",
+    "gone <- gone_within(pid, 1)",
+    "after <- fit_small()",
+    "echo <- pydpowl:::engine('echo', list(token = 'after the interrupt'))$token",
+    "cat(sprintf('OUTCOME=%s LATENCY=%.3f GONE=%s SAME=%s ECHO=%s\\n', r$outcome, r$latency, gone,",
+    "            identical(before, after), gsub(' ', '_', echo)))")
+  out <- run_fresh_r(code, timeout = 90)
+  expect_identical(field(out, "OUTCOME"), "interrupted", info = out)
+  expect_lt(as.numeric(field(out, "LATENCY")), 1)
+  expect_identical(field(out, "GONE"), "TRUE", info = "the worker still computes the interrupted fit")
+  expect_identical(field(out, "SAME"), "TRUE", info = out)  # the next fit is the same as before the interrupt
+  expect_identical(field(out, "ECHO"), "after_the_interrupt", info = out)  # no stale reply in the way
+})
+
+test_that("a worker left in the middle of an exchange is replaced: no stale answer is read as the next one", {
+  require_backends(dppack = FALSE)
+  w <- pydpowl:::worker_get()
+  pid <- w$info$pid
+  # asked, never read: its caller was interrupted, and a second interrupt cut short the clean-up
+  pydpowl:::write_request(w$req, "echo", list(token = "stale"))
+  w$busy <- TRUE
+  Sys.sleep(0.2)  # the stale answer waits in the FIFO
+  expect_identical(pydpowl:::engine("echo", list(token = "fresh"))$token, "fresh")
+  expect_true(wait_until(function() !process_exists(pid)))
+})
+
+test_that("a worker that never says hello (a blocked import) times out, and Ctrl-C ends the wait at once", {
+  require_backends(dppack = FALSE)
+  skip_if_not(.Platform$OS.type == "unix")
+  dir <- blocking_pydpowl()
+  on.exit(unlink(dir, recursive = TRUE))
+  code <- c(
+    "library(pydpowl)", INTERRUPT_AFTER,
+    "options(pydpowl.start_timeout = 2)",
+    "t0 <- Sys.time(); ok <- pydpowl_available(); secs <- as.numeric(Sys.time() - t0, units = 'secs')",
+    "e <- tryCatch(svmDP$new('l2', 1, 1), error = identity)",
+    "cat(sprintf('AVAILABLE=%s SECS=%.2f CLASS=%s\\n', ok, secs, class(e)[1L]))",
+    "cat('MESSAGE:', conditionMessage(e), '\\n')",
+    "Sys.sleep(0.5)",
+    "cat(sprintf('LEFT=%d\\n', length(list.files(tempdir(), '^pydpowl-worker-'))))",
+    "options(pydpowl.start_timeout = 60)",
+    "r <- interrupt_after(1, pydpowl_available())",
+    "cat(sprintf('OUTCOME=%s LATENCY=%.3f\\n', r$outcome, r$latency))",
+    "Sys.sleep(0.5)",
+    "cat(sprintf('LEFT_AFTER_INTERRUPT=%d\\n', length(list.files(tempdir(), '^pydpowl-worker-'))))",
+    "cat(sprintf('TEMPDIR=%s\\n', tempdir()))")
+  out <- run_fresh_r(code, env = paste0("PYTHONPATH=", dir), timeout = 60)
+  expect_identical(field(out, "AVAILABLE"), "FALSE", info = out)
+  expect_lt(as.numeric(field(out, "SECS")), 10)
+  expect_identical(field(out, "CLASS"), "pydpowl_python_missing")
+  expect_match(out, "the Python worker \\(pid [0-9]+\\) did not say hello within 2 s")
+  expect_identical(field(out, "LEFT"), "0")
+  expect_identical(field(out, "OUTCOME"), "interrupted", info = out)
+  expect_lt(as.numeric(field(out, "LATENCY")), 1)
+  expect_identical(field(out, "LEFT_AFTER_INTERRUPT"), "0")
+  tmp <- field(out, "TEMPDIR")
+  expect_false(is.na(tmp))
+  expect_length(processes_mentioning(tmp), 0L)  # every worker that hung was stopped
+})
+
+test_that("options(pydpowl.call_timeout) bounds the wait for an answer; the worker is stopped", {
+  require_backends(dppack = FALSE)
+  skip_if_not(.Platform$OS.type == "unix")
+  dir <- blocking_pydpowl(hang_submodule = TRUE)
+  on.exit(unlink(dir, recursive = TRUE))
+  code <- c(
+    "library(pydpowl)", INTERRUPT_AFTER,
+    "options(pydpowl.call_timeout = 2)",
+    "pid <- pydpowl_config()$worker_pid",
+    "t0 <- Sys.time(); e <- tryCatch(svmDP$new('l2', 1, 1), error = identity)",
+    "secs <- as.numeric(Sys.time() - t0, units = 'secs')",
+    "gone <- gone_within(pid, 1)",
+    "cat(sprintf('SECS=%.2f CLASS=%s GONE=%s\\n', secs, paste(class(e), collapse = ','), gone))",
+    "cat('MESSAGE:', conditionMessage(e), '\\n')")
+  out <- run_fresh_r(code, env = paste0("PYTHONPATH=", dir), timeout = 60)
+  expect_lt(as.numeric(field(out, "SECS")), 10)
+  expect_match(field(out, "CLASS"), "^pydpowl_timeout,pydpowl_error,error,condition$", info = out)
+  expect_match(out, "did not answer within 2 s (options(pydpowl.call_timeout))", fixed = TRUE)
+  expect_identical(field(out, "GONE"), "TRUE")
+})
+
+test_that("a removed tempdir() is created again, with a message, and calls go on", {
+  require_backends(dppack = FALSE)
+  code <- c(
+    "library(pydpowl)",
+    "d <- data.frame(a = c(0.2, 0.8, 0.3, 0.9)); y <- c(0, 1, 0, 1)",
+    "fit <- function() { set.seed(3); svmDP$new('l2', 1, 1)$fit(d, y, 1, 0)$coeff }",
+    "first <- fit()",
+    "for (i in 1:2) {",
+    "  old <- tempdir(); unlink(old, recursive = TRUE)",
+    "  again <- withCallingHandlers(fit(), message = function(m) cat('MESSAGE:', conditionMessage(m)))",
+    "  cat(sprintf('ROUND%d=%s NEWDIR=%s\\n', i, identical(again, first), dir.exists(tempdir())))",
+    "}")
+  out <- run_fresh_r(code)
+  expect_identical(field(out, "ROUND1"), "TRUE", info = out)
+  expect_identical(field(out, "ROUND2"), "TRUE", info = out)
+  expect_identical(field(out, "NEWDIR"), "TRUE")
+  expect_match(out, "MESSAGE: pydpowl: R's temporary directory .* had been removed")
+})
+
+test_that("the worker of a forked process leaves no directory behind once the fork has ended", {
+  require_backends(dppack = FALSE)
+  skip_if_not(.Platform$OS.type == "unix")
+  code <- c(
+    "library(pydpowl)",
+    "parent <- pydpowl_config()$worker_pid",
+    "pids <- unlist(parallel::mclapply(1:6, function(i) pydpowl_config()$worker_pid, mc.cores = 2,",
+    "                                  mc.preschedule = FALSE))",
+    "deadline <- Sys.time() + 10",
+    "count <- function() length(list.files(tempdir(), '^pydpowl-worker-'))",
+    "while (count() > 1L && Sys.time() < deadline) Sys.sleep(0.05)",
+    "cat(sprintf('WORKERS=%d LEFT=%d ALIVE=%d PARENT_OK=%s\\n', length(unique(pids)), count(),",
+    "            sum(vapply(pids, function(p) isTRUE(tools::pskill(p, 0L)), TRUE)),",
+    "            identical(pydpowl_config()$worker_pid, parent)))")
+  out <- run_fresh_r(code, timeout = 180)
+  expect_identical(field(out, "WORKERS"), "6", info = out)
+  expect_identical(field(out, "LEFT"), "1", info = out)  # the parent's own
+  expect_identical(field(out, "ALIVE"), "0")
+  expect_identical(field(out, "PARENT_OK"), "TRUE")
+})
