@@ -1,0 +1,28 @@
+"""validation/audit/rfrontend.py: the R front end's randomness, audited in fresh R sessions (issue 21.2)."""
+
+import os
+
+import pytest
+
+
+@pytest.mark.r
+def test_default_releases_differ_between_r_sessions_after_the_same_seed_and_replay_is_flagged():
+    from validation.audit.rfrontend import R_STREAM_INTERFACES, r_front_end_available, r_stream_checks
+
+    if not r_front_end_available():
+        if os.environ.get("PYDPOWL_REQUIRE_R") == "1":
+            pytest.fail("the R package pydpowl is not installed (R_LIBS) and PYDPOWL_REQUIRE_R=1 requires it.")
+        pytest.skip("the R package pydpowl is not installed")
+    checks = r_stream_checks(seed=2024, sessions=2)
+    assert [c.check.split(":")[0] for c in checks[:-1]] == list(R_STREAM_INTERFACES)
+    failed = [f"{c.check}: {c.detail}" for c in checks if not c.passed]
+    assert failed == []
+    assert "releases all differ; .Random.seed untouched" in checks[0].detail
+    assert checks[-1].detail.startswith(f"flagged for {len(R_STREAM_INTERFACES)} of {len(R_STREAM_INTERFACES)}")
+
+
+def test_the_check_needs_two_sessions():
+    from validation.audit.rfrontend import r_stream_checks
+
+    with pytest.raises(ValueError, match=r"sessions must be >= 2"):
+        r_stream_checks(sessions=1)
