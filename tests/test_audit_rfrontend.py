@@ -1,18 +1,12 @@
 """validation/audit/rfrontend.py: the R front end's randomness, audited in fresh R sessions (issue 21.2)."""
 
-import os
-
 import pytest
 
 
 @pytest.mark.r
-def test_default_releases_differ_between_r_sessions_after_the_same_seed_and_replay_is_flagged():
-    from validation.audit.rfrontend import R_STREAM_INTERFACES, r_front_end_available, r_stream_checks
+def test_default_releases_differ_between_r_sessions_after_the_same_seed_and_replay_is_flagged(r_front_end):
+    from validation.audit.rfrontend import R_STREAM_INTERFACES, r_stream_checks
 
-    if not r_front_end_available():
-        if os.environ.get("PYDPOWL_REQUIRE_R") == "1":
-            pytest.fail("the R package pydpowl is not installed (R_LIBS) and PYDPOWL_REQUIRE_R=1 requires it.")
-        pytest.skip("the R package pydpowl is not installed")
     checks = r_stream_checks(seed=2024, sessions=2)
     assert [c.check.split(":")[0] for c in checks[:-1]] == list(R_STREAM_INTERFACES)
     failed = [f"{c.check}: {c.detail}" for c in checks if not c.passed]
