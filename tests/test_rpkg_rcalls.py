@@ -252,11 +252,11 @@ def test_numbers_are_written_as_r_prints_them(x, printed):
     ("bounds$lower=-2.5 for 'age' (rows 3, 7); a<=b, c==d; 2 NaN", "bounds$lower = -2.5 for 'age' (rows 3, 7); a<=b, "
      "c==d; 2 NaN"),
 ])
-def test_messages_reach_r_in_r_words(python, r):
+def test_messages_reach_r_for_r(python, r):
     assert rcalls.r_words(python) == r
 
 
-def test_errors_and_warnings_of_every_r_call_are_in_r_words():
+def test_errors_and_warnings_of_every_r_call_are_for_r():
     with pytest.raises(ValueError, match=r"^eps must be in \(0, Inf\], got eps = 0\.$"):
         rcalls.logistic_regression_dp_settings(eps=0.0, gamma=1.0)
     X, y01, _ = _data(100)
@@ -283,3 +283,19 @@ def test_dpowl_reports_the_noise_per_coefficient_and_flags_a_noise_dominated_rel
                                                           r"gamma \(or use more rows\)\.$"):
         low = rcalls.fit_owl(**{**kw, "gamma": 0.5, "epsilon": 1.0})
     assert low["noise"]["dominated"]
+
+
+def test_warnings_counted_from_the_private_data_never_reach_r():
+    """Issue 21.1 at the relay: a DataClippedWarning (a count of clipped values, computed from the private data)
+    raised anywhere under an R call is not relayed; other warnings are, in R's words."""
+    from pydpowl.exceptions import DataClippedWarning
+
+    def call():
+        warnings.warn(DataClippedWarning("3 of 200 weights exceed weights.upper.bound=2.0"))
+        warnings.warn(UserWarning("eps=0.5 is small"))
+        return 1
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert rcalls._for_r(call)() == 1
+    assert [(w.category, str(w.message)) for w in caught] == [(UserWarning, "eps = 0.5 is small")]

@@ -20,7 +20,8 @@ kept; nor does any count computed from the data (clipped weights, features,
 explicit ``summary(fit, diagnostics = TRUE)``.
 
 Messages in R's words: every function's errors and warnings pass through
-:func:`r_words`, which writes Python's spellings the way R prints them
+:func:`r_words` (and no :class:`~pydpowl.exceptions.DataClippedWarning`
+passes at all), which writes Python's spellings the way R prints them
 (``weights.upper.bound = NULL``, ``eps = 0``, ``Inf``, ``TRUE``,
 ``character``, ``c("linear", "Gaussian")``), so that an R user reads R.
 
@@ -48,6 +49,7 @@ import numpy as np
 
 from pydpowl import _validation as v
 from pydpowl.engine.kernels import AUTO_MIN_ROWS
+from pydpowl.exceptions import DataClippedWarning
 
 __all__ = ["svmdp_settings", "svmdp_fit", "svmdp_predict", "svmdp_features", "logistic_regression_dp_settings",
            "logistic_regression_dp_fit", "linear_regression_dp_settings", "linear_regression_dp_fit",
@@ -147,8 +149,10 @@ def r_words(message: str) -> str:
     return out
 
 
-def _in_r_words(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` with its errors and warnings in R's words (:func:`r_words`); the classes stay."""
+def _for_r(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as R calls it: its errors and warnings in R's words (:func:`r_words`; the classes stay), and no
+    :class:`~pydpowl.exceptions.DataClippedWarning` relayed (a count of clipped values is computed from the
+    private data: one record can switch it on, so it never reaches R, whatever raises it)."""
     @functools.wraps(fn)
     def call(**kwargs: Any) -> Any:
         error: Optional[BaseException] = None
@@ -160,6 +164,8 @@ def _in_r_words(fn: Callable[..., Any]) -> Callable[..., Any]:
             except Exception as exc:  # re-raised below, in R's words
                 error = exc
         for w in caught:  # relayed in the caller's filters (the worker's), worded for R
+            if issubclass(w.category, DataClippedWarning):
+                continue
             warnings.warn_explicit(w.category(r_words(str(w.message))), w.category, w.filename, w.lineno)
         if error is not None:
             if len(error.args) == 1 and isinstance(error.args[0], str):
@@ -188,7 +194,7 @@ def _r_whole_number(name: str, value: Any, minimum: int) -> int:
 # are the estimators' scikit-learn-free cores): here only the worker's concerns are added, the numba policy
 # (:func:`_backend`) and, for replay only, R's .Random.seed in and out (``r_state``).
 
-@_in_r_words
+@_for_r
 def svmdp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any, perturbation_method: Any = "objective",
                    kernel: Any = "linear", D: Any = None, kernel_param: Any = None,
                    huber_h: Any = 0.5) -> Dict[str, Any]:
@@ -199,7 +205,7 @@ def svmdp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any, perturbatio
                                  kernel=kernel, D=D, kernel_param=kernel_param, huber_h=huber_h)
 
 
-@_in_r_words
+@_for_r
 def logistic_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any,
                                     perturbation_method: Any = "objective") -> Dict[str, Any]:
     """``LogisticRegressionDP$new()``'s settings, checked."""
@@ -209,7 +215,7 @@ def logistic_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, gamma:
                                                   perturbation_method=perturbation_method)
 
 
-@_in_r_words
+@_for_r
 def linear_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, delta: Any, gamma: Any) -> Dict[str, Any]:
     """``LinearRegressionDP$new()``'s settings, checked."""
     from pydpowl import dppack
@@ -222,7 +228,7 @@ def _rows(X: Any) -> int:
     return int(shape[0]) if len(shape) else 1
 
 
-@_in_r_words
+@_for_r
 def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False, weights: Any = None,
               weights_upper_bound: Any = None, regularizer: Any = "l2", eps: Any, gamma: Any,
               perturbation_method: Any = "objective", kernel: Any = "linear", D: Any = None, kernel_param: Any = None,
@@ -246,7 +252,7 @@ def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias:
                             backend=_backend(_rows(X)))
 
 
-@_in_r_words
+@_for_r
 def svmdp_predict(*, X: Any, coeff: Any, add_bias: Any = False, raw_value: Any = False, kernel: Any = "Gaussian",
                   prefilter: Any = None) -> Dict[str, Any]:
     """``svmDP$predict()`` for the Gaussian kernel (the random features are computed in one place, here)."""
@@ -255,7 +261,7 @@ def svmdp_predict(*, X: Any, coeff: Any, add_bias: Any = False, raw_value: Any =
     return {"values": dppack.svmdp_predict(X, coeff, add_bias, raw_value, kernel=kernel, prefilter=prefilter)}
 
 
-@_in_r_words
+@_for_r
 def svmdp_features(*, X: Any, prefilter: Any) -> Dict[str, Any]:
     """``svmDP$XtoV()``: the random features of X."""
     from pydpowl import dppack
@@ -265,7 +271,7 @@ def svmdp_features(*, X: Any, prefilter: Any) -> Dict[str, Any]:
     return {"V": dppack.svmdp_features(X, prefilter)}
 
 
-@_in_r_words
+@_for_r
 def logistic_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False,
                                regularizer: Any = "l2", eps: Any, gamma: Any, perturbation_method: Any = "objective",
                                r_state: Any = None, columns: Optional[Sequence[str]] = None,
@@ -279,7 +285,7 @@ def logistic_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bound
                                              columns=_column_names(columns), backend=_backend(_rows(X)))
 
 
-@_in_r_words
+@_for_r
 def linear_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False,
                              regularizer: Any = "l2", eps: Any, delta: Any, gamma: Any, r_state: Any = None,
                              columns: Optional[Sequence[str]] = None, reproduce_dppack: Any = False) -> Dict[str, Any]:
@@ -296,7 +302,7 @@ def _models(models: Any) -> list:
     return [models] if isinstance(models, dict) else list(models) if models is not None else []
 
 
-@_in_r_words
+@_for_r
 def tune_classification_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any,
                               add_bias: Any = False, weights: Any = None, weights_upper_bound: Any = None,
                               r_state: Any = None, columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
@@ -308,7 +314,7 @@ def tune_classification_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: An
                                             backend=_backend(_rows(X)))
 
 
-@_in_r_words
+@_for_r
 def tune_linear_regression_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any,
                                  add_bias: Any = False, r_state: Any = None,
                                  columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
@@ -321,7 +327,7 @@ def tune_linear_regression_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds:
 
 # ---- dpowl ---------------------------------------------------------------------------------------
 
-@_in_r_words
+@_for_r
 def propensity_logistic(*, benefit_bound: Any, logit_bound: Any, ridge: Any, hessian_lower_bound: Any,
                         hessian_bound_kind: Any = "hessian", assume_hessian_bound: Any = False) -> Dict[str, Any]:
     """The public constants of ``propensity_logistic()``, checked (the model is fitted with the rule)."""
@@ -352,7 +358,7 @@ def _owl_propensity(propensity: Any, n: int, lower: np.ndarray, upper: np.ndarra
     return p
 
 
-@_in_r_words
+@_for_r
 def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any, upper: Any, intercept: Any,
             epsilon: Any, gamma: Any, weights_upper_bound: Any, huber_h: Any, random_seed: Any = None,
             columns: Optional[Sequence[str]] = None, weight_sensitivity: Any = None,
@@ -475,7 +481,7 @@ def noise_dominated_message(noise: Dict[str, Any], model: Any, n: int, columns: 
 
 # ---- dpowl_analysis --------------------------------------------------------------------------------
 
-@_in_r_words
+@_for_r
 def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, benefit_bounds: Any,
             weights_upper_bound: Any, total_epsilon: Any, propensity: Any = None, propensity_model: Any = None,
             gamma: Any = None, gammas: Any = None, level: Any = 0.95, budget_split: Any = None, seed: Any = None,
@@ -519,7 +525,7 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
 
 # ---- data for examples and tests ---------------------------------------------------------------------
 
-@_in_r_words
+@_for_r
 def make_data(*, name: Any, n: Any, seed: Any) -> Dict[str, Any]:
     """A simulated cohort from :mod:`pydpowl.datasets` as plain arrays (for R examples and tests)."""
     n = _r_whole_number("n", n, minimum=2)
