@@ -95,6 +95,7 @@ worker_start <- function() {
   if (!nzchar(choice$path)) engine_not_found("no Python interpreter was found", choice)
   if (!file.exists(choice$path)) engine_not_found("the Python executable does not exist", choice)
   script <- system.file("python", "pydpowl_worker.py", package = "pydpowl")
+  timeout <- timeout_option("pydpowl.start_timeout", 60)
   ensure_tempdir()
   w <- new.env(parent = emptyenv())
   w$owner <- Sys.getpid()
@@ -113,7 +114,6 @@ worker_start <- function() {
   started <- FALSE
   on.exit(if (!started) worker_discard(w))  # a timeout, an error or an interrupt: no half-started worker stays
   system(worker_shell(choice$path, script, w), wait = FALSE)
-  timeout <- getOption("pydpowl.start_timeout", 60)
   deadline <- clock() + timeout
   exited <- function() {
     if (!file.exists(w$status)) return(FALSE)
@@ -164,6 +164,18 @@ worker_alive <- function(w) !w$closed && !file.exists(w$status) && dir.exists(w$
 # Seconds, for deadlines (cheaper than date-time arithmetic, which a call would pay twice).
 clock <- function() unclass(Sys.time())
 
+# options(pydpowl.start_timeout) and options(pydpowl.call_timeout): seconds in (0, Inf] (NULL: `unset`).
+timeout_option <- function(name, unset, call = NULL) {
+  value <- getOption(name)
+  if (is.null(value)) return(unset)
+  if (!is.numeric(value) || length(value) != 1L || is.na(value) || value <= 0) {
+    arg_error(sprintf("options(%s) must be a number of seconds in (0, Inf] or NULL (%s), got %s.", name,
+                      if (is.infinite(unset)) "no limit" else paste0("the default, ", unset, " s"),
+                      fmt_value(value)), call)
+  }
+  as.numeric(value)
+}
+
 # The `read` of read_response(): exactly n bytes of the answer (fewer when
 # the worker has gone first), read in C (src/worker.c), where an interrupt ends
 # the wait at once; `timed_out()` (which raises) is called if they have not
@@ -196,8 +208,8 @@ worker_close <- function(w) {
 # (waiting up to 1 s for the record: the shell writes it as it starts Python).
 worker_pid <- function(w) {
   if (!is.null(w$info$pid)) return(as.integer(w$info$pid))
-  deadline <- Sys.time() + 1
-  while (is.na(pid <- suppressWarnings(as.integer(read_first_line(w$pid_file)))) && Sys.time() < deadline &&
+  deadline <- clock() + 1
+  while (is.na(pid <- suppressWarnings(as.integer(read_first_line(w$pid_file)))) && clock() < deadline &&
          dir.exists(w$dir)) {
     Sys.sleep(0.005)
   }
@@ -291,11 +303,11 @@ worker_died <- function(w, call) {
 # each leaves the worker out of step, so it is killed (on.exit) and the next
 # call starts a new one.
 engine <- function(fun, args, call = sys.call(-1L)) {
+  timeout <- timeout_option("pydpowl.call_timeout", Inf, call)
   w <- worker_get()
   w$busy <- TRUE  # until its answer is read; a worker left busy is out of step (worker_get() replaces it)
   on.exit(if (w$busy) worker_discard(w))
-  timeout <- getOption("pydpowl.call_timeout")
-  deadline <- clock() + if (is.null(timeout)) Inf else timeout
+  deadline <- clock() + timeout
   read <- worker_reader(w, deadline, function() {
     worker_error(sprintf(paste0("the Python worker (pid %s) did not answer within %s s ",
                                 "(options(pydpowl.call_timeout)); it was stopped. The next call starts a new one."),

@@ -137,7 +137,7 @@ test_that("Ctrl-C during a long fit comes back within a second, stops the worker
   code <- c(
     "library(pydpowl)", INTERRUPT_AFTER,
     "small <- data.frame(a = c(0.2, 0.8, 0.3, 0.9, 0.5)); ys <- c(0, 1, 0, 1, 1)",
-    "fit_small <- function() { set.seed(7); svmDP$new('l2', 1, 1)$fit(small, ys, 1, 0)$coeff }",
+    "fit_small <- function() svmDP$new('l2', Inf, 1)$fit(small, ys, 1, 0)$coeff  # eps = Inf: the exact minimiser",
     "before <- fit_small()",
     "pid <- pydpowl_config()$worker_pid",
     "set.seed(1); n <- 5e4",
@@ -230,7 +230,7 @@ test_that("a removed tempdir() is created again, with a message, and calls go on
   code <- c(
     "library(pydpowl)",
     "d <- data.frame(a = c(0.2, 0.8, 0.3, 0.9)); y <- c(0, 1, 0, 1)",
-    "fit <- function() { set.seed(3); svmDP$new('l2', 1, 1)$fit(d, y, 1, 0)$coeff }",
+    "fit <- function() svmDP$new('l2', Inf, 1)$fit(d, y, 1, 0)$coeff  # eps = Inf: deterministic",
     "first <- fit()",
     "for (i in 1:2) {",
     "  old <- tempdir(); unlink(old, recursive = TRUE)",
@@ -263,4 +263,25 @@ test_that("the worker of a forked process leaves no directory behind once the fo
   expect_identical(field(out, "LEFT"), "1", info = out)  # the parent's own
   expect_identical(field(out, "ALIVE"), "0")
   expect_identical(field(out, "PARENT_OK"), "TRUE")
+})
+
+test_that("a timeout option that is not a number of seconds is refused, naming it; the worker is kept", {
+  require_backends(dppack = FALSE)
+  pid <- pydpowl_config()$worker_pid
+  old <- options(pydpowl.call_timeout = "soon")
+  on.exit(options(old))
+  expect_error(pydpowl:::engine("echo", list()), class = "pydpowl_argument_error",
+               regexp = "options(pydpowl.call_timeout) must be a number of seconds in (0, Inf] or NULL (no limit), got \"soon\".",
+               fixed = TRUE)
+  options(pydpowl.call_timeout = -1)
+  expect_error(pydpowl:::engine("echo", list()), "got -1.", fixed = TRUE)
+  options(old)
+  expect_identical(pydpowl_config()$worker_pid, pid)
+  pydpowl:::worker_stop()
+  old <- options(pydpowl.start_timeout = NA)
+  expect_error(pydpowl_config(), "options(pydpowl.start_timeout) must be a number of seconds in (0, Inf] or NULL (the default, 60 s), got NA.",
+               fixed = TRUE)
+  expect_false(pydpowl_available())
+  options(old)
+  expect_true(pydpowl_available())
 })
