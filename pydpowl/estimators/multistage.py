@@ -48,7 +48,7 @@ from .multiarm import ArmRule, encode_arms, prepare_arm_problem, release_arm_rul
 __all__ = ["DPMultiStageOWL", "StageRelease", "ipw_value"]
 
 #: baselines that are not numbers
-BASELINES = ("lower", "linear")
+BASELINES = ("lower", "linear", "ols")
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,7 +167,7 @@ class DPMultiStageOWL(DPEstimator):
         whose propensities are given as arrays (known design probabilities
         give their own floor). A smaller probability gives a weight above
         ``W_k``, clipped at it (counted).
-    baseline : {"lower", "linear"}, float or sequence of float, default="lower"
+    baseline : {"lower", "linear", "ols"}, float or sequence of float, default="lower"
         ``m_k``, what is subtracted from ``Y_k``: ``"lower"`` its public lower
         bound (BOWL's non-negative outcomes; no cost); a number (per stage, or
         one for all) a public constant (residuals of either sign, no cost);
@@ -175,7 +175,11 @@ class DPMultiStageOWL(DPEstimator):
         (Kifer-Smith-Thakurta, epsilon-DP, on the subjects who followed the
         later rules, as DTRlearn2's residuals with ``res.lasso = FALSE``) with
         ``baseline_share`` of the stage's budget, its prediction clipped to
-        the bounds of ``Y_k``.
+        the bounds of ``Y_k``; ``"ols"`` the exact least-squares residual on
+        the followers (DTRlearn2's ``res.lasso = FALSE``), NOT private: only
+        with ``epsilon = inf``, for validation (KST's domain constraint can
+        bind in ``"linear"``, so that even at ``epsilon = inf`` it is a
+        different residual).
     baseline_share : float, default=0.25
         The share of each stage's budget spent on a ``"linear"`` baseline, in (0, 1).
     baseline_gamma : float, default=1.0
@@ -257,7 +261,7 @@ class DPMultiStageOWL(DPEstimator):
         for k, b in enumerate(_per_stage("baseline", self.baseline, T, lambda v: isinstance(v, str) or _is_number(v))):
             if isinstance(b, str):
                 if b not in BASELINES:
-                    raise ValueError(f"baseline must be 'lower', 'linear' or a number, got baseline={b!r}.")
+                    raise ValueError(f"baseline must be 'lower', 'linear', 'ols' or a number, got baseline={b!r}.")
                 out.append(b)
             elif isinstance(b, numbers.Real) and not isinstance(b, bool) and math.isfinite(float(b)):
                 out.append(float(b))
@@ -282,6 +286,11 @@ class DPMultiStageOWL(DPEstimator):
                     raise ValueError(f"propensity_floor[{k}] must be in (0, 1], got {value!r}.")
                 floors.append(value)
         baselines = self._baselines(T)
+        for k, b in enumerate(baselines):
+            if b == "ols" and budgets[k] != math.inf:
+                raise ValueError(f"baseline='ols' (stage {k + 1}) is the non-private least-squares residual, for "
+                                 f"validation at epsilon = inf only; stage {k + 1} has epsilon={budgets[k]!r}. Use "
+                                 "baseline='linear' (fitted privately) for a release.")
         share = float(self.baseline_share)
         if "linear" in baselines and not (0.0 < share < 1.0):
             raise ValueError(f"baseline_share must be in (0, 1), got baseline_share={self.baseline_share!r}.")
@@ -397,6 +406,11 @@ class DPMultiStageOWL(DPEstimator):
                 outcome = cumulative - span_lo
             elif isinstance(b, float):
                 outcome = cumulative - b
+            elif b == "ols":  # validation only (epsilon = inf, checked): W is read off the data
+                design = np.column_stack([np.ones(n), raw[k]])[followed]
+                baseline_coef = np.linalg.lstsq(design, cumulative[followed], rcond=None)[0]
+                outcome = cumulative - np.column_stack([np.ones(n), raw[k]]) @ baseline_coef
+                W[k] = max(W[k], float(np.max(np.abs(outcome[followed]) / prob_product[followed])))
             else:
                 eps_b = eps_k * share if math.isfinite(eps_k) else math.inf
                 eps_k = eps_k - eps_b if math.isfinite(eps_k) else math.inf
