@@ -133,7 +133,8 @@ def test_bad_input_is_named(change, error, message):
     (dict(reward_bounds=[(0.0, 0.1), (4.0, -1.0)]), ValueError, r"^reward_bounds\[1\] must be finite with lower"),
     (dict(epsilon=[1.0, 1.0, 1.0]), ValueError, r"^epsilon must be one number \(the total\) or one per stage"),
     (dict(gamma=[1.0]), ValueError, r"^gamma must be one setting for every stage or one per stage \(T=2\), got 1"),
-    (dict(baseline="lasso"), ValueError, r"^baseline must be 'lower', 'linear' or a number"),
+    (dict(baseline="lasso"), ValueError, r"^baseline must be 'lower', 'linear', 'ols' or a number"),
+    (dict(epsilon=2.0, baseline="ols"), ValueError, r"^baseline='ols' \(stage 1\) is the non-private least-squares"),
     (dict(baseline="linear", baseline_share=1.0), ValueError, r"^baseline_share must be in \(0, 1\)"),
     (dict(propensity_floor=[0.5, 1.5]), ValueError, r"^propensity_floor\[1\] must be in \(0, 1\]"),
 ])

@@ -16,7 +16,7 @@ The loss of a record is a margin loss of one linear function of ``Theta``:
 so the K-arm objective *is* the binary weighted ERM objective over the
 expanded rows ``u_i = V_{a_i} kron z_i`` with labels ``s_i``:
 :func:`expand_rows` builds them and the one solver and the one release
-(:func:`pydpowl.engine.release.release_output_perturbation`) do the rest,
+(:func:`pydpowl.engine.mechanisms.release_output_perturbation`) do the rest,
 with ``d' = (K-1) d`` coefficients ``vec(Theta)`` (row-major: ``Theta[k, j]``
 is entry ``k d + j``). The sensitivity of the minimiser in Frobenius norm is
 Theorem 7's with the same constants (docs/privacy_audit.md, "Multi-arm rules").

@@ -40,7 +40,7 @@ from .._validation import check_positive, check_weight_sensitivity
 from ..engine.losses import HuberHingeLoss
 from ..engine.multicategory import arm_scores, expand_rows, recommend, simplex_vertices
 from ..engine.preprocessing import FeatureScaler
-from ..engine.release import OutputRelease, release_output_perturbation
+from ..engine.mechanisms import OutputRelease, release_output_perturbation
 from .propensity import LogisticPropensity, trivial_weight_sensitivity
 
 __all__ = ["encode_arms", "ArmPropensity", "resolve_arm_propensity", "ArmProblem", "prepare_arm_problem",
