@@ -411,3 +411,70 @@ class ArmRule:
 def arm_labels_text(classes: Sequence[Any]) -> str:
     """``'a', 'b', 'c'`` for messages."""
     return ", ".join(repr(c.item() if hasattr(c, "item") else c) for c in classes)
+
+
+def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes: NDArray[np.intp], benefit: ArrayLike,
+                     propensity: Any, names: Optional[list]) -> Any:
+    """:meth:`pydpowl.DPOWL.fit` for three or more arms: set the fitted attributes of ``estimator`` and return it.
+
+    The settings are the estimator's (checked here before the data are used);
+    the release is :func:`release_arm_rule` of :func:`prepare_arm_problem`.
+    ``scaled_coef_`` is ``Theta`` (``(K-1) x d``, scaled space, the release),
+    ``coef_`` and ``intercept_`` its original-space form (post-processing).
+    """
+    from .._validation import check_array, check_bool, check_epsilon, resolve_rng
+    from ..engine.preprocessing import bounds_from_data
+    from .owl import check_benefit
+
+    eps = check_epsilon(estimator.epsilon)
+    gamma = check_positive("gamma", estimator.gamma)
+    w_max = check_positive("weights_upper_bound", estimator.weights_upper_bound)
+    huber_h = check_positive("huber_h", estimator.huber_h)
+    tol = check_positive("tol", estimator.tol)
+    fit_intercept = check_bool("fit_intercept", estimator.fit_intercept)
+    if check_bool("reproduce_dppack", estimator.reproduce_dppack):
+        raise ValueError(f"reproduce_dppack=True reproduces DPpack's svmDP, which has two arms; treatment has "
+                         f"{len(classes)} ({arm_labels_text(classes)}).")
+    X = check_array("X", X)
+    n, p = X.shape
+    if codes.shape[0] != n:
+        raise ValueError(f"treatment must have length {n} (one per row of X), got length {codes.shape[0]}.")
+    bounds = estimator.feature_bounds
+    if isinstance(bounds, str) and bounds == "data":
+        bounds = bounds_from_data(X)  # emits PrivacyLeakWarning: the guarantee is void
+    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept)
+    B = check_benefit(benefit, n)
+    prop = resolve_arm_propensity(propensity, classes, codes, weight_sensitivity=estimator.weight_sensitivity,
+                                  weights_upper_bound=w_max)
+    Z, n_clipped_x = scaler.transform_checked(X)
+    K = len(classes)
+    problem = prepare_arm_problem(Z, codes, K, B, prop.probability, weights_upper_bound=w_max,
+                                  weight_sensitivity=prop.C)
+    out = release_arm_rule(problem, epsilon=eps, gamma=gamma, huber_h=huber_h, tol=tol,
+                           rng=resolve_rng(estimator.random_state))
+    rule = ArmRule(classes=classes, scaled_coef=out.coef.reshape(K - 1, -1), scaler=scaler)
+    estimator.classes_ = classes
+    estimator.scaler_ = scaler
+    estimator.scaled_coef_ = rule.scaled_coef
+    estimator.coef_, estimator.intercept_ = rule.coef, rule.intercept
+    estimator.release_grid_ = out.grid
+    estimator.sensitivity_ = out.sensitivity
+    estimator.weight_sensitivity_ = prop.C
+    estimator.n_iter_ = out.n_iter
+    estimator.n_samples_ = n
+    estimator.n_features_in_ = p
+    estimator.n_clipped_weights_ = problem.n_clipped_weights
+    estimator.n_clipped_features_ = n_clipped_x
+    estimator.n_clipped_logits_ = 0
+    estimator.n_clipped_benefits_ = 0
+    if names is not None:
+        estimator.feature_names_in_ = names
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    if estimator.keep_nonprivate:
+        estimator.nonprivate_scaled_coef_ = out.nonprivate_coef.reshape(K - 1, -1)
+        full = scaler.coef_to_original(estimator.nonprivate_scaled_coef_)
+        estimator.nonprivate_intercept_ = full[:, 0] if fit_intercept else np.zeros(K - 1)
+        estimator.nonprivate_coef_ = full[:, 1:] if fit_intercept else full
+        estimator.noise_scaled_ = out.noise.reshape(K - 1, -1)
+    return estimator
