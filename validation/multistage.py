@@ -34,7 +34,8 @@ from pydpowl.estimators.multistage import DPMultiStageOWL, ipw_value
 
 from .checks import CheckRow
 
-__all__ = ["Case", "sim_case", "adhd_case", "CrossCheck", "cross_check", "dtrlearn2_rows", "multiarm_scipy_rows",
+__all__ = ["Case", "sim_case", "adhd_case", "CrossCheck", "cross_check", "dtrlearn2_cases", "dtrlearn2_rows",
+           "multiarm_scipy_rows",
            "AGREEMENT", "HUBER_H", "SCALE_FACTOR"]
 
 #: required share of subjects given the same treatment, at every stage
