@@ -36,12 +36,12 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_positive, check_weight_sensitivity
+from .._validation import check_positive
 from ..engine.losses import HuberHingeLoss
 from ..engine.multicategory import arm_scores, expand_rows, recommend, simplex_vertices
 from ..engine.preprocessing import FeatureScaler
 from ..engine.mechanisms import OutputRelease, release_output_perturbation
-from .propensity import LogisticPropensity, trivial_weight_sensitivity
+from .propensity import LogisticPropensity, _stated_C, propensity_constants
 
 __all__ = ["encode_arms", "ArmPropensity", "resolve_arm_propensity", "ArmProblem", "prepare_arm_problem",
            "release_arm_rule", "ArmRule", "PROBABILITY_SUM_TOL"]
@@ -126,23 +126,6 @@ class ArmPropensity:
     floor: Optional[float]
 
 
-def _stated(weight_sensitivity: Any, n: int, weights_upper_bound: float) -> Optional[float]:
-    if weight_sensitivity is None:
-        return None
-    if isinstance(weight_sensitivity, str):
-        if weight_sensitivity == "trivial":
-            return trivial_weight_sensitivity(n, weights_upper_bound)
-        raise ValueError(f"weight_sensitivity must be a number in [0, inf), 'trivial' or None, got "
-                         f"weight_sensitivity={weight_sensitivity!r}.")
-    return check_weight_sensitivity(weight_sensitivity, "weight_sensitivity")
-
-
-_ARRAY_NEEDS_C = ("{name} was given as an array: state how it was obtained with weight_sensitivity= (0 when the "
-                  "probabilities are known or estimated on data independent of these; a bound C on the total change "
-                  "of the other weights when one subject is replaced, if they were estimated on these data; "
-                  "'trivial' for C = n W). Nothing is assumed by default.")
-
-
 def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArray[np.intp], *,
                            weight_sensitivity: Any = None, weights_upper_bound: float = 1.0,
                            name: str = "propensity") -> ArmPropensity:
@@ -174,7 +157,7 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
         For a LogisticPropensity with three or more arms, or another kind of value.
     """
     K, n = len(classes), codes.shape[0]
-    stated = _stated(weight_sensitivity, n, weights_upper_bound)
+    stated = _stated_C(weight_sensitivity, n, weights_upper_bound)  # the binary rule's statement of C
     if isinstance(propensity, LogisticPropensity):
         raise TypeError(f"{name}: a LogisticPropensity models two arms; with {K} arms give the design's "
                         "probabilities (1/K, a mapping {arm: probability}) or an (n, K) array of P(A = a | x).")
@@ -227,9 +210,7 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
         if bad.any():
             raise ValueError(f"{name} must lie in (0, 1] (P(A_i | x_i) of the received arm); {int(bad.sum())} of "
                              f"{n} entries do not (first at position {int(np.flatnonzero(bad)[0])}).")
-        if stated is None:
-            raise ValueError(_ARRAY_NEEDS_C.format(name=name))
-        return ArmPropensity(arr, stated, None)
+        return ArmPropensity(arr, _array_C(arr, n, weight_sensitivity, weights_upper_bound), None)
     if arr.ndim != 2 or arr.shape != (n, K):
         raise ValueError(f"{name} as a matrix must have shape (n, K) = ({n}, {K}) (one column per arm, in the "
                          f"order of classes_), got shape {arr.shape}.")
@@ -247,9 +228,14 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
     if zero.any():
         raise ValueError(f"{name}: the probability of the received arm must be > 0; {int(zero.sum())} of {n} "
                          f"subjects received an arm of probability 0 (first at row {int(np.flatnonzero(zero)[0])}).")
-    if stated is None:
-        raise ValueError(_ARRAY_NEEDS_C.format(name=name))
-    return ArmPropensity(received, stated, None)
+    return ArmPropensity(received, _array_C(received, n, weight_sensitivity, weights_upper_bound), None)
+
+
+def _array_C(probabilities: NDArray[np.float64], n: int, weight_sensitivity: Any, weights_upper_bound: float) -> float:
+    """The C stated for propensities given as an array (the rule of :func:`~.propensity.propensity_constants`:
+    no default)."""
+    return propensity_constants(probabilities, n, weight_sensitivity=weight_sensitivity,
+                                weights_upper_bound=weights_upper_bound)[0]
 
 
 @dataclass(frozen=True, eq=False)
