@@ -119,7 +119,7 @@ API = [
     ("owl-treatment-mixed", lambda: _owl().fit(X, np.array([1, "G"] * (N // 2) + [1] * (N % 2), dtype=object), B),
      TypeError, r"^treatment must hold numbers or strings, not a mix"),
     ("owl-treatment-nan", lambda: _owl().fit(X, _with(A, 2, np.nan), B), ValueError,
-     r"^treatment has 1 missing or non-finite labels \(first at position 2\)"),
+     r"^treatment must be finite; it has 1 NaN and 0 infinite entries of 24 at position\(s\) 2"),
     ("owl-three-arms-scalar-propensity", lambda: _owl().fit(X, np.arange(N) % 3, B, 0.5), ValueError,
      r"^propensity=0.5: a single number means balanced randomisation"),
     ("owl-benefit-negative", lambda: _owl().fit(X, A, _with(B, 4, -1.0)), ValueError,

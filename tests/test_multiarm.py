@@ -45,7 +45,7 @@ def test_labels_of_any_kind_are_sorted_classes():
 
 @pytest.mark.parametrize("values, error, message", [
     (["a", "a", "a"], ValueError, r"^A\[1\] must contain at least two arms .* all 3 entries are 'a'"),
-    ([1.0, np.nan, 2.0], ValueError, r"^A\[1\] has 1 missing or non-finite labels \(first at position 1\)"),
+    ([1.0, np.nan, 2.0], ValueError, r"^A\[1\] must be finite; it has 1 NaN and 0 infinite entries of 3 at position"),
     (np.array([1, "a"], dtype=object), TypeError, r"^A\[1\] must hold numbers or strings, not a mix"),
     ([True, False], TypeError, r"^A\[1\] must hold numbers or strings \(arm labels\), got booleans"),
     ([[1, 2], [3, 4]], ValueError, r"^A\[1\] must be 1-D"),

@@ -36,7 +36,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_positive
+from .._validation import _check_finite, check_positive
 from ..engine.losses import HuberHingeLoss
 from ..engine.multicategory import arm_scores, expand_rows, recommend, simplex_vertices
 from ..engine.preprocessing import FeatureScaler
@@ -93,10 +93,7 @@ def encode_arms(name: str, values: ArrayLike, *, length: Optional[int] = None,
     if arr.dtype.kind in "fc":
         if arr.dtype.kind == "c":
             raise TypeError(f"{name} must hold real numbers or strings, got complex numbers.")
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            raise ValueError(f"{name} has {int(bad.sum())} missing or non-finite labels (first at position "
-                             f"{int(np.flatnonzero(bad)[0]) + index_base}); every subject needs the arm received.")
+        _check_finite(name, arr, index_base=index_base)  # the one message for NaN and infinite entries
     elif arr.dtype.kind not in "iuUS":
         raise TypeError(f"{name} must hold numbers or strings, got dtype {arr.dtype}.")
     classes, codes = np.unique(arr, return_inverse=True)
