@@ -99,7 +99,7 @@ def encode_arms(name: str, values: ArrayLike, *, length: Optional[int] = None,
     classes, codes = np.unique(arr, return_inverse=True)
     if classes.size < 2:
         raise ValueError(f"{name} must contain at least two arms (a rule chooses between treatments); all "
-                         f"{arr.shape[0]} entries are {classes[0]!r}." if arr.shape[0] else
+                         f"{arr.shape[0]} entries are {_label_text(classes[0])}." if arr.shape[0] else
                          f"{name} is empty: at least two arms are needed.")
     return classes, codes.astype(np.intp)
 
@@ -391,9 +391,15 @@ class ArmRule:
                 "vertices": "angle-based simplex (pydpowl.engine.multicategory.simplex_vertices)"}
 
 
+def _label_text(label: Any) -> str:
+    """A label for messages: numbers as written (``1``, ``2.5``), strings quoted (``'a'``)."""
+    value = label.item() if hasattr(label, "item") else label
+    return f"{value:g}" if isinstance(value, numbers.Real) else repr(str(value))
+
+
 def arm_labels_text(classes: Sequence[Any]) -> str:
-    """``'a', 'b', 'c'`` for messages."""
-    return ", ".join(repr(c.item() if hasattr(c, "item") else c) for c in classes)
+    """``'a', 'b', 'c'`` (or ``0, 1, 2``) for messages."""
+    return ", ".join(_label_text(c) for c in classes)
 
 
 def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes: NDArray[np.intp], benefit: ArrayLike,
