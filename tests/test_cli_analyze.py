@@ -138,3 +138,42 @@ def test_default_candidates_are_the_library_defaults(csv, tmp_path, capsys):
     assert main(["analyze", "--data", str(csv), *OPTS, "--propensity", "0.5", "--total-epsilon", "1", "--seed", "3",
                  "--out", str(out)]) == 0
     assert "/".join(f"{g:g}" for g in DEFAULT_GAMMAS) in load_model(out / "model.json").tuning
+
+
+@pytest.mark.parametrize("neighbour", ["arm", "benefit", "feature"])
+def test_a_neighbour_that_changes_a_count_changes_nothing_the_user_sees(neighbour, tmp_path):
+    """Issue 21.1: D and D' differ in one record that the mechanism cannot see (weight 0, or clipped to the same
+    value) but that changes an arm or clip count; with the same seed every release is bit-identical, so stdout,
+    stderr, warnings and every file written must be too."""
+    from validation.audit.disclosure import first_difference, seen_pair
+
+    differs, detail = first_difference(*seen_pair("pydpowl analyze", neighbour, tmp_path))
+    assert not differs, detail
+
+
+def test_diagnostics_print_the_non_private_counts_labelled_as_such(tmp_path):
+    from validation.audit.disclosure import first_difference, seen_pair
+
+    D, D1 = seen_pair("pydpowl analyze", "benefit", tmp_path, diagnostics=True)
+    differs, _ = first_difference(D, D1)
+    assert differs == ("stdout",)  # the files are the same: diagnostics are never written
+    assert "NON-PRIVATE DIAGNOSTICS" in D.stdout and "benefits clipped to the bounds: 0" in D.stdout
+    assert "benefits clipped to the bounds: 1" in D1.stdout and "rows read: 240" in D.stdout
+
+
+def test_n_is_printed_only_when_declared_public(csv, tmp_path, capsys):
+    base = ["analyze", "--data", str(csv), *OPTS, "--propensity", "0.5", "--total-epsilon", "2", "--gamma", "100",
+            "--seed", "1"]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 0
+    text = capsys.readouterr().out
+    report = (tmp_path / "a" / "report.md").read_text()
+    ledger = json.loads((tmp_path / "a" / "ledger.json").read_text())
+    assert "800" not in text and "400" not in text and "n not released" in text
+    assert "800" not in report and "400" not in report and "n not released" in report
+    assert all("rows" not in p for p in ledger["parts"]) and all("rows" not in r for r in ledger["releases"])
+    assert main([*base, "--public-n", "--out", str(tmp_path / "b")]) == 0
+    text = capsys.readouterr().out
+    ledger = json.loads((tmp_path / "b" / "ledger.json").read_text())
+    assert "n = 800 rows (declared public with --public-n)" in text
+    assert {p["name"]: p["rows"] for p in ledger["parts"]} == {"learning": 400, "evaluation": 400}
+

@@ -12,7 +12,10 @@ class FitSummary:
 
     Nothing here is private: coefficients are the noisy release, the other
     fields are public settings. ``str()`` gives a table for people;
-    ``dataclasses.asdict()`` a row for programs.
+    ``dataclasses.asdict()`` a row for programs. ``n_samples`` is public under
+    the guarantee (neighbours have the same n) but is not printed by ``str()``:
+    publishing it is the analyst's decision. The fitted objects' non-private
+    diagnostics (``n_iter_``, ``n_clipped_*``) are not part of a summary.
     """
 
     estimator: str
@@ -32,7 +35,7 @@ class FitSummary:
         lines = [
             f"{self.estimator} (output perturbation, loss={self.loss})",
             f"  epsilon = {eps}, gamma = {self.gamma:g}, W = {self.weights_upper_bound:g}, C = {self.C:g}",
-            f"  sensitivity Delta = (L (C + 2W) + 2 n tol)/gamma = {self.sensitivity:.6g}; n = {self.n_samples}",
+            f"  sensitivity Delta = (L (C + 2W) + 2 n tol)/gamma = {self.sensitivity:.6g}",
             "  released coefficients:",
         ]
         width = max((len(n) for n in self.coefficient_names), default=4)

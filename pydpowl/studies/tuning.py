@@ -144,22 +144,35 @@ class TuningResult:
     model: Optional[DPOWL] = None
     notes: Tuple[str, ...] = field(default_factory=tuple)
 
-    def describe(self) -> str:
-        """Plain text for people: method, choice, sizes, and the budget charges."""
+    def describe(self, *, public_n: bool = False) -> str:
+        """Plain text for people: method, choice, sizes, and the budget charges.
+
+        The no-D0 ways run on the private data: the sizes derived from its n
+        (the parts, the final fit's n) are shown only with ``public_n=True``,
+        the analyst's statement that n is public (it is, to the guarantee:
+        neighbours have the same n). Algorithm 2's sizes are settings of the
+        study on public D0 and always shown.
+        """
         eps = "inf" if self.epsilon == math.inf else f"{self.epsilon:g}"
+        sizes = public_n or not self.spending
+        n_text = f"n = {self.n}" if sizes else "n not released"
         lines = [f"method: {self.method} ({_METHOD_TEXT[self.method]})",
-                 f"chosen gamma = {self.gamma:g} for the private fit with n = {self.n}, epsilon = {eps} "
+                 f"chosen gamma = {self.gamma:g} for the private fit with {n_text}, epsilon = {eps} "
                  f"(metric {self.metric}, rule {self.rule})"]
-        lines += [f"  {k} = {v}" for k, v in self.details.items()]
+        lines += [f"  {k} = {v}" for k, v in self.details.items() if sizes or k not in _PRIVATE_SIZES]
         if self.spending:
             lines.append("privacy budget charged on the private data:")
-            lines += [f"  epsilon = {c.epsilon:g} on {c.rows} rows: {c.purpose}" for c in self.spending]
+            lines += [f"  epsilon = {c.epsilon:g}{f' on {c.rows} rows' if sizes else ''}: {c.purpose}"
+                      for c in self.spending]
             lines.append(f"  total epsilon = {self.epsilon_total:g} ({self.composition})")
         else:
             lines.append(f"privacy budget: {self.composition}")
         lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
+
+#: details of the no-D0 ways that are sizes derived from the private data's n
+_PRIVATE_SIZES = ("n_select", "n_part")
 
 _METHOD_TEXT = {
     "public-D0": "Algorithm 2 on independent data D0",
@@ -380,8 +393,9 @@ def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_ro
                   feature_bounds=data.feature_bounds, huber_h=huber_h, weight_sensitivity=data.weight_sensitivity,
                   random_state=rng).fit(
         X, data.treatment[fit_rows], data.benefit[fit_rows], data.propensity[fit_rows])
-    sel = BudgetCharge(f"gamma selection: {len(grid)} candidates fitted on disjoint parts of {n_part} rows, "
-                       "exponential mechanism on the last part", eps_sel, int(sel_rows.size))
+    model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
+    sel = BudgetCharge(f"gamma selection: {len(grid)} candidates fitted on disjoint parts, exponential mechanism "
+                       "on the last part", eps_sel, int(sel_rows.size))
     fit = BudgetCharge(f"final DP-OWL fit with gamma = {gamma:.6g}", eps_fit, n_fit)
     if method == "split-data":
         total, composition = max(eps_sel, eps_fit), "parallel composition: the two steps use disjoint rows"
@@ -393,8 +407,8 @@ def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_ro
                                  selected_gamma=chosen, transfer=transfer),
         spending=(sel, fit), epsilon_total=total, composition=composition, model=model,
         notes=("the candidates' scores are private and are not reported",
-               f"gamma transfer '{transfer}': selected {chosen:g} for (n={n_part}, epsilon={eps_sel:g}); "
-               f"used {gamma:.6g} for (n={n_fit}, epsilon={eps_fit:g})"
+               f"gamma transfer '{transfer}': selected {chosen:g} for the candidates' fits (n_part rows, "
+               f"epsilon={eps_sel:g}); used {gamma:.6g} for the final fit (n rows, epsilon={eps_fit:g})"
                + (" by gamma ~ sqrt(n / epsilon)" if transfer == "bound" else "")),
     )
 
