@@ -26,6 +26,19 @@ def check_r(*packages: str) -> None:
     pytest.skip(f"{what} is not available.")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def fingerprint_key(tmp_path_factory):
+    """Budget files' fingerprint key in a temporary folder, not the user's configuration folder."""
+    key = tmp_path_factory.mktemp("pydpowl-key") / "fingerprint.key"
+    old = os.environ.get("PYDPOWL_KEY_FILE")
+    os.environ["PYDPOWL_KEY_FILE"] = str(key)
+    yield key
+    if old is None:
+        os.environ.pop("PYDPOWL_KEY_FILE", None)
+    else:
+        os.environ["PYDPOWL_KEY_FILE"] = old
+
+
 @pytest.fixture(scope="session")
 def require_r() -> Callable[..., None]:
     """The :func:`check_r` checker, for use in (module-level autouse) fixtures."""

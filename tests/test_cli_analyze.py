@@ -56,7 +56,7 @@ def test_analyze_with_a_propensity_model_and_a_split(csv, tmp_path):
     out = tmp_path / "res"
     assert main(["analyze", "--data", str(csv), *OPTS, "--propensity-model", "logistic", "--logit-bound", "1.5",
                  "--total-epsilon", "1", "--budget-split", "propensity=0.1,evaluation_fraction=0.4", "--gamma", "300",
-                 "--seed", "2", "--out", str(out)]) == 0
+                 "--seed", "2", "--public-n", "--out", str(out)]) == 0
     ledger = json.loads((out / "ledger.json").read_text())
     eps = {r["name"].split(" (")[0]: r["epsilon"] for r in ledger["releases"]}
     assert eps["propensity model"] == pytest.approx(0.1 * 0.6) and "choice of gamma" not in eps  # of the learning part
@@ -120,11 +120,18 @@ def test_public_cyp_guides_file_if_present(tmp_path, capsys):
     out = tmp_path / "cyp"
     assert main(["analyze", "--data", str(CYP_FILE), "--data-format", "cyp-guides", "--benefit-bounds",
                  f"0:{math.log(8760):.6f}", "--propensity", "0.6667", "--total-epsilon", "1", "--seed", "1",
-                 "--out", str(out)]) == 0
+                 "--public-n", "--out", str(out)]) == 0
     value = json.loads((out / "value.json").read_text())
     assert value["ci_low"] < value["estimate"] < value["ci_high"]
     ledger = json.loads((out / "ledger.json").read_text())
     assert {p["name"]: p["rows"] for p in ledger["parts"]} == {"learning": 730, "evaluation": 729}
+    # issue 22.5: the benefit's definition and the length of stay in hours next to every value
+    hours = 24 * 365 * math.exp(-value["estimate"])
+    assert value["benefit"].startswith("benefit = log(24*365) - log(length of stay in hours)")
+    assert value["clinical"]["value"].startswith(f"geometric-mean length of stay {hours:.3g} hours")
+    report = (out / "report.md").read_text()
+    assert f"geometric-mean length of stay {hours:.3g} hours" in report and "length of stay x " in report
+    assert "won the private selection" in report and "in mean benefit" in report
     with pytest.raises(ValueError, match="codes the columns itself"):
         main(["--debug", "analyze", "--data", str(CYP_FILE), "--data-format", "cyp-guides", "--treatment", "x",
               "--benefit-bounds", "0:9", "--propensity", "0.6667", "--total-epsilon", "1", "--out", str(out)])

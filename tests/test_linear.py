@@ -171,3 +171,17 @@ def test_release_does_not_depend_on_the_memory_layout_of_X(data):
                                target_bounds=(-2.0, 4.0), random_state=3).fit(layout(X), y)
             for layout in (np.ascontiguousarray, np.asfortranarray)]
     assert np.array_equal(fits[0].coef_, fits[1].coef_) and fits[0].intercept_ == fits[1].intercept_
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_privacy_spent_adds_the_gaussian_delta_and_the_rounding_delta(data, delta):
+    """Issue 21.5: DPLinearRegression(delta > 0) spends (epsilon, delta + the smoothing noise's rounding delta)."""
+    from pydpowl.engine.mechanisms import floating_point_delta
+
+    X, y = data
+    m = DPLinearRegression(epsilon=1.0, delta=delta, gamma=1.0, feature_bounds=([-1.1, 0], [1, 3.2]),
+                           target_bounds=(-1, 3), random_state=3).fit(X, y)
+    n, d = X.shape[0], m.scaled_coef_.size
+    radius = 2.0 * m.tol / ((1.0 + m.Delta_) / n)
+    fp = floating_point_delta(epsilon=1.0, dim=d, grid=m.release_grid_, noise_scale=2.0 * radius / m.epsilon_smoothing_)
+    assert m.privacy_spent_ == (1.0, delta + fp) and fp < 1e-8
