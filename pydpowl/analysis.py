@@ -72,7 +72,7 @@ from ._validation import (check_array, check_both_arms, check_bounds, check_choi
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from .estimators.owl import DPOWL, prepare_owl
 from .privacy.accountant import BudgetAccountant, compose, rounded_release_spent
-from .privacy.selection import select_gamma_privately, transfer_gamma
+from .privacy.selection import select_gamma_privately, selection_delta, transfer_gamma
 from .privacy.value_estimate import PrivateValue, private_value
 from .value import arm_propensity
 
@@ -736,8 +736,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         selection = {"selected": chosen, "n_part": n_part, "candidates": list(grid), "transfer": "bound",
                      "note": f"selected for ({sizes[0]}, epsilon={eps['selection']:g}); used {gamma:.6g} for "
                              f"({sizes[1]}, epsilon={eps['rule']:g}) by gamma ~ sqrt(n / epsilon)",
-                     "delta": _selection_delta(grid, epsilon=eps["selection"], weights_upper_bound=W,
-                                               n_part=n_part, dim=X.shape[1] + 1)}
+                     "delta": selection_delta(grid, epsilon=eps["selection"], weights_upper_bound=W,
+                                              n_part=n_part, dim=X.shape[1] + 1)}
 
     # 4. the rule
     with learn_acc.release(eps["rule"], label=RELEASE_NAMES["rule"]):
@@ -775,22 +775,6 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         accountant.spend(result.epsilon_spent, label=f"pydpowl analysis: {len(result.ledger()['releases'])} releases "
                                                      f"({split.composition} composition)", delta=result.delta_spent)
     return result
-
-
-def _selection_delta(gammas: Sequence[float], *, epsilon: float, weights_upper_bound: float, n_part: int,
-                     dim: int) -> float:
-    """delta of the private choice of gamma: each candidate is an output-perturbation release on its own
-    part, rounded to its grid (public settings only); the parts are disjoint, so the largest counts. The
-    exponential mechanism that chooses among them samples its law exactly (delta 0)."""
-    from .engine.mechanisms import output_sensitivity, release_grid
-    from .engine.solver import DEFAULT_TOL
-
-    out = []
-    for g in gammas:
-        sens = output_sensitivity(gamma=g, weights_upper_bound=weights_upper_bound, n_samples=n_part, tol=DEFAULT_TOL)
-        out.append(rounded_release_spent(epsilon, dim=dim, grid=release_grid(sensitivity=sens, epsilon=epsilon),
-                                         noise_scale=sens / epsilon)[1])
-    return max(out)
 
 
 def _laplace_sums_delta(epsilon: float, scales: Sequence[float]) -> float:

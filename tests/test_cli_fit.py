@@ -1,11 +1,14 @@
 """Tests of ``pydpowl fit`` (pydpowl.cli.fit), end to end on a CSV written here."""
 
+import hashlib
 import json
+import math
 
 import numpy as np
 import pytest
 
 from pydpowl.cli import main
+from pydpowl.estimators.summary import delta_text
 from pydpowl.datasets import make_synthetic_owl
 from pydpowl.model_io import load_model
 
@@ -74,7 +77,15 @@ def test_budget_file_refuses_a_release_beyond_the_total(csv, tmp_path, capsys):
     assert len(err) == 1 and "error:" in err[0], err
     assert not (tmp_path / "m2.json").exists()
     assert main([*common, "--epsilon", "0.4", "--out", str(tmp_path / "m3.json")]) == 0
-    assert "spent 1 of 1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # issue 21.5: the tally records each fit's delta and states the composed (epsilon, delta)
+    tally = json.loads(budget.read_text())
+    deltas = [r["delta"] for r in tally["releases"]]
+    assert tally["version"] == 2 and len(deltas) == 2 and all(0 < d < 1e-7 for d in deltas)
+    assert f"spent (1, {delta_text(math.fsum(deltas))})-DP of total epsilon 1 in 2 release(s)" in out
+    # issue 21.6: the data file is named by a keyed fingerprint, not its plain SHA-256
+    assert tally["dataset"].startswith("hmac-sha256:") and hashlib.sha256(csv.read_bytes()).hexdigest() not in \
+        budget.read_text()
 
 
 def test_budget_file_total_cannot_be_raised(csv, tmp_path, capsys):

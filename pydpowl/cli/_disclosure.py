@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from ._common import say
 
-__all__ = ["add_disclosure_options", "rows_text", "say_data", "say_diagnostics", "NOT_RELEASED",
+__all__ = ["add_disclosure_options", "rows_text", "say_data", "say_diagnostics", "budget_text", "NOT_RELEASED",
            "DIAGNOSTICS_TITLE", "COUNT_LABELS"]
 
 #: said where n would be
@@ -74,3 +74,12 @@ def say_diagnostics(args: argparse.Namespace, *counts: Mapping[str, Any]) -> Non
     for group in counts:
         for name, value in group.items():
             say(f"  {COUNT_LABELS.get(name, name)}: {value}")
+
+
+def budget_text(budget: Any) -> str:
+    """A budget file's tally: ``"(1.5, 3.1e-09)-DP of total epsilon 2 in 2 release(s); epsilon 0.5 left"``."""
+    from ..estimators.summary import guarantee_text
+
+    return (f"{guarantee_text(*budget.privacy_spent)} of total epsilon {budget.total_epsilon:g}"
+            + (f" and delta {budget.total_delta:g}" if budget.total_delta is not None else "")
+            + f" in {len(budget.releases)} release(s); epsilon {budget.remaining:g} left")

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from ._common import add_budget_options, add_data_options, arm_labels, data_from_args, open_budget, say
-from ._disclosure import add_disclosure_options, say_data, say_diagnostics
+from ._disclosure import add_disclosure_options, budget_text, say_data, say_diagnostics
 
 EPILOG = """examples:
   pydpowl fit --data trial.csv --treatment arm --treated G --benefit benefit \\
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     plus, minus = arm_labels(args.labels, coded)
     path = export_model(model, args.out, feature_names=names, treatment_labels=(plus, minus))
     if budget is not None:  # spent only after the release succeeded
-        budget.spend(args.epsilon, label=label)
+        budget.spend(args.epsilon, label=label, delta=model.privacy_spent_[1])
         budget.save(args.budget_file)
     say_data(data, args)
     say(str(model.summary()))
@@ -103,7 +103,6 @@ def run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         say(f"warning: seed {args.seed} makes the noise reproducible; a release made with a known seed is not private")
     if budget is not None:
-        say(f"privacy budget of {args.data}: spent {budget.spent:g} of {budget.total_epsilon:g} in "
-            f"{len(budget.releases)} release(s); {budget.remaining:g} left ({args.budget_file})")
+        say(f"privacy budget of {args.data}: spent {budget_text(budget)}")
     say(f"wrote {path} in {time.perf_counter() - start:.1f} s")
     return 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ._common import (add_budget_options, add_data_options, data_from_args, float_list, int_list, open_budget, say,
                       show_progress)
-from ._disclosure import add_disclosure_options, say_data, say_diagnostics
+from ._disclosure import add_disclosure_options, budget_text, say_data, say_diagnostics
 
 EPILOG = """examples:
   pydpowl tune                                   # table for the Fig. 1 grid on a synthetic D0 (n0 = 1000)
@@ -197,13 +197,16 @@ def _run_no_d0(args: argparse.Namespace) -> int:
     text = result.describe(public_n=args.public_n)
     (args.out / "tuning.txt").write_text(text + "\n", encoding="utf-8")
     if budget is not None:  # one charge: epsilon_total already applies the right composition
-        budget.spend(result.epsilon_total, label=f"pydpowl tune --method {result.method}: {result.composition}")
+        budget.spend(result.epsilon_total, label=f"pydpowl tune --method {result.method}: {result.composition}",
+                     delta=result.delta_total)
         budget.save(args.budget_file)
     say_data(data, args)
     say(text)
     say_diagnostics(args, data.diagnostics, {"n_clipped_weights": result.model.n_clipped_weights_,
                                              "n_clipped_features": result.model.n_clipped_features_,
                                              "n_iter": result.model.n_iter_})
+    if budget is not None:
+        say(f"privacy budget of {args.data}: spent {budget_text(budget)}")
     if args.seed is not None:
         say(f"warning: seed {args.seed} makes the noise reproducible; a release made with a known seed is not private")
     say(f"wrote {model_path} and {args.out / 'tuning.txt'} in {time.perf_counter() - start:.1f} s")

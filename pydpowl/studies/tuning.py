@@ -57,7 +57,8 @@ from numpy.typing import NDArray
 
 from ..engine.losses import HuberHingeLoss
 from ..engine.solver import solve_each
-from ..privacy.selection import TRANSFERS, select_gamma_privately, transfer_gamma
+from ..privacy.accountant import compose
+from ..privacy.selection import TRANSFERS, select_gamma_privately, selection_delta, transfer_gamma
 from .._progress import Progress
 from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
@@ -65,6 +66,7 @@ from .gamma_table import GammaTable
 from ..engine.mechanisms import perturb
 from ..engine.solver import DEFAULT_TOL
 from ..estimators.owl import DPOWL, OWLProblem, prepare_owl
+from ..estimators.summary import delta_text, guarantee_text
 from ..value import ipw_values
 from .._validation import check_choice
 from .config import DEFAULT_GAMMA_GRID, METRICS, RULES, GammaSearchConfig, check_gamma_grid, resolve_config
@@ -94,11 +96,14 @@ class BudgetCharge:
     epsilon : float
     rows : int
         How many private rows this step touched.
+    delta : float
+        The step's delta (its floating-point-safe rounding's).
     """
 
     purpose: str
     epsilon: float
     rows: int
+    delta: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,8 @@ class TuningResult:
         Budget spent on the private data (empty for Algorithm 2 with public D0).
     epsilon_total : float
         Total budget of the pipeline on the private data.
+    delta_total : float
+        Its delta, composed as the charges are (:attr:`privacy_spent`).
     composition : str
         How the charges combine.
     model : DPOWL or None
@@ -143,6 +150,12 @@ class TuningResult:
     composition: str = "none: D0 is public; the search spends no privacy budget"
     model: Optional[DPOWL] = None
     notes: Tuple[str, ...] = field(default_factory=tuple)
+    delta_total: float = 0.0
+
+    @property
+    def privacy_spent(self) -> Tuple[float, float]:
+        """``(epsilon_total, delta_total)``: the pipeline's guarantee on the private data."""
+        return self.epsilon_total, self.delta_total
 
     def describe(self, *, public_n: bool = False) -> str:
         """Plain text for people: method, choice, sizes, and the budget charges.
@@ -162,9 +175,10 @@ class TuningResult:
         lines += [f"  {k} = {v}" for k, v in self.details.items() if sizes or k not in _PRIVATE_SIZES]
         if self.spending:
             lines.append("privacy budget charged on the private data:")
-            lines += [f"  epsilon = {c.epsilon:g}{f' on {c.rows} rows' if sizes else ''}: {c.purpose}"
-                      for c in self.spending]
-            lines.append(f"  total epsilon = {self.epsilon_total:g} ({self.composition})")
+            lines += [f"  epsilon = {c.epsilon:g}, delta = {delta_text(c.delta)}"
+                      f"{f' on {c.rows} rows' if sizes else ''}: {c.purpose}" for c in self.spending]
+            lines.append(f"  total epsilon = {self.epsilon_total:g} ({self.composition}): "
+                         f"{guarantee_text(*self.privacy_spent)}, delta from the floating-point-safe rounding")
         else:
             lines.append(f"privacy budget: {self.composition}")
         lines += [f"note: {note}" for note in self.notes]
@@ -385,6 +399,8 @@ def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_ro
     check_choice("metric", metric, METRICS)
     check_choice("transfer", transfer, TRANSFERS)
     chosen, n_part = _private_selection(data, sel_rows, grid, eps_sel, metric, huber_h, rng)
+    sel_delta = selection_delta(grid, epsilon=eps_sel, weights_upper_bound=data.weights_upper_bound, n_part=n_part,
+                                dim=data.X.shape[1] + 1)
     n_fit = int(fit_rows.size)
     gamma = transfer_gamma(chosen, transfer=transfer, n_part=n_part, epsilon_select=eps_sel, n_fit=n_fit,
                            epsilon_fit=eps_fit)
@@ -395,17 +411,17 @@ def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_ro
         X, data.treatment[fit_rows], data.benefit[fit_rows], data.propensity[fit_rows])
     model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
     sel = BudgetCharge(f"gamma selection: {len(grid)} candidates fitted on disjoint parts, exponential mechanism "
-                       "on the last part", eps_sel, int(sel_rows.size))
-    fit = BudgetCharge(f"final DP-OWL fit with gamma = {gamma:.6g}", eps_fit, n_fit)
-    if method == "split-data":
-        total, composition = max(eps_sel, eps_fit), "parallel composition: the two steps use disjoint rows"
-    else:
-        total, composition = eps_sel + eps_fit, "sequential composition: both steps use every row"
+                       "on the last part", eps_sel, int(sel_rows.size), sel_delta)
+    fit = BudgetCharge(f"final DP-OWL fit with gamma = {gamma:.6g}", eps_fit, n_fit, model.privacy_spent_[1])
+    how = "parallel" if method == "split-data" else "sequential"
+    total, delta_total = compose([(c.epsilon, c.delta) for c in (sel, fit)], how)
+    composition = ("parallel composition: the two steps use disjoint rows" if how == "parallel" else
+                   "sequential composition: both steps use every row")
     return TuningResult(
         method=method, gamma=gamma, n=n_fit, epsilon=eps_fit, metric=metric, rule="exponential mechanism",
         table=None, details=dict(n_select=int(sel_rows.size), n_part=n_part, candidates=len(grid),
                                  selected_gamma=chosen, transfer=transfer),
-        spending=(sel, fit), epsilon_total=total, composition=composition, model=model,
+        spending=(sel, fit), epsilon_total=total, delta_total=delta_total, composition=composition, model=model,
         notes=("the candidates' scores are private and are not reported",
                f"gamma transfer '{transfer}': selected {chosen:g} for the candidates' fits (n_part rows, "
                f"epsilon={eps_sel:g}); used {gamma:.6g} for the final fit (n rows, epsilon={eps_fit:g})"
@@ -446,7 +462,8 @@ def tune_split_data(data: OWLData, *, epsilon: float, gammas: Sequence[float] = 
                     fit_rows=np.sort(perm[n_sel:]), gammas=gammas, metric=metric, transfer=transfer,
                     huber_h=huber_h, rng=rng)
     if accountant is not None:  # parallel composition: one charge of epsilon for both disjoint parts
-        accountant.spend(result.epsilon_total, label=f"tune_split_data: {result.composition}")
+        accountant.spend(result.epsilon_total, label=f"tune_split_data: {result.composition}",
+                         delta=result.delta_total)
     return result
 
 
@@ -472,5 +489,5 @@ def tune_split_budget(data: OWLData, *, epsilon_select: float, epsilon_fit: floa
                     huber_h=huber_h, rng=rng)
     if accountant is not None:  # sequential composition: one charge per step
         for charge in result.spending:
-            accountant.spend(charge.epsilon, label=charge.purpose)
+            accountant.spend(charge.epsilon, label=charge.purpose, delta=charge.delta)
     return result
