@@ -35,7 +35,9 @@ used), the rule gets the rest; variance=0.3 of the evaluation part, the value ge
 evaluation_fraction=0.5 of the rows. Every release is charged against E (composition=sequential) and
 DIR/ledger.json lists them: they add up to E. composition=parallel gives each of the two disjoint parts
 the whole E (parallel composition; the ledger says so). All bounds, W, M and gamma candidates must be
-fixed before looking at the data. Leave --seed out for a real release.
+fixed before looking at the data. Leave --seed out for a real release. Only releases and public settings
+are printed and written: the number of subjects with --public-n, counts computed from the data
+(subjects per arm, values clipped) with --diagnostics (labelled non-private, never written to DIR).
 """
 
 _FORMATS = ("csv", "cyp-guides")

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["Seen", "DisclosureRow", "NEIGHBOURS", "cli_seen", "api_seen", "neighbour_frames", "audited_commands",
-           "seen_pair", "disclosure_rows", "first_difference", "disclosure_table"]
+           "seen_pair", "disclosure_rows", "api_rows", "first_difference", "disclosure_table"]
 
 #: the neighbouring pairs (see the module docstring)
 NEIGHBOURS = ("arm", "benefit", "feature", "weight")
@@ -214,6 +214,24 @@ def disclosure_rows(workdir: Path, *, commands: Optional[Sequence[str]] = None,
                 differs, detail = first_difference(*seen_pair(name, kind, workdir, diagnostics=diagnostics))
                 rows.append(DisclosureRow(name + (" --diagnostics" if diagnostics else ""), kind, diagnostics,
                                           differs, detail))
+    return rows
+
+
+def api_rows() -> List[DisclosureRow]:
+    """The Python API: ``DPOWL.fit`` (its warnings) and ``str(summary())`` on the ``weight`` and ``feature`` pairs."""
+    from pydpowl import DPOWL
+
+    rows = []
+    for kind in ("weight", "feature"):
+        seen = []
+        for frame in neighbour_frames(kind):
+            A = np.where(frame["arm"] == "new", 1.0, -1.0)
+            seen.append(api_seen(lambda: DPOWL(  # noqa: B023 - called at once
+                epsilon=1.0, gamma=50.0, weights_upper_bound=WEIGHT_BOUND,
+                feature_bounds=(np.zeros(len(FEATURES)), np.ones(len(FEATURES))), weight_sensitivity=0.0,
+                random_state=11).fit(frame[list(FEATURES)], A, frame["B"].to_numpy(), 0.5)))
+        differs, detail = first_difference(*seen)
+        rows.append(DisclosureRow("DPOWL.fit + summary()", kind, False, differs, detail))
     return rows
 
 
