@@ -251,3 +251,5 @@ def test_rounded_release_spent():
     assert rounded_release_spent(1.0, dim=5, grid=None, noise_scale=1.0, full_precision=True) == (1.0, 1.0)
     with pytest.raises(ValueError, match="not floating-point safe"):
         rounded_release_spent(1.0, dim=5, grid=None, noise_scale=1.0)
+    # 1 + e^epsilon overflows near epsilon = 710: the bound exceeds 1, reported as the trivial 1 (a fit still works)
+    assert rounded_release_spent(1e9, dim=5, grid=2.0 ** -40, noise_scale=1e-9) == (1e9, 1.0)
