@@ -18,8 +18,8 @@ from sklearn.base import ClassifierMixin
 from .._base import DPEstimator, check_is_fitted, check_prediction_input
 from .._validation import check_bool, check_epsilon, check_positive
 from ..engine.preprocessing import FeatureScaler
+from ..engine.mechanisms import Release, check_perturbation
 from ..privacy.accountant import rounded_release_spent
-from ._perturbation import Release, check_perturbation
 
 __all__ = ["BinaryERMClassifier", "check_common_settings", "store_release", "release_spent"]
 

@@ -23,7 +23,11 @@ from .._validation import (
     resolve_rng,
 )
 from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
-from ..engine.release import check_noise_scale, release_output_perturbation, warn_reproduce_dppack
+from ..engine.mechanisms import (
+    check_noise_scale,
+    release_output_perturbation,
+    warn_reproduce_dppack,
+)
 from ..engine.solver import DEFAULT_TOL
 from ..privacy.accountant import rounded_release_spent
 from .chunked import is_chunked
