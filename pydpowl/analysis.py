@@ -516,7 +516,11 @@ class AnalysisResult:
         return [("(intercept)", float(c["intercept"]))] + list(zip(c["feature_names"], (float(v) for v in c["coef"])))
 
     def to_dict(self) -> Dict[str, Any]:
-        """Plain JSON-ready dict of everything released (for bridges such as R's)."""
+        """Plain JSON-ready dict of everything released (for bridges such as R's).
+
+        The sizes ``n``, ``n_learning`` and ``n_evaluation`` are included for
+        programs; a bridge prints them only when ``public_n`` is True.
+        """
         out = {
             "model": self.model_content,
             "coefficients": {name: v for name, v in self.coefficients()},
@@ -525,6 +529,7 @@ class AnalysisResult:
             "value": self.value_summary(),
             "ledger": self.ledger(),
             "n": self.n, "n_learning": self.n_learning, "n_evaluation": self.n_evaluation,
+            "public_n": self.public_n,  # print the sizes only when True (n declared public)
             "treatment_labels": list(self.treatment_labels),
             "propensity": ({"model": "logistic", "intercept": self.propensity_model.intercept_,
                             "coef": [float(v) for v in self.propensity_model.coef_],

@@ -249,6 +249,12 @@ def test_analyze_arrays_returns_plain_python(cyp, tmp_path):
     assert plain(out)
     assert set(out["value"]) >= {"estimate", "ci_low", "ci_high", "level"}
     assert out["n_evaluation"] == 400 and list(out["coefficients"])[0] == "(intercept)"
+    assert out["public_n"] is False and out["privacy_spent"][0] == 1.0 and 0 < out["privacy_spent"][1] < 1e-5
+    assert all("rows" not in p for p in out["ledger"]["parts"] + out["ledger"]["releases"])
+    shown = analyze_arrays(cyp.X.to_numpy(), cyp.treatment, cyp.benefit, lower=[18, 0, 0, 0], upper=[89, 1, 1, 1],
+                           benefit_lower=0.0, benefit_upper=LOG_YEAR, weights_upper_bound=27.2339, total_epsilon=1.0,
+                           propensity=2 / 3, seed=3, public_n=True, benefit_definition="log-LOS benefit")
+    assert shown["ledger"]["parts"][0]["rows"] > 0 and shown["value"]["benefit"] == "log-LOS benefit"
     assert sorted(p.rsplit("/", 1)[1] for p in out["files"]) == sorted(
         ["model.json", "ledger.json", "value.json", "report.md", "value.png", "coefficients.png"])
     with pytest.raises(TypeError, match="seed must be an integer"):
