@@ -185,3 +185,21 @@ def test_privacy_spent_adds_the_gaussian_delta_and_the_rounding_delta(data, delt
     radius = 2.0 * m.tol / ((1.0 + m.Delta_) / n)
     fp = floating_point_delta(epsilon=1.0, dim=d, grid=m.release_grid_, noise_scale=2.0 * radius / m.epsilon_smoothing_)
     assert m.privacy_spent_ == (1.0, delta + fp) and fp < 1e-8
+
+
+def test_an_epsilon_too_small_for_the_solver_is_named_with_the_smallest_that_works(data):
+    """Issue 22.7: KST's regulariser 2p/epsilon makes the objective too steep for double precision to certify;
+    the error says so and names the epsilon from which the rounding is a tenth of tol (public quantities only)."""
+    from pydpowl.exceptions import ConvergenceError
+
+    X, y = data
+    settings = dict(delta=0.0, gamma=1.0, feature_bounds=FB, target_bounds=TB, fit_intercept=True)
+    with pytest.raises(ConvergenceError, match=r"^DPLinearRegression: epsilon=1e-08 is too small for the solver at "
+                                               r"n=400 rows and p=3 coefficients: .* Use epsilon >= ") as info:
+        DPLinearRegression(epsilon=1e-8, **settings).fit(X, y)
+    message = str(info.value)
+    assert "Delta = 2 p / epsilon = 6e+08" in message and message.endswith("; nothing was released.")
+    smallest = float(message.split("Use epsilon >= ")[1].split(" ")[0])
+    assert 1e-8 < smallest < 1e-3
+    for seed in range(5):
+        assert DPLinearRegression(epsilon=smallest, random_state=seed, **settings).fit(X, y).coef_.shape == (2,)
