@@ -177,7 +177,9 @@ def selection_delta(gammas: Sequence[float], *, epsilon: float, weights_upper_bo
     to its grid: the floating-point delta of that rounding
     (:func:`pydpowl.privacy.accountant.rounded_release_spent`). The parts and
     the scoring rows are disjoint, so the largest candidate's counts (parallel
-    composition); the exponential mechanism samples its law exactly (delta 0).
+    composition). The exponential mechanism that chooses among them is counted
+    with delta 0, which its exact sampler achieves
+    (``exponential_mechanism_delta`` of the mechanisms package).
     """
     from ..engine.mechanisms import output_sensitivity, release_grid
     from .accountant import rounded_release_spent

@@ -130,7 +130,7 @@ def _selection(k: int, fitted: list, *, sensitivity: float, n_val: int) -> Model
     """The result, with every model's stream removed and the composed ``(epsilon, delta)``."""
     for model in fitted:
         model.set_params(random_state=None)  # the live stream could be rewound to regenerate the noise
-    # the exponential mechanism (first candidate's epsilon, on the validation part) samples its law exactly
+    # the exponential mechanism (first candidate's epsilon, on the validation part): delta 0, as its exact sampler
     spent = compose([m.privacy_spent_ for m in fitted] + [(float(fitted[0].epsilon), 0.0)], "parallel")
     return ModelSelection(model=fitted[k], index=k, models=tuple(fitted),
                           epsilon=float(max(float(m.epsilon) for m in fitted)), sensitivity=sensitivity,
