@@ -61,6 +61,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field, fields
+from fractions import Fraction
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -70,8 +71,8 @@ from ._validation import (check_array, check_both_arms, check_bounds, check_choi
                           check_probability, check_vector, check_weight_sensitivity, feature_names_of, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from .estimators.owl import DPOWL, prepare_owl
-from .privacy.accountant import BudgetAccountant
-from .privacy.selection import select_gamma_privately, transfer_gamma
+from .privacy.accountant import BudgetAccountant, compose, rounded_release_spent
+from .privacy.selection import select_gamma_privately, selection_delta, transfer_gamma
 from .privacy.value_estimate import PrivateValue, private_value
 from .value import arm_propensity
 
@@ -84,13 +85,25 @@ COMPOSITION_TEXT = {
                  "releases, so the releases listed add up to more than the total while the guarantee is the total"),
 }
 
-__all__ = ["BudgetSplit", "AnalysisResult", "run_analysis", "analyze_arrays", "fit_rule", "allocate_budget",
-           "DEFAULT_GAMMAS", "PROPENSITY_MODELS"]
+__all__ = ["BudgetSplit", "AnalysisResult", "BenefitScale", "run_analysis", "analyze_arrays", "fit_rule",
+           "allocate_budget", "budget_shares", "exact_number", "DEFAULT_GAMMAS", "PROPENSITY_MODELS"]
 
 #: candidate gammas of the private selection (each fitted on 1/(K+1) of the learning rows)
 DEFAULT_GAMMAS: Tuple[float, ...] = (20.0, 60.0, 200.0, 600.0, 2000.0)
 #: propensity models the analysis can release
 PROPENSITY_MODELS = ("logistic",)
+
+#: which part of the rows each release uses
+PART_OF = {"propensity": "learning", "selection": "learning", "rule": "learning", "value": "evaluation",
+           "variance": "evaluation"}
+#: where each release's delta comes from (the ideal mechanisms are pure epsilon-DP)
+DELTA_SOURCES = {
+    "propensity": "floating-point-safe rounding of the release (engine.mechanisms.floating_point_delta)",
+    "selection": "floating-point-safe rounding of each candidate fit (the largest; disjoint parts)",
+    "rule": "floating-point-safe rounding of the release (engine.mechanisms.floating_point_delta)",
+    "value": "rounding of the 4 Laplace-noised sums to their grid (floating_point_delta, d = 1 each, summed)",
+    "variance": "rounding of the 4 Laplace-noised sums to their grid (floating_point_delta, d = 1 each, summed)",
+}
 
 RELEASE_NAMES = {
     "propensity": "propensity model (DP logistic regression, output perturbation)",
@@ -99,6 +112,70 @@ RELEASE_NAMES = {
     "value": "value of the rule: noisy cell sums (Laplace)",
     "variance": "value of the rule: noisy second moments for the interval (Laplace)",
 }
+
+
+#: known transforms of a clinical quantity: the benefit's definition and how values read back
+BACK_TRANSFORMS = {
+    "los-hours": ("benefit = log(24*365) - log(length of stay in hours); larger is better (a shorter stay)",
+                  "a value V reads as a geometric-mean length of stay of 24*365*exp(-V) hours, a gain G as the "
+                  "geometric-mean length of stay multiplied by exp(-G)"),
+}
+
+
+@dataclass(frozen=True)
+class BenefitScale:
+    """What the benefit is: stated next to every value in the analysis' outputs (public).
+
+    Attributes
+    ----------
+    definition : str
+        The benefit's definition, e.g. ``"benefit = column 'score' (larger is
+        better)"``.
+    back_transform : {"los-hours"} or None
+        A known transform of a clinical quantity. ``"los-hours"`` is the
+        CYP-GUIDES coding ``log(24*365) - log(LOS in hours)``: a value ``V``
+        (a mean benefit) is a geometric-mean length of stay of ``24*365
+        exp(-V)`` hours, and a gain ``G`` multiplies that length of stay by
+        ``exp(-G)``.
+    """
+
+    definition: str = "benefit (larger is better)"
+    back_transform: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.definition, str) or not self.definition.strip():
+            raise ValueError(f"definition must be a non-empty string, got {self.definition!r}.")
+        if self.back_transform is not None and self.back_transform not in BACK_TRANSFORMS:
+            raise ValueError(f"back_transform must be None or one of {sorted(BACK_TRANSFORMS)}, got "
+                             f"back_transform={self.back_transform!r}.")
+
+    @classmethod
+    def known(cls, name: str) -> "BenefitScale":
+        """The scale of a known transform (``"los-hours"``), with its definition."""
+        if name not in BACK_TRANSFORMS:
+            raise ValueError(f"name must be one of {sorted(BACK_TRANSFORMS)}, got {name!r}.")
+        return cls(definition=BACK_TRANSFORMS[name][0], back_transform=name)
+
+    @property
+    def reading(self) -> str:
+        """How values read on the clinical scale (empty without a back-transform)."""
+        return "" if self.back_transform is None else BACK_TRANSFORMS[self.back_transform][1]
+
+    def value_text(self, estimate: float, low: float, high: float) -> str:
+        """The clinical reading of a value and its interval (empty without a back-transform)."""
+        if self.back_transform != "los-hours":
+            return ""
+        from .datasets.cyp_guides import LOG_YEAR_HOURS
+
+        hours = [math.exp(LOG_YEAR_HOURS - v) for v in (estimate, high, low)]  # decreasing in the value
+        return f"geometric-mean length of stay {hours[0]:.3g} hours [{hours[1]:.3g}, {hours[2]:.3g}]"
+
+    def gain_text(self, estimate: float, low: float, high: float) -> str:
+        """The clinical reading of a gain in value and its interval (empty without a back-transform)."""
+        if self.back_transform != "los-hours":
+            return ""
+        ratio = [math.exp(-v) for v in (estimate, high, low)]
+        return f"length of stay x {ratio[0]:.3g} [{ratio[1]:.3g}, {ratio[2]:.3g}] (below 1: shorter)"
 
 
 @dataclass(frozen=True)
@@ -173,6 +250,50 @@ class BudgetSplit:
         return cls(**values)
 
 
+def _decimal(value: float) -> Fraction:
+    """The decimal number a float was written as (its shortest repr), exactly: 0.1 is 1/10."""
+    return Fraction(repr(float(value)))
+
+
+def _double_at_most(q: Fraction) -> float:
+    """The largest double not above ``q`` (a mechanism calibrated with it spends at most ``q``)."""
+    f = float(q)
+    return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
+
+
+def exact_number(q: Fraction) -> float:
+    """``q`` as a JSON number: the double whose shortest repr is ``q``'s exact decimal when there is one
+    (a round trip, checked), else the smallest double above ``q`` (never an understatement)."""
+    f = float(q)
+    if Fraction(repr(f)) == q:
+        return f
+    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
+
+
+def budget_shares(total_epsilon: float, split: BudgetSplit, *, propensity_model: bool, tune: bool
+                  ) -> Dict[str, Fraction]:
+    """Each release's exact share of E, computed from the decimal numbers the analyst gave.
+
+    ``total_epsilon`` and the shares of ``split`` are taken as the decimals
+    they were written as (``2`` and ``0.4``, not their binary approximations),
+    and the products and differences are exact: the learning part of E = 2 is
+    exactly 1.2 and the releases add up to exactly E. See :func:`allocate_budget`.
+    """
+    E = _decimal(check_positive("total_epsilon", total_epsilon))
+    if split.composition == "parallel":
+        e_learn = e_eval = E
+    else:
+        e_eval = _decimal(split.evaluation) * E
+        e_learn = E - e_eval
+    zero = Fraction(0)
+    eps = {"propensity": _decimal(split.propensity) * e_learn if propensity_model else zero,
+           "selection": _decimal(split.selection) * e_learn if tune else zero,
+           "variance": _decimal(split.variance) * e_eval}
+    eps["rule"] = e_learn - eps["propensity"] - eps["selection"]
+    eps["value"] = e_eval - eps["variance"]
+    return eps
+
+
 def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_model: bool, tune: bool
                     ) -> Dict[str, float]:
     """Epsilon of each release: ``propensity``, ``selection``, ``rule`` (learning part), ``value``, ``variance``.
@@ -180,20 +301,12 @@ def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_mode
     Releases that do not happen get 0. Under ``split.composition ==
     "sequential"`` the learning part has ``(1 - split.evaluation) E`` and the
     evaluation part ``split.evaluation E``, so all releases add up to E; under
-    ``"parallel"`` each part has E.
+    ``"parallel"`` each part has E. Each value is the largest double not above
+    the release's exact share (:func:`budget_shares`), so the mechanisms spend
+    at most what the ledger states.
     """
-    E = check_positive("total_epsilon", total_epsilon)
-    if split.composition == "parallel":
-        e_learn = e_eval = E
-    else:
-        e_eval = split.evaluation * E
-        e_learn = E - e_eval
-    eps = {"propensity": split.propensity * e_learn if propensity_model else 0.0,
-           "selection": split.selection * e_learn if tune else 0.0,
-           "variance": split.variance * e_eval}
-    eps["rule"] = e_learn - eps["propensity"] - eps["selection"]
-    eps["value"] = e_eval - eps["variance"]
-    return eps
+    return {k: _double_at_most(v) for k, v in budget_shares(total_epsilon, split, propensity_model=propensity_model,
+                                                             tune=tune).items()}
 
 
 def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
@@ -251,8 +364,23 @@ class AnalysisResult:
     feature_names : list of str
     level : float
     diagnostics : dict
-        Clip counts computed from the private data: for the analyst, not released
-        (not written to any output file).
+        Clip counts and solver iterations computed from the private data:
+        NON-PRIVATE, for the analyst only (``pydpowl analyze --diagnostics``
+        prints them, labelled); never written to an output file.
+    composition : {"sequential", "parallel"}
+    shares : dict of Fraction
+        Each release's exact share of E (:func:`budget_shares`); ``epsilons``
+        holds the doubles the mechanisms used (at most the shares).
+    deltas : dict of float
+        Each release's delta (``DELTA_SOURCES`` says where it comes from).
+    public_n : bool
+        The analyst declared the number of subjects public: sizes are then
+        written in the ledger, the report and the notes; otherwise "n not
+        released".
+    evaluation_fraction : float
+        Share of the rows in the evaluation part (public).
+    benefit_scale : BenefitScale
+        What the benefit is (stated next to every value in the outputs).
     """
 
     model: DPOWL
@@ -273,39 +401,87 @@ class AnalysisResult:
     level: float
     diagnostics: Dict[str, int] = field(default_factory=dict)
     composition: str = "sequential"
+    shares: Dict[str, Fraction] = field(default_factory=dict)
+    deltas: Dict[str, float] = field(default_factory=dict)
+    public_n: bool = False
+    evaluation_fraction: float = 0.5
+    benefit_scale: "BenefitScale" = field(default_factory=lambda: BenefitScale())
+
+    def _share(self, key: str) -> Fraction:
+        return self.shares[key] if key in self.shares else _decimal(self.epsilons[key])
+
+    def _part(self, part: str) -> Tuple[Fraction, float]:
+        keys = [k for k, v in PART_OF.items() if v == part]
+        return sum((self._share(k) for k in keys), Fraction(0)), math.fsum(self.deltas.get(k, 0.0) for k in keys)
 
     @property
     def epsilon_learning(self) -> float:
-        return math.fsum(self.epsilons[k] for k in ("propensity", "selection", "rule"))
+        """The learning part's releases, summed exactly (see :func:`exact_number`)."""
+        return exact_number(self._part("learning")[0])
 
     @property
     def epsilon_evaluation(self) -> float:
-        return math.fsum(self.epsilons[k] for k in ("value", "variance"))
+        return exact_number(self._part("evaluation")[0])
 
     @property
     def epsilon_spent(self) -> float:
         """The composed total: the sum of every release (sequential), or the ``max`` over the two
-        disjoint parts of their sums (parallel)."""
-        if self.composition == "parallel":
-            return max(self.epsilon_learning, self.epsilon_evaluation)
-        return self.epsilon_learning + self.epsilon_evaluation
+        disjoint parts of their sums (parallel); exact, from the decimal budgets given."""
+        (e_l, _), (e_e, _) = self._part("learning"), self._part("evaluation")
+        return exact_number(max(e_l, e_e) if self.composition == "parallel" else e_l + e_e)
+
+    @property
+    def delta_spent(self) -> float:
+        """The composed delta (the sum, or the larger part's under parallel composition)."""
+        parts = [self._part("learning")[1], self._part("evaluation")[1]]
+        return compose(((0.0, d) for d in parts), "parallel" if self.composition == "parallel" else "sequential")[1]
+
+    @property
+    def privacy_spent(self) -> Tuple[float, float]:
+        """``(epsilon, delta)`` of the whole analysis."""
+        return self.epsilon_spent, self.delta_spent
 
     def ledger(self) -> Dict[str, Any]:
-        """The ledger (``ledger.json``): every release, its part, and the composed total."""
-        part_of = {"propensity": "learning", "selection": "learning", "rule": "learning",
-                   "value": "evaluation", "variance": "evaluation"}
+        """The ledger (``ledger.json``): every release with its (epsilon, delta) and part, and the composed total.
+
+        Epsilons are the exact shares of the decimal budget given (``1.2``, not
+        ``1.2000000000000002``); each mechanism used the largest double not
+        above its share. Sizes are written only when n was declared public.
+        """
+        from .estimators.summary import guarantee_text
+
         rows = {"learning": self.n_learning, "evaluation": self.n_evaluation}
-        releases = [{"name": RELEASE_NAMES[k], "epsilon": self.epsilons[k], "part": part_of[k],
-                     "rows": rows[part_of[k]]} for k in ("propensity", "selection", "rule", "value", "variance")
-                    if self.epsilons[k] > 0]
+        releases = []
+        for k in ("propensity", "selection", "rule", "value", "variance"):
+            if self.epsilons[k] > 0:
+                entry = {"name": RELEASE_NAMES[k], "epsilon": exact_number(self._share(k)),
+                         "delta": self.deltas.get(k, 0.0), "delta_source": DELTA_SOURCES[k], "part": PART_OF[k]}
+                if self.public_n:
+                    entry["rows"] = rows[PART_OF[k]]
+                releases.append(entry)
+        parts = []
+        for name in ("learning", "evaluation"):
+            eps, delta = self._part(name)
+            parts.append({"name": name, **({"rows": rows[name]} if self.public_n else {}),
+                          "epsilon": exact_number(eps), "delta": delta})
         return {
-            "total_epsilon": self.total_epsilon,
+            "total_epsilon": exact_number(_decimal(self.total_epsilon)),
             "spent": self.epsilon_spent,
+            "spent_delta": self.delta_spent,
+            "guarantee": guarantee_text(*self.privacy_spent),
             "composition": (COMPOSITION_TEXT["parallel"] if self.composition == "parallel"
                             else COMPOSITION_TEXT["sequential"]),
-            "parts": [{"name": "learning", "rows": self.n_learning, "epsilon": self.epsilon_learning},
-                      {"name": "evaluation", "rows": self.n_evaluation, "epsilon": self.epsilon_evaluation}],
+            "parts": parts,
             "releases": releases,
+            "notes": [
+                "epsilon: each release's exact share of the total, computed from the decimal budgets given; its "
+                "mechanism used the largest double not above it",
+                "delta: each ideal mechanism is pure epsilon-DP; the delta is that of the floating-point-safe "
+                "rounding of its noisy output under the sampler model of docs/privacy_audit.md (delta_source); "
+                "deltas add up like epsilons (sum; the larger part's under parallel composition)",
+                "rows: " + ("the number of subjects was declared public" if self.public_n else
+                            "n not released (it was not declared public)"),
+            ],
         }
 
     def value_summary(self) -> Dict[str, Any]:
@@ -314,10 +490,17 @@ class AnalysisResult:
         out: Dict[str, Any] = dict(self.value.value.as_dict())
         out["difference_from_better_arm"] = self.value.difference.as_dict()
         out["versus_arm"] = {plus: self.value.versus_plus.as_dict(), minus: self.value.versus_minus.as_dict()}
+        scale = self.benefit_scale
+        out["benefit"] = scale.definition
+        if scale.back_transform is not None:
+            v, d = self.value.value, self.value.difference
+            out["clinical"] = {"reading": scale.reading,
+                               "value": scale.value_text(v.estimate, v.ci_low, v.ci_high),
+                               "difference_from_better_arm": scale.gain_text(d.estimate, d.ci_low, d.ci_high)}
+        rows = f"{self.n_evaluation} evaluation rows" if self.public_n else "the evaluation rows (n not released)"
         out["notes"] = [
             f"value: mean benefit (clipped to [{self.benefit_bounds[0]:g}, {self.benefit_bounds[1]:g}]) if every "
-            f"patient were treated by the released rule; estimated on {self.n_evaluation} evaluation rows that the "
-            "rule never saw",
+            f"patient were treated by the released rule; estimated on {rows} that the rule never saw",
             "intervals account for sampling error (normal approximation, privately bounded variance) and for the "
             "Laplace privacy noise (exact law)",
             "difference_from_better_arm: V(rule) - max(V(everyone +1), V(everyone -1)); versus_arm gives V(rule) - "
@@ -333,7 +516,11 @@ class AnalysisResult:
         return [("(intercept)", float(c["intercept"]))] + list(zip(c["feature_names"], (float(v) for v in c["coef"])))
 
     def to_dict(self) -> Dict[str, Any]:
-        """Plain JSON-ready dict of everything released (for bridges such as R's)."""
+        """Plain JSON-ready dict of everything released (for bridges such as R's).
+
+        The sizes ``n``, ``n_learning`` and ``n_evaluation`` are included for
+        programs; a bridge prints them only when ``public_n`` is True.
+        """
         out = {
             "model": self.model_content,
             "coefficients": {name: v for name, v in self.coefficients()},
@@ -342,6 +529,7 @@ class AnalysisResult:
             "value": self.value_summary(),
             "ledger": self.ledger(),
             "n": self.n, "n_learning": self.n_learning, "n_evaluation": self.n_evaluation,
+            "public_n": self.public_n,  # print the sizes only when True (n declared public)
             "treatment_labels": list(self.treatment_labels),
             "propensity": ({"model": "logistic", "intercept": self.propensity_model.intercept_,
                             "coef": [float(v) for v in self.propensity_model.coef_],
@@ -350,6 +538,7 @@ class AnalysisResult:
                            if self.propensity_model is not None else {"known": self.propensity}),
             "value_release": {"first_moments": self.value.first_moments.tolist(),
                               "second_moments": self.value.second_moments.tolist()},
+            "privacy_spent": list(self.privacy_spent),
         }
         return out
 
@@ -376,7 +565,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                  gamma: Optional[float] = None, gammas: Sequence[float] = DEFAULT_GAMMAS, huber_h: float = 0.5,
                  level: float = 0.95, split: Optional[BudgetSplit] = None, feature_names: Optional[Sequence[str]] = None,
                  treatment_labels: Tuple[str, str] = ("+1", "-1"), accountant: Optional[BudgetAccountant] = None,
-                 evaluation_rows: Optional[Sequence[int]] = None, random_state: Any = None) -> AnalysisResult:
+                 evaluation_rows: Optional[Sequence[int]] = None, public_n: bool = False,
+                 benefit_scale: Optional[BenefitScale] = None, random_state: Any = None) -> AnalysisResult:
     """Run the whole private analysis (see the module docstring).
 
     Parameters
@@ -427,6 +617,14 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         (it must not depend on the data, e.g. a site or a draw made beforehand;
         the privacy audit uses it to test the mechanism for a given split). By
         default a random ``floor(evaluation_fraction * n)`` rows.
+    public_n : bool, default=False
+        The analyst declares the number of subjects public: the ledger, the
+        notes and the report then state the sizes; otherwise "n not released".
+        (The guarantee is for neighbours of the same size, and the releases
+        depend on n; printing it is the analyst's decision.)
+    benefit_scale : BenefitScale, optional
+        What the benefit is (stated next to every value); a generic statement
+        by default.
     random_state : None, int or numpy.random.Generator
         Source of the split and of every noise draw; None (fresh operating-system
         entropy) for real releases, seeds for reproduction only.
@@ -461,7 +659,11 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         raise ValueError("gammas must hold at least one candidate and must not repeat one.")
     if not tune:
         gamma = check_positive("gamma", gamma)
-    eps = allocate_budget(E, split, propensity_model=propensity_model is not None, tune=tune)
+    shares = budget_shares(E, split, propensity_model=propensity_model is not None, tune=tune)
+    eps = {k: _double_at_most(v) for k, v in shares.items()}  # what each mechanism uses: at most its share
+    benefit_scale = BenefitScale() if benefit_scale is None else benefit_scale
+    if not isinstance(benefit_scale, BenefitScale):
+        raise TypeError(f"benefit_scale must be a BenefitScale, got {type(benefit_scale).__name__}.")
     if accountant is not None:  # before the data are touched
         accountant.check(E, label="pydpowl analysis")
     learning = [eps[k] for k in ("propensity", "selection", "rule") if eps[k] > 0]
@@ -534,9 +736,13 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                                                     huber_h=huber_h, rng=rng)
         gamma = transfer_gamma(chosen, transfer="bound", n_part=n_part, epsilon_select=eps["selection"],
                                n_fit=n_learn, epsilon_fit=eps["rule"])
+        sizes = ((f"n={n_part}", f"n={n_learn}") if public_n else
+                 ("n = a part of the learning rows", "n = the learning rows; n not released"))
         selection = {"selected": chosen, "n_part": n_part, "candidates": list(grid), "transfer": "bound",
-                     "note": f"selected for (n={n_part}, epsilon={eps['selection']:g}); used {gamma:.6g} for "
-                             f"(n={n_learn}, epsilon={eps['rule']:g}) by gamma ~ sqrt(n / epsilon)"}
+                     "note": f"selected for ({sizes[0]}, epsilon={eps['selection']:g}); used {gamma:.6g} for "
+                             f"({sizes[1]}, epsilon={eps['rule']:g}) by gamma ~ sqrt(n / epsilon)",
+                     "delta": selection_delta(grid, epsilon=eps["selection"], weights_upper_bound=W,
+                                              n_part=n_part, dim=X.shape[1] + 1)}
 
     # 4. the rule
     with learn_acc.release(eps["rule"], label=RELEASE_NAMES["rule"]):
@@ -544,7 +750,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                          weights_upper_bound=W, feature_bounds=feature_bounds, weight_sensitivity=0.0,
                          huber_h=huber_h, random_state=rng)
     model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
-    diagnostics.update(n_clipped_weights=model.n_clipped_weights_, n_clipped_features=model.n_clipped_features_)
+    diagnostics.update(n_clipped_weights=model.n_clipped_weights_, n_clipped_features=model.n_clipped_features_,
+                       n_iter=model.n_iter_)
     from .model_io import model_to_dict
 
     content = model_to_dict(model, feature_names=names, epsilon_total=E, tuning=_tuning_text(selection, gamma, eps),
@@ -556,17 +763,32 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                           epsilon_mean=eps["value"], epsilon_variance=eps["variance"], level=level, rng=rng)
     eval_acc.spend(eps["value"], label=RELEASE_NAMES["value"])
     eval_acc.spend(eps["variance"], label=RELEASE_NAMES["variance"])
+    deltas = {"propensity": prop_model.privacy_spent_[1] if prop_model is not None else 0.0,
+              "selection": selection["delta"] if selection is not None else 0.0,
+              "rule": model.privacy_spent_[1],
+              "value": _laplace_sums_delta(eps["value"], value.first_scales),
+              "variance": _laplace_sums_delta(eps["variance"], value.second_scales)}
     result = AnalysisResult(
         model=model, model_content=content, value=value, gamma=float(gamma), gamma_selection=selection,
         propensity_model=prop_model, propensity=propensity, epsilons=eps, total_epsilon=E, n=n,
         n_learning=n_learn, n_evaluation=n_eval, benefit_bounds=(lo, hi),
         treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])), feature_names=names, level=level,
-        diagnostics=diagnostics, composition=split.composition,
+        diagnostics=diagnostics, composition=split.composition, shares=shares, deltas=deltas,
+        public_n=bool(public_n), evaluation_fraction=float(split.evaluation_fraction), benefit_scale=benefit_scale,
     )
     if accountant is not None:  # after success: the composed total, once
         accountant.spend(result.epsilon_spent, label=f"pydpowl analysis: {len(result.ledger()['releases'])} releases "
-                                                     f"({split.composition} composition)")
+                                                     f"({split.composition} composition)", delta=result.delta_spent)
     return result
+
+
+def _laplace_sums_delta(epsilon: float, scales: Sequence[float]) -> float:
+    """delta of a release of sums with independent Laplace noise of ``scales``, each rounded to its grid: the
+    floating-point bound with d = 1 for each (a Laplace draw is an l2-Laplace draw in one dimension), summed."""
+    from .privacy.value_estimate import release_grid
+
+    return min(1.0, math.fsum(rounded_release_spent(epsilon, dim=1, grid=release_grid(float(b)),
+                                                    noise_scale=float(b))[1] for b in scales))
 
 
 def _tuning_text(selection: Optional[Dict[str, Any]], gamma: float, eps: Dict[str, float]) -> str:
@@ -582,14 +804,16 @@ def analyze_arrays(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, lo
                    feature_names: Optional[Sequence[str]] = None, treatment_labels: Sequence[str] = ("+1", "-1"),
                    gamma: Optional[float] = None, gammas: Optional[Sequence[float]] = None,
                    logit_bound: float = DEFAULT_LOGIT_BOUND, level: float = 0.95, split: Optional[str] = None,
-                   seed: Optional[int] = None, out_dir: Optional[str] = None) -> Dict[str, Any]:
+                   seed: Optional[int] = None, out_dir: Optional[str] = None, public_n: bool = False,
+                   benefit_definition: Optional[str] = None) -> Dict[str, Any]:
     """Bridge-friendly entry point (plain arrays and scalars in, a plain dict out), e.g. for R's ``dpowl_analysis()``.
 
     Parameters are those of :func:`run_analysis` with the bounds as flat
     sequences (``lower``, ``upper`` per feature; ``benefit_lower``,
     ``benefit_upper``), ``split`` as the text of :meth:`BudgetSplit.parse`, and
-    ``seed`` an optional int (reproduction only). With ``out_dir`` the output
-    files of ``pydpowl analyze`` are written there too.
+    ``seed`` an optional int (reproduction only), ``benefit_definition`` the
+    text of :class:`BenefitScale`. With ``out_dir`` the output files of
+    ``pydpowl analyze`` are written there too.
 
     Returns
     -------
@@ -610,7 +834,8 @@ def analyze_arrays(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, lo
         total_epsilon=total_epsilon, propensity=propensity, propensity_model=propensity_model,
         logit_bound=logit_bound, gamma=gamma, gammas=DEFAULT_GAMMAS if gammas is None else list(gammas), level=level,
         split=None if split is None else BudgetSplit.parse(split), feature_names=feature_names,
-        treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])),
+        treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])), public_n=public_n,
+        benefit_scale=None if benefit_definition is None else BenefitScale(definition=str(benefit_definition)),
         random_state=None if seed is None else int(seed),
     )
     out = result.to_dict()

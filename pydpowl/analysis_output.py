@@ -1,9 +1,11 @@
 """The files of a private analysis: model.json, ledger.json, value.json, report.md and two PNGs.
 
 Everything written is a release or public: the rule (as :mod:`pydpowl.model_io`
-writes it, readable by ``pydpowl predict``), the ledger, the value and its
-intervals, and the public settings. The clip counts computed from the private
-data (:attr:`AnalysisResult.diagnostics`) are not written.
+writes it, readable by ``pydpowl predict``), the ledger (each release's
+``(epsilon, delta)``), the value and its intervals on the benefit's stated
+scale, and the public settings. The counts computed from the private data
+(:attr:`AnalysisResult.diagnostics`) are not written; the sizes only when the
+number of subjects was declared public (:attr:`AnalysisResult.public_n`).
 """
 
 from __future__ import annotations
@@ -41,25 +43,60 @@ def _ci(iv) -> str:
     return f"{iv.estimate:.4f} [{iv.ci_low:.4f}, {iv.ci_high:.4f}]"
 
 
+def _value(result: AnalysisResult, iv, *, gain: bool) -> str:
+    """A value (or gain) with its interval, its scale and, for a known transform, its clinical reading."""
+    scale = result.benefit_scale
+    clinical = (scale.gain_text if gain else scale.value_text)(iv.estimate, iv.ci_low, iv.ci_high)
+    return _ci(iv) + f" ({'difference in ' if gain else ''}mean benefit" + (f"; {clinical}" if clinical else "") + ")"
+
+
+def number_text(x: float) -> str:
+    """A budget as given: ``2``, ``1.2`` (the shortest repr; integers without ``.0``)."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def gamma_text(result: AnalysisResult) -> str:
+    """Which gamma the rule used and, when it was chosen privately, which candidate won."""
+    sel = result.gamma_selection
+    if sel is None:
+        return f"gamma = {result.gamma:.6g}, fixed in advance (no budget spent on choosing it)"
+    cands = ", ".join(f"**{g:g}**" if g == sel["selected"] else f"{g:g}" for g in sel["candidates"])
+    return (f"gamma candidate **{sel['selected']:g}** won the private selection among {cands} (exponential "
+            f"mechanism on the rule's value); transferred to gamma = {result.gamma:.6g} for the final fit "
+            "(gamma ~ sqrt(n / epsilon))")
+
+
 def report_markdown(result: AnalysisResult, *, description: str = "", figures: List[str] = ()) -> str:
     """The report: the answer first, then the rule, the budget and the public settings."""
+    from .estimators.summary import delta_text
+
     v = result.value
     plus, minus = result.treatment_labels
     level = f"{100 * result.level:g}%"
     led = result.ledger()
+    eps, delta = result.privacy_spent
+    sizes = result.public_n
     lines = [
         "# Private treatment-rule analysis",
         "",
-        description or f"{result.n} subjects",
+        (description or "Data: the analyst's.") + ("" if sizes else " Number of subjects: n not released (not "
+                                                   "declared public)."),
         "",
         "## The answer",
         "",
-        f"* **Value of the released rule** (mean benefit if everyone were treated by it): {_ci(v.value)} "
-        f"({level} interval).",
-        f"* **Gain over giving everyone the better single arm**: {_ci(v.difference)}.",
-        f"* Against everyone on {plus}: {_ci(v.versus_plus)}; against everyone on {minus}: {_ci(v.versus_minus)} "
-        f"(both intervals hold together at {level}).",
-        f"* Total privacy budget: epsilon = {result.total_epsilon:g} (spent {result.epsilon_spent:g}).",
+        f"Benefit: {result.benefit_scale.definition}. Each value below is a mean benefit on that scale"
+        + (f"; {result.benefit_scale.reading}." if result.benefit_scale.reading else "."),
+        "",
+        f"* **Value of the released rule** (mean benefit if everyone were treated by it), {level} interval: "
+        f"{_value(result, v.value, gain=False)}.",
+        f"* **Gain over giving everyone the better single arm** (difference in mean benefit): "
+        f"{_value(result, v.difference, gain=True)}.",
+        f"* Against everyone on {plus}: {_value(result, v.versus_plus, gain=True)}; against everyone on {minus}: "
+        f"{_value(result, v.versus_minus, gain=True)} (both intervals hold together at {level}).",
+        f"* Privacy: the analysis is **({eps:g}, {delta_text(delta)})-DP** (total epsilon allowed "
+        f"{result.total_epsilon:g}); delta comes from the floating-point-safe rounding of each release (see the "
+        "ledger below).",
         "",
         "The value is estimated on the evaluation part, which the rule never saw; the intervals account for "
         "the sampling error and for the privacy noise. They assume the propensities are right "
@@ -69,23 +106,31 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
         "## The rule",
         "",
         f"Recommend **{plus}** where the decision value `intercept + x'coef` is > 0, otherwise **{minus}** "
-        f"(`pydpowl predict --model model.json` applies it). gamma = {result.gamma:.6g}; "
-        f"{result.model_content['tuning']}.",
+        f"(`pydpowl predict --model model.json` applies it). {gamma_text(result)}.",
         "",
         "| coefficient | released value |",
         "|---|---|",
     ]
     lines += [f"| {name} | {value:.6g} |" for name, value in result.coefficients()]
     lines += ["", "## Privacy budget (ledger.json)", "", led["composition"] + ".", "",
-              "| release | epsilon | part | rows |", "|---|---|---|---|"]
-    lines += [f"| {r['name']} | {r['epsilon']:.6g} | {r['part']} | {r['rows']} |" for r in led["releases"]]
-    lines += ["", f"Learning part: {result.n_learning} rows, epsilon {result.epsilon_learning:.6g}; evaluation "
-              f"part: {result.n_evaluation} rows, epsilon {result.epsilon_evaluation:.6g}; the analysis is "
-              f"{result.epsilon_spent:.6g}-DP (total allowed {result.total_epsilon:g}).", ""]
+              "| release | epsilon | delta | part |" + (" rows |" if sizes else ""),
+              "|---|---|---|---|" + ("---|" if sizes else "")]
+    lines += [f"| {r['name']} | {number_text(r['epsilon'])} | {delta_text(r['delta'])} | {r['part']} |"
+              + (f" {r['rows']} |" if sizes else "") for r in led["releases"]]
+    parts = {p["name"]: p for p in led["parts"]}
+    rows = {k: (f"{parts[k]['rows']} rows, " if sizes else "") for k in parts}
+    lines += ["", f"Learning part: {rows['learning']}epsilon {number_text(parts['learning']['epsilon'])}; evaluation "
+              f"part: {rows['evaluation']}epsilon {number_text(parts['evaluation']['epsilon'])}; the analysis is "
+              f"({number_text(led['spent'])}, {delta_text(led['spent_delta'])})-DP (total epsilon allowed "
+              f"{number_text(led['total_epsilon'])}). Epsilons are the exact shares of the total given; delta is that of the "
+              "floating-point-safe rounding of each release under the sampler model of docs/privacy_audit.md "
+              "(column delta_source of ledger.json), rounded up here.", ""]
     lo, hi = result.benefit_bounds
     mc = result.model_content
     bounds = ", ".join(f"{n} [{a:g}, {b:g}]" for n, a, b in zip(mc["feature_names"], mc["feature_bounds"]["lower"],
                                                                  mc["feature_bounds"]["upper"]))
+    split = (f"{result.n_evaluation} of {result.n} rows for evaluation" if sizes else
+             f"a random {result.evaluation_fraction:g} of the rows for evaluation")
     lines += ["## Public settings", "",
               f"* Features and bounds: {bounds} (values outside are clipped by design).",
               f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); weight bound W = {mc['weights_upper_bound']:.6g}.",
@@ -96,29 +141,37 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
                f"{result.propensity_model.intercept_:.4g}, coefficients "
                + ", ".join(f"{n} {c:.4g}" for n, c in zip(result.feature_names, result.propensity_model.coef_))
                + "."),
-              f"* Huber h = {mc['huber_h']:g}; split: {result.n_evaluation} of {result.n} rows for evaluation.",
+              f"* Huber h = {mc['huber_h']:g}; split: {split}.",
               "", "## How to read the numbers", "",
-              "Every number here is a differentially private release or a public setting. Counts of clipped "
-              "values are computed from the private data and are therefore not reported. See docs/analysis.md for "
-              "the derivations.", ""]
+              "Every number here is a differentially private release or a public setting. Counts computed from "
+              "the private data (subjects per arm, values clipped by design) are not reported; the number of "
+              "subjects only when the analyst declared it public. See docs/analysis.md for the derivations.", ""]
     for name in figures:
         lines += [f"![{name}]({name})", ""]
     return "\n".join(lines)
 
 
 def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
-    """The value with its interval, and the gains over each single arm and the better one."""
+    """The value with its interval, and the gains over each single arm and the better one, on the benefit's scale
+    (stated on the axes, with the clinical reading of a known transform)."""
+    import textwrap
+
     plt = pyplot()
     v = result.value
+    scale = result.benefit_scale
     plus, minus = result.treatment_labels
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [1, 1.6]})
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), gridspec_kw={"width_ratios": [1, 1.6]})
     ax = axes[0]
     ax.errorbar([0], [v.value.estimate], yerr=[[v.value.estimate - v.value.ci_low], [v.value.ci_high - v.value.estimate]],
                 fmt="o", capsize=6, color="tab:blue")
     ax.set_xticks([0])
     ax.set_xticklabels(["released rule"])
-    ax.set_ylabel("value (mean benefit)")
+    ax.set_ylabel("value = mean benefit\n" + "\n".join(textwrap.wrap(f"({scale.definition})", 40)), fontsize=8)
     ax.set_title(f"value, {100 * result.level:g}% interval")
+    clinical = scale.value_text(v.value.estimate, v.value.ci_low, v.value.ci_high)
+    if clinical:
+        ax.text(0.5, -0.16, "\n".join(textwrap.wrap(clinical, 42)), transform=ax.transAxes, ha="center", va="top",
+                fontsize=7)
     ax = axes[1]
     items = [("vs better arm", v.difference), (f"vs all {plus}", v.versus_plus), (f"vs all {minus}", v.versus_minus)]
     for k, (label, iv) in enumerate(items):
@@ -128,9 +181,15 @@ def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
     ax.set_yticks(range(len(items)))
     ax.set_yticklabels([label for label, _ in items])
     ax.invert_yaxis()
-    ax.set_xlabel("gain in value")
+    ax.set_xlabel("gain in value (difference in mean benefit)")
     ax.set_title("gain of the rule")
-    fig.suptitle(f"private analysis, total epsilon = {result.total_epsilon:g}", fontsize=9)
+    clinical = scale.gain_text(v.difference.estimate, v.difference.ci_low, v.difference.ci_high)
+    if clinical:
+        ax.text(0.5, -0.2, "vs better arm: " + clinical, transform=ax.transAxes, ha="center", va="top", fontsize=7)
+    sel = result.gamma_selection
+    chosen = (f"gamma {result.gamma:.3g} (candidate {sel['selected']:g} won the private selection)" if sel else
+              f"gamma {result.gamma:.3g} (fixed)")
+    fig.suptitle(f"private analysis, total epsilon = {result.total_epsilon:g}; {chosen}", fontsize=9)
     fig.tight_layout()
     return save_figure(fig, path)
 

@@ -28,6 +28,19 @@ def check_r(*packages: str) -> None:
     pytest.skip(f"{what} is not available.")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def fingerprint_key(tmp_path_factory):
+    """Budget files' fingerprint key in a temporary folder, not the user's configuration folder."""
+    key = tmp_path_factory.mktemp("pydpowl-key") / "fingerprint.key"
+    old = os.environ.get("PYDPOWL_KEY_FILE")
+    os.environ["PYDPOWL_KEY_FILE"] = str(key)
+    yield key
+    if old is None:
+        os.environ.pop("PYDPOWL_KEY_FILE", None)
+    else:
+        os.environ["PYDPOWL_KEY_FILE"] = old
+
+
 def check_r_front_end() -> None:
     """Skip (or fail under ``PYDPOWL_REQUIRE_R=1``) unless the R package pydpowl loads its engine (``R_LIBS``)."""
     from validation.audit.rfrontend import r_front_end_available

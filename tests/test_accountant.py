@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from pydpowl import DPOWL
-from pydpowl.privacy.accountant import BudgetAccountant, Release, dataset_fingerprint
+from pydpowl.privacy.accountant import (BudgetAccountant, Release, compose, dataset_fingerprint, fingerprint_key_path,
+                                       rounded_release_spent)
 from pydpowl.exceptions import BudgetExceededError
 
 
@@ -137,18 +138,22 @@ def test_file_round_trip(tmp_path):
 
 
 def _good():
-    return {"format": "pydpowl-budget", "version": 1, "dataset": None, "total_epsilon": 1.0,
-            "releases": [{"label": "a", "epsilon": 0.5}]}
+    return {"format": "pydpowl-budget", "version": 2, "dataset": None, "total_epsilon": 1.0, "total_delta": None,
+            "releases": [{"label": "a", "epsilon": 0.5, "delta": 0.0}]}
 
 
 @pytest.mark.parametrize("edit, match", [
-    (lambda d: d.update(version=2), r"version must be 1, got 2"),
+    (lambda d: d.update(version=3), r"version must be 1 or 2, got 3"),
+    (lambda d: d.update(total_delta=2.0), r"total_delta must be in \[0, 1\]"),
+    (lambda d: (d.update(total_delta=1e-9), d["releases"][0].update(delta=1e-8)),
+     r"releases spend delta=1e-08, more than total_delta=1e-09"),
+    (lambda d: d["releases"].append({"label": "b", "epsilon": 0.1, "delta": -1}), r"delta must be in \[0, 1\]"),
     (lambda d: d.update(format="other"), r"format must be 'pydpowl-budget'"),
     (lambda d: d.update(extra=1), r"unexpected \['extra'\]"),
     (lambda d: d.pop("releases"), r"missing \['releases'\]"),
     (lambda d: d.update(total_epsilon=-1), r"total_epsilon must be in \(0, inf\]"),
     (lambda d: d.update(total_epsilon="1"), r"total_epsilon must be a number"),
-    (lambda d: d["releases"].append({"label": "b", "epsilon": 0.6}), r"more than total_epsilon=1"),
+    (lambda d: d["releases"].append({"label": "b", "epsilon": 0.6, "delta": 0}), r"more than total_epsilon=1"),
     (lambda d: d["releases"].append({"label": "b"}), r"releases\[1\] must be an object"),
     (lambda d: d.update(dataset=3), r"dataset must be a string or null"),
 ])
@@ -168,13 +173,83 @@ def test_budget_file_for_another_dataset_or_not_json(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="is not valid JSON"):
         BudgetAccountant.load(tmp_path / "bad.json")
-    (tmp_path / "nan.json").write_text(json.dumps(_good()).replace("1.0", "NaN"))
+    (tmp_path / "nan.json").write_text(json.dumps(_good()).replace('"total_epsilon": 1.0', '"total_epsilon": NaN'))
     with pytest.raises(ValueError, match="NaN is not allowed"):
         BudgetAccountant.load(tmp_path / "nan.json")
 
 
-def test_dataset_fingerprint_is_the_sha256_of_the_bytes(tmp_path):
+def test_dataset_fingerprint_is_keyed_not_the_plain_sha256(tmp_path, monkeypatch):
+    """Issue 21.6: an unkeyed SHA-256 lets whoever holds a budget file test a candidate dataset."""
     path = tmp_path / "d.csv"
     path.write_bytes(b"abc")
-    # SHA-256("abc") from FIPS 180-2, appendix B.1
-    assert dataset_fingerprint(path) == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    plain = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # SHA-256("abc"), FIPS 180-2 B.1
+    first = dataset_fingerprint(path)
+    assert first.startswith("hmac-sha256:") and plain not in first and first == dataset_fingerprint(path)
+    budget = BudgetAccountant(total_epsilon=1.0, dataset=first).save(tmp_path / "b.json")
+    assert plain not in budget.read_text()
+    key = fingerprint_key_path()
+    assert key.is_file() and (key.stat().st_mode & 0o777) == 0o600 and len(key.read_bytes()) == 32
+    monkeypatch.setenv("PYDPOWL_KEY_FILE", str(tmp_path / "other" / "k"))  # another secret: another fingerprint
+    assert dataset_fingerprint(path) != first and (tmp_path / "other").stat().st_mode & 0o777 == 0o700
+
+
+def test_fingerprint_key_in_the_config_folder_and_refused_when_readable_by_others(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYDPOWL_KEY_FILE")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    assert fingerprint_key_path() == tmp_path / "cfg" / "pydpowl" / "fingerprint.key"
+    (tmp_path / "d.csv").write_bytes(b"x")
+    dataset_fingerprint(tmp_path / "d.csv")
+    fingerprint_key_path().chmod(0o644)
+    with pytest.raises(ValueError, match=r"can be read by other users \(mode 644\); run: chmod 600"):
+        dataset_fingerprint(tmp_path / "d.csv")
+
+
+def test_an_unkeyed_budget_file_is_recognised_and_re_keyed(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"abc")
+    old = {"format": "pydpowl-budget", "version": 1, "total_epsilon": 2.0, "releases": [{"label": "a", "epsilon": 1.5}],
+           "dataset": "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}
+    (tmp_path / "b.json").write_text(json.dumps(old))
+    acc = BudgetAccountant.load(tmp_path / "b.json", data_file=path)
+    assert acc.dataset == dataset_fingerprint(path) and acc.spent == 1.5  # the tally carries over
+    assert "ba7816bf" not in acc.save(tmp_path / "b.json").read_text()
+    path.write_bytes(b"abd")
+    with pytest.raises(ValueError, match="is for dataset"):
+        BudgetAccountant.load(tmp_path / "b.json", data_file=path)
+
+
+def test_deltas_compose_sequentially_and_in_parallel():
+    assert compose([(0.5, 2.0 ** -30), (0.25, 2.0 ** -31), (0.25, 0.0)]) == (1.0, 3 * 2.0 ** -31)
+    assert compose([(0.5, 1e-9), (0.75, 2e-9)], how="parallel") == (0.75, 2e-9)
+    with pytest.raises(ValueError, match="how must be"):
+        compose([(1.0, 0.0)], how="advanced")
+    acc = BudgetAccountant(total_epsilon=2.0, total_delta=1e-6)
+    acc.spend(1.0, label="a", delta=4e-7)
+    with pytest.raises(BudgetExceededError, match=r"^b: delta=7e-07 exceeds the remaining delta budget 6e-07"):
+        acc.spend(0.5, label="b", delta=7e-7)
+    acc.spend(0.5, label="c", delta=6e-7)
+    assert acc.privacy_spent == (1.5, 1e-6) and acc.releases[1] == Release("c", 0.5, 6e-7)
+    uncapped = BudgetAccountant(total_epsilon=1.0)
+    uncapped.spend(1.0, delta=0.5)
+    assert uncapped.spent_delta == 0.5 and uncapped.total_delta is None
+
+
+def test_file_round_trip_keeps_deltas(tmp_path):
+    acc = BudgetAccountant(total_epsilon=2.0, total_delta=1e-5, dataset="x")
+    acc.spend(0.5, label="fit", delta=5.5e-9)
+    back = BudgetAccountant.load(acc.save(tmp_path / "b.json"), dataset="x")
+    assert back.releases == acc.releases and back.total_delta == 1e-5 and back.privacy_spent == (0.5, 5.5e-9)
+
+
+def test_rounded_release_spent():
+    from pydpowl.engine.mechanisms import floating_point_delta
+
+    fp = floating_point_delta(epsilon=1.0, dim=5, grid=2.0 ** -12, noise_scale=1.0)
+    assert rounded_release_spent(1.0, dim=5, grid=2.0 ** -12, noise_scale=1.0) == (1.0, fp)
+    assert rounded_release_spent(1.0, dim=5, grid=2.0 ** -12, noise_scale=1.0, delta=1e-5) == (1.0, 1e-5 + fp)
+    assert rounded_release_spent(math.inf, dim=5, grid=None, noise_scale=0.0) == (math.inf, 0.0)
+    assert rounded_release_spent(1.0, dim=5, grid=None, noise_scale=1.0, full_precision=True) == (1.0, 1.0)
+    with pytest.raises(ValueError, match="not floating-point safe"):
+        rounded_release_spent(1.0, dim=5, grid=None, noise_scale=1.0)
+    # 1 + e^epsilon overflows near epsilon = 710: the bound exceeds 1, reported as the trivial 1 (a fit still works)
+    assert rounded_release_spent(1e9, dim=5, grid=2.0 ** -40, noise_scale=1e-9) == (1e9, 1.0)

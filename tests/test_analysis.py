@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from pydpowl.estimators.summary import delta_text
 from pydpowl.analysis import (DEFAULT_GAMMAS, BudgetSplit, allocate_budget, analyze_arrays, fit_rule,
                               run_analysis)
 from pydpowl.datasets import make_cyp_guides_style, make_synthetic_owl
@@ -65,7 +66,7 @@ def test_default_ledger_releases_add_up_to_at_most_the_total(cyp):
 
 def test_parallel_ledger_composes_the_two_disjoint_parts_and_never_exceeds_the_total(cyp):
     res = _run(cyp, total_epsilon=1.5, propensity=None, propensity_model="logistic",
-               split=BudgetSplit(composition="parallel"))
+               split=BudgetSplit(composition="parallel"), public_n=True)
     led = res.ledger()
     assert led["total_epsilon"] == 1.5
     parts = {p["name"]: p for p in led["parts"]}
@@ -78,6 +79,56 @@ def test_parallel_ledger_composes_the_two_disjoint_parts_and_never_exceeds_the_t
     names = [r["name"] for r in led["releases"]]
     assert len(names) == 5 and any("propensity" in n for n in names) and any("gamma" in n for n in names)
     json.dumps(led)  # JSON-ready
+
+
+@pytest.mark.parametrize("total, parts, releases", [
+    (3.0, {"learning": 1.8, "evaluation": 1.2}, [0.36, 0.36, 1.08, 0.84, 0.36]),
+    (0.7, {"learning": 0.42, "evaluation": 0.28}, [0.084, 0.084, 0.252, 0.196, 0.084]),
+])
+def test_ledger_prints_the_budgets_exactly(cyp, total, parts, releases):
+    """Issue 22.5: ledger.json showed 1.2000000000000002 (binary rounding of 0.4 * 3); the shares are the exact
+    decimals of the budget given, they add up to it exactly, and each mechanism uses at most its share."""
+    from fractions import Fraction
+
+    res = _run(cyp, total_epsilon=total, propensity=None, propensity_model="logistic")
+    text = json.dumps(res.ledger())
+    led = json.loads(text)
+    assert {p["name"]: p["epsilon"] for p in led["parts"]} == parts
+    assert [r["epsilon"] for r in led["releases"]] == releases and led["spent"] == led["total_epsilon"] == total
+    assert "0000000" not in text and "9999999" not in text
+    for key, share in res.shares.items():
+        assert Fraction(res.epsilons[key]) <= share  # the mechanism spends at most what the ledger states
+    assert sum(res.shares.values()) == Fraction(repr(total))
+
+
+def test_ledger_composes_epsilon_and_delta(cyp):
+    """Issue 21.5: every release carries its delta (the floating-point-safe rounding's), the ledger composes them
+    (sum; the larger part's under parallel composition) and states (epsilon, delta) with where delta comes from."""
+    res = _run(cyp, total_epsilon=2.0, propensity=None, propensity_model="logistic")
+    led = res.ledger()
+    deltas = {r["name"].split(" (")[0]: r["delta"] for r in led["releases"]}
+    assert len(deltas) == 5 and all(0 < d < 1e-6 for d in deltas.values())
+    assert all(r["delta_source"] for r in led["releases"])
+    assert deltas["treatment rule"] == res.model.privacy_spent_[1]
+    assert deltas["propensity model"] == res.propensity_model.privacy_spent_[1]
+    assert led["spent_delta"] == math.fsum(deltas.values()) == res.delta_spent
+    assert led["guarantee"] == f"(2, {delta_text(res.delta_spent)})-DP" and res.privacy_spent == (2.0, res.delta_spent)
+    par = _run(cyp, total_epsilon=2.0, split=BudgetSplit(composition="parallel"))
+    parts = {p["name"]: p["delta"] for p in par.ledger()["parts"]}
+    assert par.delta_spent == max(parts.values()) > 0 and par.ledger()["spent"] == 2.0
+    acc = BudgetAccountant(total_epsilon=4.0)
+    _run(cyp, total_epsilon=2.0, accountant=acc)
+    assert acc.releases[0].delta > 0 and acc.privacy_spent[0] == 2.0
+
+
+def test_sizes_are_stated_only_when_n_is_declared_public(cyp):
+    """Issue 21.1: n (and the sizes derived from it) is printed only when the analyst declares it public."""
+    hidden = json.dumps(_run(cyp).ledger()) + json.dumps(_run(cyp).value_summary()) + _run(cyp).model_content["tuning"]
+    assert '"rows"' not in hidden and "n not released" in hidden and str(cyp.n // 2) not in hidden
+    shown = _run(cyp, public_n=True)
+    assert {p["name"]: p["rows"] for p in shown.ledger()["parts"]} == {"learning": cyp.n - cyp.n // 2,
+                                                                         "evaluation": cyp.n // 2}
+    assert f"n={shown.gamma_selection['n_part']}" in shown.model_content["tuning"]
 
 
 def test_fixed_gamma_spends_nothing_on_selection(cyp):
@@ -198,6 +249,12 @@ def test_analyze_arrays_returns_plain_python(cyp, tmp_path):
     assert plain(out)
     assert set(out["value"]) >= {"estimate", "ci_low", "ci_high", "level"}
     assert out["n_evaluation"] == 400 and list(out["coefficients"])[0] == "(intercept)"
+    assert out["public_n"] is False and out["privacy_spent"][0] == 1.0 and 0 < out["privacy_spent"][1] < 1e-5
+    assert all("rows" not in p for p in out["ledger"]["parts"] + out["ledger"]["releases"])
+    shown = analyze_arrays(cyp.X.to_numpy(), cyp.treatment, cyp.benefit, lower=[18, 0, 0, 0], upper=[89, 1, 1, 1],
+                           benefit_lower=0.0, benefit_upper=LOG_YEAR, weights_upper_bound=27.2339, total_epsilon=1.0,
+                           propensity=2 / 3, seed=3, public_n=True, benefit_definition="log-LOS benefit")
+    assert shown["ledger"]["parts"][0]["rows"] > 0 and shown["value"]["benefit"] == "log-LOS benefit"
     assert sorted(p.rsplit("/", 1)[1] for p in out["files"]) == sorted(
         ["model.json", "ledger.json", "value.json", "report.md", "value.png", "coefficients.png"])
     with pytest.raises(TypeError, match="seed must be an integer"):

@@ -53,3 +53,67 @@ def test_files_hold_no_training_data(result, tmp_path):
     blob = "".join((tmp_path / f).read_text() for f in ("model.json", "ledger.json", "value.json", "report.md"))
     for b in np.round(d.benefit[:50], 6):
         assert f"{b:.6f}" not in blob
+
+
+@pytest.fixture(scope="module")
+def cyp_scaled():
+    from pydpowl.analysis import BenefitScale
+
+    d = make_cyp_guides_style(800, random_state=5)
+    return run_analysis(d.X, d.treatment, d.benefit, feature_bounds=d.feature_bounds,
+                        benefit_bounds=(0.0, math.log(8760)), weights_upper_bound=d.weights_upper_bound,
+                        total_epsilon=2.0, propensity=2 / 3, treatment_labels=("G", "S"),
+                        benefit_scale=BenefitScale.known("los-hours"), random_state=2)
+
+
+def test_report_states_the_benefit_next_to_every_value_and_the_length_of_stay(cyp_scaled):
+    """Issue 22.5: "value 4.2001 (mean benefit)" had no unit and no link to the clinical scale."""
+    res = cyp_scaled
+    text = report_markdown(res)
+    assert "Benefit: benefit = log(24*365) - log(length of stay in hours)" in text
+    for iv, gain in ((res.value.value, False), (res.value.difference, True), (res.value.versus_plus, True),
+                     (res.value.versus_minus, True)):
+        line = next(ln for ln in text.splitlines() if f"{iv.estimate:.4f} [{iv.ci_low:.4f}, {iv.ci_high:.4f}]" in ln)
+        if gain:
+            assert f"length of stay x {math.exp(-iv.estimate):.3g} [{math.exp(-iv.ci_high):.3g}, " in line
+        else:
+            hours = [24 * 365 * math.exp(-x) for x in (iv.estimate, iv.ci_high, iv.ci_low)]
+            assert f"geometric-mean length of stay {hours[0]:.3g} hours [{hours[1]:.3g}, {hours[2]:.3g}]" in line
+
+
+def test_report_says_which_gamma_candidate_won(cyp_scaled):
+    res = cyp_scaled
+    sel = res.gamma_selection
+    assert f"gamma candidate **{sel['selected']:g}** won the private selection" in report_markdown(res)
+
+
+def test_report_states_epsilon_and_delta_and_no_sizes_by_default(cyp_scaled):
+    """Issues 21.5 and 21.1: (epsilon, delta)-DP with delta's source; n only when declared public."""
+    from pydpowl.estimators.summary import delta_text
+
+    res = cyp_scaled
+    text = report_markdown(res)
+    assert f"**(2, {delta_text(res.delta_spent)})-DP**" in text and "floating-point-safe rounding" in text
+    assert "| release | epsilon | delta | part |" in text and "| 0.96 |" in text
+    assert f"the analysis is (2, {delta_text(res.delta_spent)})-DP (total epsilon allowed 2)" in text
+    assert "n not released" in text and "400" not in text and "800" not in text
+    assert "the analysis is 2-DP" not in text
+
+
+def test_value_figure_states_the_benefit_and_the_gamma(cyp_scaled, tmp_path, monkeypatch):
+    from matplotlib.text import Text
+
+    from pydpowl import analysis_output
+
+    real, seen = analysis_output.save_figure, []
+
+    def keep(fig, path):
+        seen.extend(t.get_text() for t in fig.findobj(Text))
+        return real(fig, path)
+
+    monkeypatch.setattr(analysis_output, "save_figure", keep)
+    analysis_output.plot_value(cyp_scaled, tmp_path / "v.png")
+    texts = " ".join(seen)
+    assert "value = mean benefit" in texts and "log(24*365)" in texts
+    assert "geometric-mean length of stay" in texts and "length of stay x" in texts
+    assert f"candidate {cyp_scaled.gamma_selection['selected']:g} won the private selection" in texts

@@ -56,7 +56,7 @@ def test_analyze_with_a_propensity_model_and_a_split(csv, tmp_path):
     out = tmp_path / "res"
     assert main(["analyze", "--data", str(csv), *OPTS, "--propensity-model", "logistic", "--logit-bound", "1.5",
                  "--total-epsilon", "1", "--budget-split", "propensity=0.1,evaluation_fraction=0.4", "--gamma", "300",
-                 "--seed", "2", "--out", str(out)]) == 0
+                 "--seed", "2", "--public-n", "--out", str(out)]) == 0
     ledger = json.loads((out / "ledger.json").read_text())
     eps = {r["name"].split(" (")[0]: r["epsilon"] for r in ledger["releases"]}
     assert eps["propensity model"] == pytest.approx(0.1 * 0.6) and "choice of gamma" not in eps  # of the learning part
@@ -120,11 +120,18 @@ def test_public_cyp_guides_file_if_present(tmp_path, capsys):
     out = tmp_path / "cyp"
     assert main(["analyze", "--data", str(CYP_FILE), "--data-format", "cyp-guides", "--benefit-bounds",
                  f"0:{math.log(8760):.6f}", "--propensity", "0.6667", "--total-epsilon", "1", "--seed", "1",
-                 "--out", str(out)]) == 0
+                 "--public-n", "--out", str(out)]) == 0
     value = json.loads((out / "value.json").read_text())
     assert value["ci_low"] < value["estimate"] < value["ci_high"]
     ledger = json.loads((out / "ledger.json").read_text())
     assert {p["name"]: p["rows"] for p in ledger["parts"]} == {"learning": 730, "evaluation": 729}
+    # issue 22.5: the benefit's definition and the length of stay in hours next to every value
+    hours = 24 * 365 * math.exp(-value["estimate"])
+    assert value["benefit"].startswith("benefit = log(24*365) - log(length of stay in hours)")
+    assert value["clinical"]["value"].startswith(f"geometric-mean length of stay {hours:.3g} hours")
+    report = (out / "report.md").read_text()
+    assert f"geometric-mean length of stay {hours:.3g} hours" in report and "length of stay x " in report
+    assert "won the private selection" in report and "in mean benefit" in report
     with pytest.raises(ValueError, match="codes the columns itself"):
         main(["--debug", "analyze", "--data", str(CYP_FILE), "--data-format", "cyp-guides", "--treatment", "x",
               "--benefit-bounds", "0:9", "--propensity", "0.6667", "--total-epsilon", "1", "--out", str(out)])
@@ -138,3 +145,42 @@ def test_default_candidates_are_the_library_defaults(csv, tmp_path, capsys):
     assert main(["analyze", "--data", str(csv), *OPTS, "--propensity", "0.5", "--total-epsilon", "1", "--seed", "3",
                  "--out", str(out)]) == 0
     assert "/".join(f"{g:g}" for g in DEFAULT_GAMMAS) in load_model(out / "model.json").tuning
+
+
+@pytest.mark.parametrize("neighbour", ["arm", "benefit", "feature"])
+def test_a_neighbour_that_changes_a_count_changes_nothing_the_user_sees(neighbour, tmp_path):
+    """Issue 21.1: D and D' differ in one record that the mechanism cannot see (weight 0, or clipped to the same
+    value) but that changes an arm or clip count; with the same seed every release is bit-identical, so stdout,
+    stderr, warnings and every file written must be too."""
+    from validation.audit.disclosure import first_difference, seen_pair
+
+    differs, detail = first_difference(*seen_pair("pydpowl analyze", neighbour, tmp_path))
+    assert not differs, detail
+
+
+def test_diagnostics_print_the_non_private_counts_labelled_as_such(tmp_path):
+    from validation.audit.disclosure import first_difference, seen_pair
+
+    D, D1 = seen_pair("pydpowl analyze", "benefit", tmp_path, diagnostics=True)
+    differs, _ = first_difference(D, D1)
+    assert differs == ("stdout",)  # the files are the same: diagnostics are never written
+    assert "NON-PRIVATE DIAGNOSTICS" in D.stdout and "benefits clipped to the bounds: 0" in D.stdout
+    assert "benefits clipped to the bounds: 1" in D1.stdout and "rows read: 240" in D.stdout
+
+
+def test_n_is_printed_only_when_declared_public(csv, tmp_path, capsys):
+    base = ["analyze", "--data", str(csv), *OPTS, "--propensity", "0.5", "--total-epsilon", "2", "--gamma", "100",
+            "--seed", "1"]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 0
+    text = capsys.readouterr().out
+    report = (tmp_path / "a" / "report.md").read_text()
+    ledger = json.loads((tmp_path / "a" / "ledger.json").read_text())
+    assert "800" not in text and "400" not in text and "n not released" in text
+    assert "800" not in report and "400" not in report and "n not released" in report
+    assert all("rows" not in p for p in ledger["parts"]) and all("rows" not in r for r in ledger["releases"])
+    assert main([*base, "--public-n", "--out", str(tmp_path / "b")]) == 0
+    text = capsys.readouterr().out
+    ledger = json.loads((tmp_path / "b" / "ledger.json").read_text())
+    assert "n = 800 rows (declared public with --public-n)" in text
+    assert {p["name"]: p["rows"] for p in ledger["parts"]} == {"learning": 400, "evaluation": 400}
+

@@ -56,7 +56,8 @@ def test_public_file_states_the_paper_coding(tmp_path, capsys):
     assert main(["casestudy", *FAST, "--no-progress", "--no-sensitivity", "--data", str(PUBLIC_FILE),
                  "--out", str(tmp_path)]) == 0
     text = capsys.readouterr().out
-    assert "n=1459" in text and "mdd = 1 if the diagnosis mentions MDD" in text and "41 not randomised" in text
+    assert "randomised (kept) 1459" in text and "mdd = 1 if the diagnosis mentions MDD" in text
+    assert "not randomised (dropped) 41" in text and "data counts (not private" in text
 
 
 def test_column_options_without_data_are_an_error(tmp_path, capsys):

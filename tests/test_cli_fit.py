@@ -1,11 +1,14 @@
 """Tests of ``pydpowl fit`` (pydpowl.cli.fit), end to end on a CSV written here."""
 
+import hashlib
 import json
+import math
 
 import numpy as np
 import pytest
 
 from pydpowl.cli import main
+from pydpowl.estimators.summary import delta_text
 from pydpowl.datasets import make_synthetic_owl
 from pydpowl.model_io import load_model
 
@@ -74,7 +77,15 @@ def test_budget_file_refuses_a_release_beyond_the_total(csv, tmp_path, capsys):
     assert len(err) == 1 and "error:" in err[0], err
     assert not (tmp_path / "m2.json").exists()
     assert main([*common, "--epsilon", "0.4", "--out", str(tmp_path / "m3.json")]) == 0
-    assert "spent 1 of 1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # issue 21.5: the tally records each fit's delta and states the composed (epsilon, delta)
+    tally = json.loads(budget.read_text())
+    deltas = [r["delta"] for r in tally["releases"]]
+    assert tally["version"] == 2 and len(deltas) == 2 and all(0 < d < 1e-7 for d in deltas)
+    assert f"spent (1, {delta_text(math.fsum(deltas))})-DP of total epsilon 1 in 2 release(s)" in out
+    # issue 21.6: the data file is named by a keyed fingerprint, not its plain SHA-256
+    assert tally["dataset"].startswith("hmac-sha256:") and hashlib.sha256(csv.read_bytes()).hexdigest() not in \
+        budget.read_text()
 
 
 def test_budget_file_total_cannot_be_raised(csv, tmp_path, capsys):
@@ -100,3 +111,32 @@ def test_a_propensity_column_needs_a_stated_weight_sensitivity(csv, tmp_path, ca
     assert load_model(tmp_path / "m.json").weight_sensitivity == 0.0
     assert main(args + ["--weight-sensitivity", "trivial"]) == 0
     assert load_model(tmp_path / "m.json").weight_sensitivity == 400 * 30.0
+
+
+@pytest.mark.parametrize("neighbour", ["arm", "feature", "weight"])
+def test_a_neighbour_that_changes_a_count_changes_nothing_the_user_sees(neighbour, tmp_path):
+    """Issue 21.1: a neighbour invisible to the mechanism (weight 0, a feature or weight clipped to the same value)
+    changes an arm or clip count; with the same seed the release is identical, so must be all the user sees."""
+    from validation.audit.disclosure import first_difference, seen_pair
+
+    differs, detail = first_difference(*seen_pair("pydpowl fit", neighbour, tmp_path))
+    assert not differs, detail
+
+
+def test_diagnostics_are_an_opt_in_labelled_non_private(tmp_path):
+    from validation.audit.disclosure import first_difference, seen_pair
+
+    D, D1 = seen_pair("pydpowl fit", "weight", tmp_path, diagnostics=True)
+    assert first_difference(D, D1)[0] == ("stdout",)
+    assert "NON-PRIVATE DIAGNOSTICS" in D.stdout and "weights clipped at W: 0" in D.stdout
+    assert "weights clipped at W: 1" in D1.stdout and "Newton iterations" in D.stdout
+    assert "NON-PRIVATE" not in (tmp_path / "fit-weight-1-D" / "model.json").read_text()
+
+
+def test_n_is_printed_only_when_declared_public(csv, tmp_path, capsys):
+    base = ["fit", "--data", str(csv), *DATA_OPTS, "--epsilon", "2", "--gamma", "40", "--seed", "1"]
+    assert main([*base, "--out", str(tmp_path / "a.json")]) == 0
+    text = capsys.readouterr().out
+    assert "400" not in text and "n not released" in text
+    assert main([*base, "--public-n", "--out", str(tmp_path / "b.json")]) == 0
+    assert "n = 400 rows (declared public with --public-n)" in capsys.readouterr().out

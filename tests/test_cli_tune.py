@@ -1,6 +1,7 @@
 """Tests of ``pydpowl tune`` (pydpowl.cli.tune): Algorithm 2 and the two ways without D0."""
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -81,3 +82,25 @@ def test_split_budget_needs_both_budgets(private_csv, tmp_path, capsys):
                    "--epsilon-select", "1", "--out", str(tmp_path)])
     err = capsys.readouterr().err.strip()
     assert status == 2 and "--epsilon-select and --epsilon-fit" in err
+
+
+@pytest.mark.parametrize("neighbour", ["arm", "weight"])
+def test_a_neighbour_that_changes_a_count_changes_nothing_the_user_sees(neighbour, tmp_path):
+    """Issue 21.1: the no-D0 methods run on the private data; a neighbour invisible to the mechanism but not to
+    the arm or clip counts must change nothing printed or written (same seed: identical releases)."""
+    from validation.audit.disclosure import first_difference, seen_pair
+
+    differs, detail = first_difference(*seen_pair("pydpowl tune --method split-data", neighbour, tmp_path))
+    assert not differs, detail
+
+
+def test_split_data_sizes_only_when_n_is_declared_public(private_csv, tmp_path, capsys):
+    base = ["tune", "--method", "split-data", "--data", str(private_csv), *DATA_OPTS, "--epsilon", "1",
+            "--seed", "3", "--no-progress"]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 0
+    text = capsys.readouterr().out + (tmp_path / "a" / "tuning.txt").read_text()
+    text += (tmp_path / "a" / "model.json").read_text()
+    assert "n not released" in text and not re.search(r"\bn = \d|\d rows|n_part = |n_select = |\b600\b", text)
+    assert main([*base, "--public-n", "--out", str(tmp_path / "b")]) == 0
+    text = capsys.readouterr().out
+    assert "n = 600 rows (declared public with --public-n)" in text and "n = 300" in text

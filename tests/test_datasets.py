@@ -73,7 +73,10 @@ def test_loader_codes_a_small_file(tmp_path):
     np.testing.assert_array_equal(d.treatment, [1, -1, 1])
     np.testing.assert_allclose(d.benefit, np.log(8760) - np.log([100, 200, 24]))
     np.testing.assert_allclose(d.propensity, [2 / 3, 1 / 3, 2 / 3])
-    assert any("not randomised dropped" in n for n in d.notes)
+    assert any("the others are dropped" in n for n in d.notes)
+    assert d.diagnostics == {"rows read": 4, "not randomised (dropped)": 1, "randomised (kept)": 3,
+                             "treatment +1 (G)": 2, "treatment -1 (S)": 1}
+    assert "n=" not in d.description and not any(ch.isdigit() for ch in d.notes[0])
 
 
 def test_loader_errors(tmp_path):

@@ -109,7 +109,18 @@ def test_fitted_attributes_are_the_documented_release_and_diagnostics(data):
     model = DPLogisticPropensity(epsilon=1.0, feature_bounds=BOUNDS, random_state=np.random.default_rng(3)).fit(X, A)
     fitted = set(vars(model)) - set(model.get_params())
     assert fitted == {"scaled_coef_", "intercept_", "coef_", "gamma_", "sensitivity_", "scaler_", "n_features_in_",
-                      "n_clipped_features_"}, "a new fitted attribute must be reviewed for privacy"
+                      "n_clipped_features_", "privacy_spent_"}, "a new fitted attribute must be reviewed for privacy"
     for name in fitted:
         value = getattr(model, name)
         assert not (isinstance(value, np.ndarray) and len(X) in value.shape), f"{name} is training-sized"
+
+
+def test_privacy_spent_is_the_engines(data):
+    """Issue 21.5: (epsilon, the floating-point rounding's delta); the extra rounding to 2^-24 is post-processing."""
+    from pydpowl.engine.mechanisms import floating_point_delta, release_grid
+
+    X, A = data[0], data[1]
+    m = DPLogisticPropensity(epsilon=0.5, feature_bounds=([18, 0], [89, 1]), random_state=0).fit(X, A)
+    grid = release_grid(sensitivity=m.sensitivity_, epsilon=0.5)
+    expected = floating_point_delta(epsilon=0.5, dim=X.shape[1] + 1, grid=grid, noise_scale=m.sensitivity_ / 0.5)
+    assert m.privacy_spent_ == (0.5, expected)

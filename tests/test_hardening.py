@@ -15,6 +15,8 @@ import pickle
 import struct
 import warnings
 
+import re
+
 import numpy as np
 import pytest
 
@@ -136,11 +138,11 @@ def _owl_secrets(data, seed):
 
 #: classes_: the two labels of y (the label coding; documented to be treated as public)
 DPWERM_FITTED = {"coef_", "sensitivity_", "release_grid_", "n_features_in_", "n_iter_", "n_samples_", "loss_name_",
-                 "classes_", "n_clipped_rows_"}
+                 "classes_", "n_clipped_rows_", "privacy_spent_"}
 #: DPOWL's classes_: the treatment labels (arm names, public like a classifier's classes_)
 DPOWL_FITTED = {"classes_", "coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "release_grid_",
                 "weight_sensitivity_", "n_iter_", "n_samples_", "n_features_in_", "n_clipped_weights_",
-                "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_"}
+                "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_", "privacy_spent_"}
 #: computed from the data without noise: counts for the analyst, documented as not released
 DIAGNOSTICS = {"n_iter_", "n_clipped_weights_", "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_"}
 
@@ -153,8 +155,18 @@ def test_fitted_attributes_are_exactly_the_documented_ones(data):
     owl = DPOWL(epsilon=1.0, gamma=2.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, random_state=0).fit(X, A, B)
     assert set(vars(owl)) - set(owl.get_params()) == DPOWL_FITTED, "a new fitted attribute must be reviewed"
     doc = DPOWL.__doc__
-    assert all(name in doc for name in DIAGNOSTICS - {"n_iter_"}), "data-derived counts must be documented"
+    assert all(name in doc for name in DIAGNOSTICS), "data-derived counts must be documented"
     assert "n_clipped_rows_" in DPWeightedERM.__doc__ and "classes_" in DPWeightedERM.__doc__
+    assert doc.count("NON-PRIVATE") >= 2 and DPWeightedERM.__doc__.count("NON-PRIVATE") >= 2
+    # issue 21.6: the non-private diagnostics are not part of the summary, so summary() never prints them
+    from dataclasses import fields
+
+    from pydpowl.estimators.summary import FitSummary
+
+    assert not DIAGNOSTICS & {f.name + "_" for f in fields(FitSummary)}
+    for model in (werm, owl):
+        text = str(model.summary())
+        assert "n_clipped" not in text and "iteration" not in text and not re.search(r"\bn = ", text)
 
 
 @pytest.mark.parametrize("random_state", [None, 11, "generator"])

@@ -173,6 +173,20 @@ def test_release_does_not_depend_on_the_memory_layout_of_X(data):
     assert np.array_equal(fits[0].coef_, fits[1].coef_) and fits[0].intercept_ == fits[1].intercept_
 
 
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_privacy_spent_adds_the_gaussian_delta_and_the_rounding_delta(data, delta):
+    """Issue 21.5: DPLinearRegression(delta > 0) spends (epsilon, delta + the smoothing noise's rounding delta)."""
+    from pydpowl.engine.mechanisms import floating_point_delta
+
+    X, y = data
+    m = DPLinearRegression(epsilon=1.0, delta=delta, gamma=1.0, feature_bounds=([-1.1, 0], [1, 3.2]),
+                           target_bounds=(-1, 3), random_state=3).fit(X, y)
+    n, d = X.shape[0], m.scaled_coef_.size
+    radius = 2.0 * m.tol / ((1.0 + m.Delta_) / n)
+    fp = floating_point_delta(epsilon=1.0, dim=d, grid=m.release_grid_, noise_scale=2.0 * radius / m.epsilon_smoothing_)
+    assert m.privacy_spent_ == (1.0, delta + fp) and fp < 1e-8
+
+
 def test_an_epsilon_too_small_for_the_solver_is_named_with_the_smallest_that_works(data):
     """Issue 22.7: KST's regulariser 2p/epsilon makes the objective too steep for double precision to certify;
     the error says so and names the epsilon from which the rounding is a tenth of tol (public quantities only)."""

@@ -218,3 +218,15 @@ def test_rule_predicts_labels_and_maps_to_the_original_space():
     assert_allclose(rule.scores(X), direct, atol=1e-12)  # X inside the bounds: no clipping
     assert set(rule.predict(X)) <= set(classes)
     assert rule.to_dict()["classes"] == ["high", "low", "mid"]
+
+
+def test_k_arm_fit_reports_epsilon_and_the_rounding_delta():
+    """Issue 21.5: every estimator reports (epsilon, delta); a K-arm release's delta is that of the rounding of the
+    l2-Laplace noise in (K - 1) d dimensions."""
+    from pydpowl.engine.mechanisms import floating_point_delta
+
+    X, A, B = _data(n=300, K=3, seed=4)
+    m = DPOWL(epsilon=1.5, gamma=20.0, weights_upper_bound=10.0, feature_bounds=BOUNDS, random_state=0).fit(X, A, B,
+                                                                                                         1 / 3)
+    fp = floating_point_delta(epsilon=1.5, dim=2 * 4, grid=m.release_grid_, noise_scale=m.sensitivity_ / 1.5)
+    assert m.privacy_spent_ == (1.5, fp) and 0 < fp < 1e-7 and m.summary().privacy_spent == m.privacy_spent_

@@ -82,6 +82,11 @@ def test_ledger_records_every_release_and_the_budget_split():
     assert m.ledger_.spent == pytest.approx(2.0)
     assert m.epsilon_stages_ == [1.0, 1.0]
     assert m.stages_[0].baseline_coef.shape == (4,)
+    # issue 21.5: every release carries its delta (the rules' and the KST baselines' roundings); they add up
+    deltas = [r.delta for r in m.ledger_.releases]
+    assert all(0 < d < 1e-6 for d in deltas) and m.privacy_spent_ == m.ledger_.privacy_spent
+    assert m.privacy_spent_[1] == pytest.approx(sum(deltas)) and m.privacy_spent_[0] == pytest.approx(2.0)
+    assert m.floating_point_delta() == pytest.approx(deltas[1] + deltas[3])  # the rules' part
 
 
 def test_shared_accountant_is_checked_before_the_data_and_spent_per_release():

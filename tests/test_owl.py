@@ -1,4 +1,5 @@
 import math
+import re
 import pickle
 
 import numpy as np
@@ -9,6 +10,7 @@ from pydpowl import DPOWL, LogisticPropensity, OWLProblem, prepare_owl, shift_be
 from pydpowl.datasets import make_cyp_guides_style, make_synthetic_owl
 from pydpowl.engine.solver import objective_gradient
 from pydpowl.engine.losses import HuberHingeLoss
+from pydpowl.estimators.summary import delta_text
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +83,10 @@ def test_dataframe_and_summary():
     text = str(m.summary())
     assert "(intercept)" in text and "mdd" in text
     assert "floating-point safe" in text and "multiples of 2^" in text
+    # issue 21.5: the rule's (epsilon, delta), delta rounded up; neither n nor the non-private counts are printed
+    assert m.privacy_spent_[0] == 1.0 and 0 < m.privacy_spent_[1] < 1e-8
+    assert f"guarantee: (1, {delta_text(m.privacy_spent_[1])})-DP" in text
+    assert not re.search(r"\bn = |\b300\b", text) and "clipped_" not in text and "iter" not in text
     assert set(np.unique(m.predict(data.X))) <= {-1, 1}
     assert m.coef_.shape == (4,) and isinstance(m.intercept_, float)
 

@@ -255,9 +255,11 @@ def test_epsilon_above_one_is_certified_when_the_exact_accounting_allows(cls, ch
         est = _dp(cls, epsilon=10.0, delta=0.1, **kw).fit(chain_episodes)
     assert 0 < est.certified_delta_ <= 0.1
     assert est.summary().certified_delta == est.certified_delta_
+    assert est.privacy_spent_ == (10.0, 0.1)  # issue 21.5: the delta asked for, established
     # d = 1 and epsilon = 40: the lemma's constants are no longer certified, so it warns
     with pytest.warns(PrivacyLeakWarning, match=r"exact certificate only gives delta=.* > delta=0.1"):
-        _dp(cls, epsilon=40.0, delta=0.1, features=np.ones((N, 1)), **kw).fit(chain_episodes)
+        weak = _dp(cls, epsilon=40.0, delta=0.1, features=np.ones((N, 1)), **kw).fit(chain_episodes)
+    assert weak.privacy_spent_ == (40.0, weak.certified_delta_) and weak.certified_delta_ > 0.1
 
 
 # ----------------------------------------------------------------- noise law and scale
@@ -395,7 +397,7 @@ def test_private_quantities_are_not_kept_by_default(cls, chain_episodes):
     text = repr(est)
     assert repr(twin.diagnostics_.sigma) not in text and "diagnostics" not in text
     public = {"coef_", "values_", "n_states_", "n_features_", "n_episodes_", "alpha_", "beta_",
-              "sensitivity_constant_", "regularization_", "certified_delta_"}
+              "sensitivity_constant_", "regularization_", "certified_delta_", "privacy_spent_"}
     fitted = {k for k in vars(est) if k.endswith("_")}
     assert fitted <= public, f"unexpected fitted attributes {fitted - public}"
     assert "private" in repr(twin.diagnostics_) and "nan" not in repr(twin.diagnostics_)

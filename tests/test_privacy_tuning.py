@@ -115,3 +115,47 @@ def test_regression_score_sensitivity_holds_only_with_clipping():
     edge.coef_ = np.array([-1.0])  # |theta_scaled| = 1 = sqrt(p): inside KST's domain
     assert regression_scores([edge], np.array([[1.0]]), np.array([1.0]), (0.0, 1.0), clip=False)[0] == 4.0
     assert regression_scores([edge], np.array([[1.0]]), np.array([1.0]), (0.0, 1.0), clip=True)[0] == 1.0
+
+
+def _holds_a_stream(obj, seen=None):
+    """Paths to a numpy Generator, BitGenerator, RandomState or RRandom anywhere inside ``obj`` (attributes and
+    containers, recursively)."""
+    from pydpowl.rrandom import RRandom as R
+
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, (np.random.Generator, np.random.BitGenerator, np.random.RandomState, R)):
+        return ["<stream>"]
+    children = []
+    if isinstance(obj, dict):
+        children = list(obj.items())
+    elif isinstance(obj, (list, tuple)):
+        children = list(enumerate(obj))
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        children = list(vars(obj).items())
+    return [f"{k}.{p}" for k, v in children for p in _holds_a_stream(v, seen)]
+
+
+@pytest.mark.parametrize("stream", [lambda: np.random.default_rng(3), lambda: RRandom(3)])
+def test_returned_models_hold_no_live_generator(clf_data, stream):
+    """Issue 21.6: the candidates kept the stream that drew their noise; rewinding it regenerates the noise, and
+    coef - noise is the exact minimiser. The returned selection must hold no generator or R stream state."""
+    X, y = clf_data
+    models = [DPSVM(epsilon=1.0, gamma=g, perturbation="output", feature_bounds=FB) for g in (1.0, 10.0)]
+    res = tune_classification_model(models, X, y, random_state=stream())
+    assert _holds_a_stream(res) == [] and all(m.random_state is None for m in res.models)
+    lin = [DPLinearRegression(epsilon=1.0, gamma=g, feature_bounds=FB, target_bounds=(-1, 1)) for g in (1.0, 10.0)]
+    res = tune_linear_regression_model(lin, X, 2 * y - 1, random_state=stream())
+    assert _holds_a_stream(res) == [] and all(m.random_state is None for m in res.models)
+    assert _holds_a_stream(DPSVM(random_state=stream())) != []  # the detector sees a stream where there is one
+
+
+def test_selection_reports_its_epsilon_and_delta(clf_data):
+    """Issue 21.5: parallel composition over the disjoint parts: the largest candidate (epsilon, delta), and the
+    exponential mechanism's on the validation part."""
+    X, y = clf_data
+    models = [DPSVM(epsilon=e, perturbation="output", feature_bounds=FB) for e in (1.0, 0.5)]
+    res = tune_classification_model(models, X, y, random_state=1)
+    assert res.privacy_spent == (1.0, max(m.privacy_spent_[1] for m in res.models)) and res.privacy_spent[1] > 0

@@ -225,3 +225,24 @@ def test_release_does_not_depend_on_the_memory_layout_of_X(data, kernel):
     fits = [DPSVM(epsilon=1.0, gamma=1.0, kernel=kernel, random_state=3, **settings).fit(layout(X), y)
             for layout in (np.ascontiguousarray, np.asfortranarray)]
     assert np.array_equal(fits[0].coef_, fits[1].coef_)
+
+
+@pytest.mark.parametrize("perturbation", ["output", "objective"])
+def test_privacy_spent_is_epsilon_and_the_rounding_delta(data, perturbation):
+    """Issue 21.5: every estimator reports (epsilon, delta); delta is the floating-point rounding's for the noise
+    that was rounded (the output noise, or objective perturbation's smoothing noise of radius r = tol / mu)."""
+    from pydpowl.engine.mechanisms import floating_point_delta
+
+    X, y = data
+    m = DPSVM(epsilon=0.8, gamma=2.0, perturbation=perturbation, feature_bounds=BOUNDS, random_state=1).fit(X, y)
+    n, d = X.shape[0], m.scaled_coef_.size
+    if perturbation == "output":
+        scale = m.sensitivity_ / 0.8
+    else:
+        scale = 2.0 * (m.tol / (2.0 / n + m.Delta_)) / m.epsilon_smoothing_
+    expected = floating_point_delta(epsilon=0.8, dim=d, grid=m.release_grid_, noise_scale=scale)
+    assert m.privacy_spent_ == (0.8, expected) and 0 < expected < 1e-7
+    with pytest.warns(PrivacyLeakWarning):
+        full = DPSVM(epsilon=0.8, perturbation=perturbation, feature_bounds=BOUNDS, reproduce_dppack=True,
+                     random_state=1).fit(X, y)
+    assert full.privacy_spent_ == (0.8, 1.0)  # full precision: no proven guarantee

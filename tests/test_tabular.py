@@ -1,5 +1,7 @@
 """Tests of pydpowl.datasets.tabular: a user's CSV as DP-OWL data, with stated coding."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -61,8 +63,13 @@ def test_frame_to_owl_data_with_column_propensity_and_benefit_shift():
     np.testing.assert_allclose(data.propensity, [0.6, 0.4, 0.7, 0.5])
     # shift by the public lower bound -0.1; -0.2 is clipped to it first
     np.testing.assert_allclose(data.benefit, [1.1, 2.1, 0.6, 0.0])
-    assert any("1 value(s) below it clipped" in n for n in data.notes)
+    assert any("values below it are clipped to it" in n for n in data.notes)
     assert any("+1 = G, -1 = S" in n for n in data.notes)
+    # counts computed from the data are diagnostics (printed on request only), never in the public text
+    assert data.diagnostics == {"rows read": 4, "treatment +1 (G)": 2, "treatment -1 (S)": 2,
+                                "benefits below the lower bound (clipped)": 1}
+    assert not any(ch.isdigit() for ch in data.description)
+    assert not any(re.search(r"\b[124] (value|row|subject)", n) for n in data.notes)
     assert data.weight_sensitivity is None  # a propensity column states nothing about C by itself
 
 

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from pydpowl.datasets import OWLData, make_synthetic_owl, synthetic_decision
+from pydpowl.estimators.summary import delta_text
 from pydpowl.studies.gamma_table import GammaTable
 from pydpowl.studies.simulation import paper_shift, run_simulation
 from pydpowl.studies.tuning import (select_gamma, split_sizes, tune_gamma, tune_gamma_table,
@@ -155,6 +156,19 @@ def test_split_budget_charges_both_steps():
     assert res.gamma == pytest.approx(res.details["selected_gamma"] * math.sqrt((900 / n_part) * (0.5 / 2.0)))
     assert res.table is None, "candidate scores on private data must not be reported"
     assert "total epsilon = 2.5" in res.describe()
+    # issue 21.5: each charge carries its delta and the total composes them (sequential: the sum)
+    from pydpowl.privacy.selection import selection_delta
+
+    assert sel_fit_deltas(res) == [selection_delta((10, 50, 200), epsilon=0.5, weights_upper_bound=30.0,
+                                                   n_part=n_part, dim=5), res.model.privacy_spent_[1]]
+    assert res.privacy_spent == (2.5, math.fsum(sel_fit_deltas(res))) and res.privacy_spent[1] > 0
+    assert f"(2.5, {delta_text(res.privacy_spent[1])})-DP" in res.describe()
+    # issue 21.6: the returned model keeps no live generator
+    assert res.model.random_state is None
+
+
+def sel_fit_deltas(res):
+    return [c.delta for c in res.spending]
 
 
 def test_split_data_uses_disjoint_rows():
@@ -165,6 +179,7 @@ def test_split_data_uses_disjoint_rows():
     assert sel.rows + fit.rows == 600 and sel.rows == 240
     assert res.epsilon_total == 1.0 and "parallel" in res.composition
     assert res.gamma == res.details["selected_gamma"] and res.model.n_samples_ == 360
+    assert res.privacy_spent == (1.0, max(sel.delta, fit.delta)) and fit.delta == res.model.privacy_spent_[1]
 
 
 def test_no_d0_refuses_too_many_candidates_for_the_data():

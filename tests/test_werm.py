@@ -275,6 +275,13 @@ def test_reproduce_dppack_is_an_explicit_validation_switch(toy):
     # rounding (half a grid step) plus the tolerance term in the rate (relative n tol / W = 1e-8 of the radius)
     assert np.max(np.abs(safe.coef_ - val.coef_)) <= 0.5 * safe.release_grid_ + 1e-6
     assert any("floating-point safe" in note for note in safe.summary().notes)
+    # issue 21.5: (epsilon, delta) spent; a full-precision release has no proven guarantee (delta = 1)
+    from pydpowl.engine.mechanisms import floating_point_delta
+
+    assert val.privacy_spent_ == (1.0, 1.0)
+    fp = floating_point_delta(epsilon=1.0, dim=4, grid=safe.release_grid_, noise_scale=safe.sensitivity_)
+    assert safe.privacy_spent_ == (1.0, fp) and "guarantee: (1, " in str(safe.summary())
+    assert DPWeightedERM(epsilon=np.inf, weights_upper_bound=2.0).fit(Z, y, w).privacy_spent_ == (np.inf, 0.0)
 
 
 # ------------------------------------------------------------------ a scikit-learn binary classifier

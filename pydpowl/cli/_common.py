@@ -88,8 +88,9 @@ def add_budget_options(parser: argparse.ArgumentParser) -> None:
     """``--budget-file FILE --total-epsilon E``: keep a tally of the budget spent on the data file."""
     g = parser.add_argument_group("privacy budget across releases")
     g.add_argument("--budget-file", metavar="FILE",
-                   help="JSON tally of the epsilon spent on this data file (basic composition); a release "
-                        "that would exceed the total is refused before the data are read")
+                   help="JSON tally of the (epsilon, delta) spent on this data file (basic composition; the file "
+                        "names the data by a keyed fingerprint); a release that would exceed the total is refused "
+                        "before the data are read")
     g.add_argument("--total-epsilon", type=float, metavar="E",
                    help="total budget of the data file, fixed when --budget-file is created")
 
@@ -111,8 +112,9 @@ def open_budget(args: argparse.Namespace):
         fingerprint = files_fingerprint(args.data)
     else:
         fingerprint = dataset_fingerprint(args.data)
-    if path.exists():
-        acc = BudgetAccountant.load(path, dataset=fingerprint)
+    if path.exists():  # one file: an older unkeyed fingerprint of the same bytes is re-keyed
+        acc = (BudgetAccountant.load(path, dataset=fingerprint) if getattr(args, "engine", "memory") == "dask"
+               else BudgetAccountant.load(path, data_file=args.data))
         if args.total_epsilon is not None and args.total_epsilon != acc.total_epsilon:
             raise ValueError(f"--total-epsilon {args.total_epsilon:g} differs from the total "
                              f"{acc.total_epsilon:g} fixed in {path}; a budget cannot be raised.")

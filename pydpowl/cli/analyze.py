@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from ._common import arm_labels, name_list, say
+from ._disclosure import add_disclosure_options, rows_text, say_data, say_diagnostics
 
 EPILOG = """examples:
   pydpowl analyze --data trial.csv --treatment arm --treated new --benefit score \\
@@ -34,7 +35,9 @@ used), the rule gets the rest; variance=0.3 of the evaluation part, the value ge
 evaluation_fraction=0.5 of the rows. Every release is charged against E (composition=sequential) and
 DIR/ledger.json lists them: they add up to E. composition=parallel gives each of the two disjoint parts
 the whole E (parallel composition; the ledger says so). All bounds, W, M and gamma candidates must be
-fixed before looking at the data. Leave --seed out for a real release.
+fixed before looking at the data. Leave --seed out for a real release. Only releases and public settings
+are printed and written: the number of subjects with --public-n, counts computed from the data
+(subjects per arm, values clipped) with --diagnostics (labelled non-private, never written to DIR).
 """
 
 _FORMATS = ("csv", "cyp-guides")
@@ -54,6 +57,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--treatment", metavar="COL", help="treatment column (two values)")
     g.add_argument("--treated", metavar="VALUE", help="value of the treatment column coded +1")
     g.add_argument("--benefit", metavar="COL", help="benefit column (larger is better)")
+    g.add_argument("--benefit-definition", metavar="TEXT",
+                   help="what the benefit is, stated next to every value in the report (default: the column's "
+                        "name; the cyp-guides format states its coding and the length of stay in hours)")
     g.add_argument("--features", type=name_list, metavar="COLS", help="comma-separated numeric feature columns")
     g.add_argument("--bounds", metavar="SPEC", help="public feature bounds: name=lo:hi,... or lo:hi,... in order")
     g.add_argument("--benefit-bounds", required=True, metavar="LO:HI",
@@ -81,6 +87,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--labels", metavar="PLUS,MINUS", help="names of the arms coded +1 and -1")
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="seed every random draw (reproduction and tests only: a known seed reveals the noise)")
+    add_disclosure_options(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     parser.set_defaults(func=run)
     return parser
@@ -121,13 +128,15 @@ def _gammas(text: str):
 
 
 def _data(args):
-    """OWLData and the arm names from the options (nothing public is read off the data)."""
+    """OWLData, the arm names and the benefit's scale from the options (nothing public is read off the data)."""
+    from ..analysis import BenefitScale
     from ..datasets import load_cyp_guides
     from ..datasets.tabular import owl_data_from_frame, read_table, treatment_codes
 
     if args.data_format == "cyp-guides":
         given = [flag for flag, v in (("--treatment", args.treatment), ("--treated", args.treated),
-                                      ("--benefit", args.benefit), ("--features", args.features)) if v is not None]
+                                      ("--benefit", args.benefit), ("--features", args.features),
+                                      ("--benefit-definition", args.benefit_definition)) if v is not None]
         if given:
             raise ValueError(f"--data-format cyp-guides codes the columns itself; drop {', '.join(given)}.")
         data = load_cyp_guides(args.data)
@@ -136,7 +145,8 @@ def _data(args):
 
             data = _replace(data, feature_bounds=parse_bounds(args.bounds, list(data.X.columns)))
         W = data.weights_upper_bound if args.weights_upper_bound is None else args.weights_upper_bound
-        return _replace(data, weights_upper_bound=W), ("G (CYP2D6-guided)", "S (standard)")
+        return _replace(data, weights_upper_bound=W), ("G (CYP2D6-guided)", "S (standard)"), \
+            BenefitScale.known("los-hours")
     missing = [flag for flag, v in (("--treatment", args.treatment), ("--benefit", args.benefit),
                                     ("--features", args.features), ("--bounds", args.bounds),
                                     ("--weights-upper-bound", args.weights_upper_bound)) if v is None]
@@ -152,7 +162,8 @@ def _data(args):
     )
     data = _replace(data, notes=tuple(n for n in data.notes if not n.startswith("propensity:")))
     _, plus, minus = treatment_codes(frame[args.treatment], args.treated)
-    return data, (plus, minus)
+    return data, (plus, minus), BenefitScale(definition=args.benefit_definition
+                                             or f"benefit = column {args.benefit!r} (larger is better)")
 
 
 def _replace(data, **changes):
@@ -163,7 +174,7 @@ def _replace(data, **changes):
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis import DEFAULT_GAMMAS, BudgetSplit, run_analysis
-    from ..analysis_output import write_analysis
+    from ..analysis_output import number_text, write_analysis
 
     start = time.perf_counter()
     E = _positive("--total-epsilon", args.total_epsilon)
@@ -185,33 +196,41 @@ def run(args: argparse.Namespace) -> int:
         split = BudgetSplit.parse(args.budget_split)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"--budget-split {args.budget_split!r}: {exc}") from None
-    data, coded = _data(args)
+    data, coded, scale = _data(args)
     labels = arm_labels(args.labels, coded)
     result = run_analysis(
         data.X, data.treatment, data.benefit, feature_bounds=data.feature_bounds, benefit_bounds=(lo, hi),
         weights_upper_bound=data.weights_upper_bound, total_epsilon=E, propensity=args.propensity,
         propensity_model=args.propensity_model, logit_bound=args.logit_bound,
         propensity_gamma=args.propensity_gamma, gamma=args.gamma, gammas=gammas, huber_h=args.huber_h, level=level,
-        split=split, feature_names=list(data.X.columns), treatment_labels=labels, random_state=args.seed,
+        split=split, feature_names=list(data.X.columns), treatment_labels=labels, public_n=args.public_n,
+        benefit_scale=scale, random_state=args.seed,
     )
-    paths = write_analysis(result, args.out, description=f"Data: {data.description}.")
+    paths = write_analysis(result, args.out, description=f"Data: {data.description}"
+                           + (f"; {rows_text(data.n, True)}." if args.public_n else "."))
     v = result.value
-    say(f"data: {data.description}")
-    for note in data.notes:
-        say(f"coding: {note}")
-    say(f"split: {result.n_learning} learning rows, {result.n_evaluation} evaluation rows; gamma = {result.gamma:.6g}")
+    say_data(data, args)
+    split_text = (f"{result.n_learning} learning rows, {result.n_evaluation} evaluation rows" if args.public_n
+                  else f"a random {split.evaluation_fraction:g} of the rows for evaluation, the rest for learning")
+    sel = result.gamma_selection
+    say(f"split: {split_text}; gamma = {result.gamma:.6g}"
+        + (f" (candidate {sel['selected']:g} of {'/'.join(f'{g:g}' for g in sel['candidates'])} won the private "
+           "selection)" if sel else " (fixed in advance)"))
     say("released rule: " + ", ".join(f"{n} {c:+.6g}" for n, c in result.coefficients())
         + f"  (+1 = {labels[0]} where > 0, else {labels[1]})")
-    say(f"value of the rule: {v.value.estimate:.4f}, {100 * level:g}% interval [{v.value.ci_low:.4f}, "
-        f"{v.value.ci_high:.4f}]")
+    say(f"benefit: {scale.definition}" + (f"; {scale.reading}" if scale.reading else ""))
+    clinical = scale.value_text(v.value.estimate, v.value.ci_low, v.value.ci_high)
+    say(f"value of the rule (mean benefit): {v.value.estimate:.4f}, {100 * level:g}% interval [{v.value.ci_low:.4f}, "
+        f"{v.value.ci_high:.4f}]" + (f"; {clinical}" if clinical else ""))
+    clinical = scale.gain_text(v.difference.estimate, v.difference.ci_low, v.difference.ci_high)
     say(f"gain over the better single arm: {v.difference.estimate:.4f} [{v.difference.ci_low:.4f}, "
-        f"{v.difference.ci_high:.4f}]")
-    say(f"privacy: epsilon {result.epsilon_spent:g} of {E:g} (learning part {result.epsilon_learning:g}, "
-        f"evaluation part {result.epsilon_evaluation:g}; {result.composition} composition)")
-    counts = {k: c for k, c in result.diagnostics.items() if c}
-    if counts:
-        say("note: clipped by design: " + ", ".join(f"{k.replace('n_clipped_', '')} {c}" for k, c in counts.items())
-            + " (computed from the private data: not private and not written to DIR)")
+        f"{v.difference.ci_high:.4f}]" + (f"; {clinical}" if clinical else ""))
+    led = result.ledger()
+    say(f"privacy: {led['guarantee']}: epsilon {number_text(result.epsilon_spent)} of {number_text(E)} (learning "
+        f"part {number_text(result.epsilon_learning)}, evaluation part {number_text(result.epsilon_evaluation)}; "
+        f"{result.composition} composition); delta from the floating-point-safe rounding of each release "
+        "(ledger.json)")
+    say_diagnostics(args, data.diagnostics, result.diagnostics)
     if args.seed is not None:
         say(f"warning: seed {args.seed} makes every draw reproducible; a release made with a known seed is not "
             "private")

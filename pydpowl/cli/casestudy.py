@@ -92,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
     say(f"Case study ({kind}): {result.description}")
     for note in data.notes:
         say(f"coding: {note}")
+    if data.diagnostics:  # a study, not a private release: it shows the non-private rule too
+        say("data counts (not private; the case study is not a release): "
+            + ", ".join(f"{k} {v}" for k, v in data.diagnostics.items()))
     say(f"gamma = {result.gamma:g}, W = {data.weights_upper_bound:.4f}, {result.n_runs} DP runs per epsilon")
     say("non-private rule: " + ", ".join(f"{n} {v:+.4f}" for n, v in zip(result.coefficient_names,
                                                                       result.nonprivate_coef)))

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from ._common import add_budget_options, add_data_options, arm_labels, data_from_args, open_budget, say
+from ._disclosure import add_disclosure_options, budget_text, say_data, say_diagnostics
 
 EPILOG = """examples:
   pydpowl fit --data trial.csv --treatment arm --treated G --benefit benefit \\
@@ -25,7 +26,9 @@ EPILOG = """examples:
               --out model.json
 
 Bounds, W and gamma must be fixed before looking at the data: values read off the data void the
-privacy guarantee. Leave --seed out for a real release (fresh operating-system entropy).
+privacy guarantee. Leave --seed out for a real release (fresh operating-system entropy). Only the
+release and public settings are printed: n with --public-n, counts computed from the data (subjects
+per arm, values clipped) with --diagnostics, labelled non-private.
 """
 
 
@@ -52,6 +55,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="with --engine dask: address of a running dask-scheduler (tcp://host:8786); default: a "
                         "local cluster of threads in this process")
     add_budget_options(parser)
+    add_disclosure_options(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="model file to write (JSON)")
     parser.set_defaults(func=run)
     return parser
@@ -88,20 +92,17 @@ def run(args: argparse.Namespace) -> int:
     plus, minus = arm_labels(args.labels, coded)
     path = export_model(model, args.out, feature_names=names, treatment_labels=(plus, minus))
     if budget is not None:  # spent only after the release succeeded
-        budget.spend(args.epsilon, label=label)
+        budget.spend(args.epsilon, label=label, delta=model.privacy_spent_[1])
         budget.save(args.budget_file)
-    say(f"data: {data.description}")
-    for note in data.notes:
-        say(f"coding: {note}")
+    say_data(data, args)
     say(str(model.summary()))
     say(f"released rule: +1 ({plus}) where the decision value is > 0, else -1 ({minus})")
-    if model.n_clipped_weights_ or model.n_clipped_features_:
-        say(f"note: {model.n_clipped_weights_} weight(s) clipped at W and {model.n_clipped_features_} feature "
-            "value(s) clipped to the bounds (by design; these counts are not private and not in the model file)")
+    say_diagnostics(args, data.diagnostics, {"n_clipped_weights": model.n_clipped_weights_,
+                                             "n_clipped_features": model.n_clipped_features_,
+                                             "n_iter": model.n_iter_})
     if args.seed is not None:
         say(f"warning: seed {args.seed} makes the noise reproducible; a release made with a known seed is not private")
     if budget is not None:
-        say(f"privacy budget of {args.data}: spent {budget.spent:g} of {budget.total_epsilon:g} in "
-            f"{len(budget.releases)} release(s); {budget.remaining:g} left ({args.budget_file})")
+        say(f"privacy budget of {args.data}: spent {budget_text(budget)}")
     say(f"wrote {path} in {time.perf_counter() - start:.1f} s")
     return 0

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ._common import (add_budget_options, add_data_options, data_from_args, float_list, int_list, open_budget, say,
                       show_progress)
+from ._disclosure import add_disclosure_options, budget_text, say_data, say_diagnostics
 
 EPILOG = """examples:
   pydpowl tune                                   # table for the Fig. 1 grid on a synthetic D0 (n0 = 1000)
@@ -93,6 +94,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_data_options(parser, required=False,
                      data_help="the private data (split-data / split-budget), or describe --d0 with these options")
     add_budget_options(parser)
+    add_disclosure_options(parser)
     parser.set_defaults(func=run)
     return parser
 
@@ -143,7 +145,7 @@ def _run_public(args: argparse.Namespace) -> int:
     png = plot_tuning_curves(curves, args.out / "tuning.png", metric=args.metric)
     first = curves.drop_duplicates("n").set_index("n")
     say("Algorithm 2: gamma chosen on independent data D0 (no privacy budget spent on the private data)")
-    say(f"D0: {d0.description}; m = {args.m or d0.n // 2}, r = {args.r}, metric = {args.metric}, rule = {args.rule}, "
+    say(f"D0 ({d0.n} public rows): {d0.description}; m = {args.m or d0.n // 2}, r = {args.r}, metric = {args.metric}, rule = {args.rule}, "
         f"{'fresh' if args.fresh_samples else 'shared'} training resamples across candidates, "
         f"{'a new split per repetition' if args.redraw_split else 'one pool/validation split'}")
     for n in ns:
@@ -192,15 +194,19 @@ def _run_no_d0(args: argparse.Namespace) -> int:
     model_path = export_model(result.model, args.out / "model.json", feature_names=list(data.X.columns),
                               epsilon_total=result.epsilon_total,
                               tuning=f"{result.method}: {result.composition}")
-    text = result.describe()
+    text = result.describe(public_n=args.public_n)
     (args.out / "tuning.txt").write_text(text + "\n", encoding="utf-8")
     if budget is not None:  # one charge: epsilon_total already applies the right composition
-        budget.spend(result.epsilon_total, label=f"pydpowl tune --method {result.method}: {result.composition}")
+        budget.spend(result.epsilon_total, label=f"pydpowl tune --method {result.method}: {result.composition}",
+                     delta=result.delta_total)
         budget.save(args.budget_file)
-    say(f"data: {data.description}")
-    for note in data.notes:
-        say(f"coding: {note}")
+    say_data(data, args)
     say(text)
+    say_diagnostics(args, data.diagnostics, {"n_clipped_weights": result.model.n_clipped_weights_,
+                                             "n_clipped_features": result.model.n_clipped_features_,
+                                             "n_iter": result.model.n_iter_})
+    if budget is not None:
+        say(f"privacy budget of {args.data}: spent {budget_text(budget)}")
     if args.seed is not None:
         say(f"warning: seed {args.seed} makes the noise reproducible; a release made with a known seed is not private")
     say(f"wrote {model_path} and {args.out / 'tuning.txt'} in {time.perf_counter() - start:.1f} s")

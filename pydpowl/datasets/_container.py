@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import pandas as pd
@@ -36,9 +36,14 @@ class OWLData:
     optimal : ndarray of shape (n,) or None
         The true optimal treatment, when the data are simulated.
     description : str
-        One line saying what the data are.
+        One line saying what the data are (public: no count computed from the data).
     notes : tuple of str
-        Coding choices and anything clipped or shifted.
+        Coding choices and what is clipped or shifted (public statements, no counts).
+    diagnostics : dict of str to int
+        Counts computed from the data (rows read, subjects per arm, values
+        clipped or dropped by a loader). NOT private: for the analyst's eyes
+        only; ``pydpowl`` commands print them with ``--diagnostics``, in a
+        section labelled non-private, and never write them to a file.
     """
 
     X: pd.DataFrame
@@ -51,6 +56,7 @@ class OWLData:
     description: str = ""
     weight_sensitivity: Optional[float] = None
     notes: Tuple[str, ...] = field(default_factory=tuple)
+    diagnostics: Dict[str, int] = field(default_factory=dict)
 
     @property
     def n(self) -> int:

@@ -65,6 +65,9 @@ class ChunkedOWLData:
     weight_sensitivity : float, "trivial" or None
         The weight sensitivity C the propensities carry (0 for a randomised
         trial's; what the analyst stated for a column; None: not stated).
+    diagnostics : dict of str to int
+        Counts computed from the data (rows, subjects per arm, clipped
+        benefits): not private, printed only on request (as ``OWLData``'s).
     """
 
     X: Any
@@ -78,6 +81,7 @@ class ChunkedOWLData:
     description: str = ""
     notes: Tuple[str, ...] = field(default_factory=tuple)
     weight_sensitivity: Any = None
+    diagnostics: Dict[str, int] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -321,9 +325,11 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
     notes = [f"treatment {treatment!r}: +1 = {plus}, -1 = {minus}",
              f"benefit {benefit!r} (larger is better)",
              f"features {features}"]
+    diagnostics = {"rows read": n, f"treatment +1 ({plus})": int(n_plus),
+                   f"treatment -1 ({minus})": int(n - n_plus)}
     if lower_bound is not None:
-        notes.append(f"benefit shifted by the public lower bound {lower_bound:g}; "
-                     f"{stats['benefit_below']} value(s) below it clipped")
+        notes.append(f"benefit shifted by the public lower bound {lower_bound:g}; values below it are clipped to it")
+        diagnostics["benefits below the lower bound (clipped)"] = int(stats["benefit_below"])
     if isinstance(prop, str) and stats["propensity_outside"]:
         raise ValueError(f"{source}: propensity column {prop!r} must hold probabilities in (0, 1); "
                          f"{stats['propensity_outside']} of {n} entries do not.")
@@ -341,8 +347,8 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
     return ChunkedOWLData(
         X=X, treatment=vectors[0], benefit=vectors[1], propensity=vectors[2], feature_names=tuple(features),
         feature_bounds=(lower, upper), weights_upper_bound=W, treatment_labels=(plus, minus),
-        description=f"{source}, n={n} ({n_plus} +1 : {n - n_plus} -1), {len(files)} file(s), {len(parts)} chunk(s)",
-        notes=tuple(notes), weight_sensitivity=stated,
+        description=f"{source}, {len(files)} file(s)", notes=tuple(notes), weight_sensitivity=stated,
+        diagnostics=diagnostics,
     )
 
 

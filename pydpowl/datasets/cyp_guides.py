@@ -242,7 +242,7 @@ def load_cyp_guides(path: Union[str, Path]) -> OWLData:
     benefit = LOG_YEAR_HOURS - np.log(los)
     propensity = arm_propensity(CYP_PROPENSITY_GUIDED, A)
     notes = (
-        f"randomised patients only: {len(A)} kept ({int((A > 0).sum())} G : {int((A < 0).sum())} S), {n_dropped} not randomised dropped",
+        "randomised patients only (Assignment G or S); the others are dropped",
         "treatment: +1 = G (CYP2D6-guided), -1 = S (standard)",
         "features: age (bounds [18, 89]); male = 1 for GENDER M; nonwhite = 1 unless RACE/ETHNICITY is W; "
         "mdd = 1 if the diagnosis mentions MDD or major depression",
@@ -252,6 +252,9 @@ def load_cyp_guides(path: Union[str, Path]) -> OWLData:
         X=X, treatment=A, benefit=benefit, propensity=propensity,
         feature_bounds=(CYP_FEATURE_BOUNDS[0].copy(), CYP_FEATURE_BOUNDS[1].copy()),
         weights_upper_bound=CYP_WEIGHTS_UPPER_BOUND, optimal=None,
-        description=f"CYP-GUIDES clinical data ({path.name}), n={len(A)}", notes=notes,
+        description=f"CYP-GUIDES clinical data ({path.name})", notes=notes,
         weight_sensitivity=0.0,  # randomised 2:1 with known probabilities
+        diagnostics={"rows read": int(len(raw)), "not randomised (dropped)": n_dropped,
+                     "randomised (kept)": int(len(A)), "treatment +1 (G)": int((A > 0).sum()),
+                     "treatment -1 (S)": int((A < 0).sum())},
     )

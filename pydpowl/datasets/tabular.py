@@ -4,7 +4,9 @@
 column and numeric feature columns into :class:`~pydpowl.datasets.OWLData`,
 with the public settings the analyst supplies (feature bounds, the weight bound
 W, propensities). Every coding choice is recorded in the result's ``notes`` so
-commands can print it. Nothing public is read off the data: bounds, W and the
+commands can print it; counts computed from the data (rows, subjects per arm,
+values clipped) go to ``diagnostics`` instead, which is not private and is
+printed only on request. Nothing public is read off the data: bounds, W and the
 benefit shift must be given.
 """
 
@@ -147,6 +149,10 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
                         weight_sensitivity: Any = None, source: str = "user data") -> OWLData:
     """Build :class:`OWLData` from a table and public settings, recording the coding in ``notes``.
 
+    ``notes`` and ``description`` are public (coding choices and the source);
+    the counts computed from the data (rows read, subjects per arm, benefits
+    clipped at ``benefit_lower_bound``) are in ``diagnostics`` (not private).
+
     Parameters
     ----------
     frame : DataFrame
@@ -211,10 +217,14 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     notes = [f"treatment {treatment!r}: +1 = {plus}, -1 = {minus}",
              f"benefit {benefit!r} (larger is better)",
              f"features {features}"]
+    n_plus = int((A > 0).sum())
+    diagnostics = {"rows read": int(len(A)), f"treatment +1 ({plus})": n_plus,
+                   f"treatment -1 ({minus})": int(len(A)) - n_plus}
     if benefit_lower_bound is not None:
         B, n_clip = shift_benefits(B, float(benefit_lower_bound))
-        notes.append(f"benefit shifted by the public lower bound {float(benefit_lower_bound):g}; "
-                     f"{n_clip} value(s) below it clipped")
+        notes.append(f"benefit shifted by the public lower bound {float(benefit_lower_bound):g}; values below it "
+                     "are clipped to it")
+        diagnostics["benefits below the lower bound (clipped)"] = n_clip
     lower, upper = parse_bounds(bounds, features) if isinstance(bounds, str) else check_bounds(
         "bounds", bounds, len(features))
     W = check_positive("weights_upper_bound", weights_upper_bound)
@@ -230,11 +240,9 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     note, stated = propensity_statement(prop, weight_sensitivity)
     notes.append(note)
     notes.append(f"public settings: bounds {dict(zip(features, zip(lower.tolist(), upper.tolist())))}, W = {W:g}")
-    n_plus = int((A > 0).sum())
     return OWLData(
         X=X.reset_index(drop=True), treatment=A, benefit=B, propensity=p_recv,
         feature_bounds=(lower, upper), weights_upper_bound=W, optimal=None,
-        description=f"{source}, n={len(A)} ({n_plus} +1 : {len(A) - n_plus} -1)", notes=tuple(notes),
-        weight_sensitivity=stated,
+        description=source, notes=tuple(notes), weight_sensitivity=stated, diagnostics=diagnostics,
     )
 

@@ -19,8 +19,9 @@ from .._base import DPEstimator, check_is_fitted, check_prediction_input
 from .._validation import check_bool, check_epsilon, check_positive
 from ..engine.preprocessing import FeatureScaler
 from ..engine.mechanisms import Release, check_perturbation
+from ..privacy.accountant import rounded_release_spent
 
-__all__ = ["BinaryERMClassifier", "check_common_settings", "store_release"]
+__all__ = ["BinaryERMClassifier", "check_common_settings", "store_release", "release_spent"]
 
 
 def check_common_settings(est: Any) -> Tuple[float, float, str, float]:
@@ -34,8 +35,21 @@ def check_common_settings(est: Any) -> Tuple[float, float, str, float]:
     return eps, gamma, perturbation, tol
 
 
+def release_spent(release: Release, *, reproduce_dppack: bool, delta: float = 0.0) -> Tuple[float, float]:
+    """``(epsilon, delta)`` of a family release: ``delta`` (KST's Gaussian noise, else 0) plus the
+    floating-point rounding's, for the noise that was rounded (the output noise of output perturbation,
+    scale ``Delta / epsilon``; the smoothing noise of objective perturbation, scale ``2 r / epsilon_s``)."""
+    if release.epsilon_smoothing > 0:
+        scale = 2.0 * release.error_radius / release.epsilon_smoothing
+    else:
+        scale = release.sensitivity / release.epsilon
+    return rounded_release_spent(release.epsilon, dim=len(release.coef), grid=release.grid, noise_scale=scale,
+                                 delta=delta, full_precision=bool(reproduce_dppack))
+
+
 def store_release(est: Any, release: Release, scaler: FeatureScaler, *, split_intercept: bool) -> None:
-    """Fitted attributes from a release: ``scaled_coef_``, ``dppack_coeff_``, ``coef_``, ``intercept_``, budgets."""
+    """Fitted attributes from a release: ``scaled_coef_``, ``dppack_coeff_``, ``coef_``, ``intercept_``, budgets
+    (``privacy_spent_``)."""
     est.scaled_coef_ = np.asarray(release.coef, dtype=np.float64)
     full = scaler.coef_to_original(est.scaled_coef_)  # DPpack: coeff / (scale1 * scale2)
     est.dppack_coeff_ = full
@@ -49,8 +63,9 @@ def store_release(est: Any, release: Release, scaler: FeatureScaler, *, split_in
     est.epsilon_prime_ = release.epsilon_prime
     est.noise_rate_ = release.rate
     est.sensitivity_ = release.sensitivity
-    est.n_iter_ = release.n_iter
+    est.n_iter_ = release.n_iter  # a non-private diagnostic
     est.release_grid_ = release.grid  # public: the floating-point-safe grid (None with reproduce_dppack)
+    est.privacy_spent_ = release_spent(release, reproduce_dppack=est.reproduce_dppack)
     if est.keep_nonprivate:  # PRIVATE: validation only
         est.minimiser_ = release.minimiser.copy()
         est.noise_ = release.noise.copy()

@@ -87,8 +87,11 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
     sensitivity_ : float
         ``Delta = 2 / gamma``.
     scaler_ : FeatureScaler
+    privacy_spent_ : (float, float)
+        The ``(epsilon, delta)`` the release spent (``delta``: the floating-point rounding's).
     n_clipped_features_ : int
-        Feature entries clipped to their bounds in training (a diagnostic; not released).
+        Feature entries clipped to their bounds in training (a NON-PRIVATE diagnostic; not released, not
+        printed by default).
 
     Notes
     -----
@@ -123,6 +126,7 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
         self.intercept_, self.coef_ = float(full[0]), full[1:]
         self.gamma_ = gamma
         self.sensitivity_ = engine.sensitivity_
+        self.privacy_spent_ = engine.privacy_spent_  # the second rounding is post-processing
         self.scaler_ = scaler
         self.n_features_in_ = p
         self.n_clipped_features_ = n_clipped

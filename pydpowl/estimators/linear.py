@@ -15,6 +15,7 @@ from .._validation import check_array, check_bool, check_epsilon, check_positive
     feature_names_of, resolve_rng
 from ..engine.mechanisms import kst_calibration
 from ..engine.preprocessing import FeatureScaler
+from ._family import release_spent
 from ._family_core import fit_linear_regression
 
 __all__ = ["DPLinearRegression", "check_target_bounds"]
@@ -94,9 +95,15 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
     noise_rate_ : float
         ``delta = 0``: rate of the Gamma law of ``||b||`` (nan for ``delta > 0``).
     epsilon_objective_, epsilon_smoothing_ : float
+    privacy_spent_ : (float, float)
+        The ``(epsilon, delta)`` this fit spent: the ``delta`` given (Gaussian noise; 0 for the l2-Laplace
+        noise) plus the floating-point rounding's of the smoothing noise; 1 (no proven guarantee) with
+        ``reproduce_dppack=True``.
     n_clipped_features_, n_clipped_targets_ : int
-        Entries clipped to the public bounds (diagnostics, not released).
-    n_features_in_, n_iter_ : int
+        Entries clipped to the public bounds (NON-PRIVATE diagnostics: not released, never printed by default).
+    n_features_in_ : int
+    n_iter_ : int
+        Solver iterations (a NON-PRIVATE diagnostic).
 
     Notes
     -----
@@ -175,8 +182,9 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         self.noise_variance_ = cal.variance
         self.epsilon_objective_ = release.epsilon_objective
         self.epsilon_smoothing_ = release.epsilon_smoothing
-        self.n_iter_ = release.n_iter
+        self.n_iter_ = release.n_iter  # a non-private diagnostic
         self.release_grid_ = release.grid  # public: the floating-point-safe grid (None with reproduce_dppack)
+        self.privacy_spent_ = release_spent(release, reproduce_dppack=self.reproduce_dppack, delta=delta)
         self.n_features_in_ = p
         self.n_samples_ = n
         self.n_clipped_features_ = n_clipped_x

@@ -60,7 +60,11 @@ class DPLogisticRegression(BinaryERMClassifier):
     ----------
     classes_, coef_, intercept_, dppack_coeff_, scaled_coef_ : see :class:`pydpowl.estimators.svm.DPSVM`
     epsilon_objective_, epsilon_smoothing_, epsilon_prime_, Delta_, noise_rate_, sensitivity_ : float
-    n_clipped_features_, n_features_in_, n_iter_ : int
+    privacy_spent_ : (float, float)
+        As in :class:`~pydpowl.estimators.svm.DPSVM`.
+    n_features_in_ : int
+    n_clipped_features_, n_iter_ : int
+        NON-PRIVATE diagnostics (computed from the private data; not released, never printed by default).
 
     Notes
     -----

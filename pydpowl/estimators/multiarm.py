@@ -312,6 +312,16 @@ def prepare_arm_problem(Z: NDArray[np.float64], codes: NDArray[np.intp], n_arms:
                       n_clipped_weights=n_over, n_negative=int(np.count_nonzero(signs < 0)))
 
 
+def release_spent(out: OutputRelease, *, epsilon: float) -> Tuple[float, float]:
+    """``(epsilon, delta)`` of :func:`release_arm_rule`'s release: the floating-point rounding's delta in
+    dimension ``(K - 1) d`` (:func:`pydpowl.privacy.accountant.rounded_release_spent`)."""
+    from ..privacy.accountant import rounded_release_spent
+
+    eps = float(epsilon)
+    return rounded_release_spent(eps, dim=out.coef.size, grid=out.grid, noise_scale=out.sensitivity / eps,
+                                 full_precision=out.grid is None and math.isfinite(eps))
+
+
 def release_arm_rule(problem: ArmProblem, *, epsilon: float, gamma: float, huber_h: float = 0.5,
                      tol: float, rng: Any, reproduce_dppack: bool = False) -> OutputRelease:
     """The one output-perturbation release of a K-arm problem (``coef`` has ``(K - 1) d`` entries, ``vec(Theta)``).
@@ -448,6 +458,7 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     estimator.coef_, estimator.intercept_ = rule.coef, rule.intercept
     estimator.release_grid_ = out.grid
     estimator.sensitivity_ = out.sensitivity
+    estimator.privacy_spent_ = release_spent(out, epsilon=eps)
     estimator.weight_sensitivity_ = prop.C
     estimator.n_iter_ = out.n_iter
     estimator.n_samples_ = n

@@ -43,7 +43,8 @@ from ..engine.mechanisms import floating_point_delta
 from ..engine.preprocessing import FeatureScaler
 from ..engine.solver import DEFAULT_TOL
 from ..privacy.accountant import BudgetAccountant
-from .multiarm import ArmRule, encode_arms, prepare_arm_problem, release_arm_rule, resolve_arm_propensity
+from .multiarm import ArmRule, encode_arms, prepare_arm_problem, release_arm_rule, release_spent, \
+    resolve_arm_propensity
 
 __all__ = ["DPMultiStageOWL", "StageRelease", "ipw_value"]
 
@@ -210,12 +211,15 @@ class DPMultiStageOWL(DPEstimator):
     epsilon_stages_ : list of float
         Each stage's budget (rule and baseline).
     ledger_ : BudgetAccountant
-        Every release of this fit, in the order made (stage T first).
+        Every release of this fit with its ``(epsilon, delta)``, in the order made (stage T first).
+    privacy_spent_ : (float, float)
+        The whole regime's ``(epsilon, delta)``: the ledger's sums (sequential composition; each
+        delta is that release's floating-point rounding's).
     n_followed_ : list of int
         Subjects whose later treatments followed the released later rules, per stage. Computed
-        from the private data: a diagnostic, not a release.
+        from the private data: a NON-PRIVATE diagnostic, not a release, not printed by default.
     n_clipped_rewards_, n_clipped_features_, n_clipped_weights_ : list of int
-        Diagnostics (counts of what was clipped by design), per stage.
+        NON-PRIVATE diagnostics (counts of what was clipped by design), per stage.
 
     Notes
     -----
@@ -414,11 +418,11 @@ class DPMultiStageOWL(DPEstimator):
             else:
                 eps_b = eps_k * share if math.isfinite(eps_k) else math.inf
                 eps_k = eps_k - eps_b if math.isfinite(eps_k) else math.inf
-                fitted, baseline_coef = self._private_baseline(raw[k], cumulative, followed,
-                                                               bounds[k], (span_lo, span_hi), eps_b, rng, stage)
-                ledger.spend(eps_b, label=f"stage {stage} baseline (linear, KST)")
+                fitted, baseline_coef, delta_b = self._private_baseline(raw[k], cumulative, followed, bounds[k],
+                                                                        (span_lo, span_hi), eps_b, rng, stage)
+                ledger.spend(eps_b, label=f"stage {stage} baseline (linear, KST)", delta=delta_b)
                 if self.accountant is not None:
-                    self.accountant.spend(eps_b, label=f"DPMultiStageOWL stage {stage} baseline")
+                    self.accountant.spend(eps_b, label=f"DPMultiStageOWL stage {stage} baseline", delta=delta_b)
                 outcome = cumulative - fitted
             outcome = np.where(followed, outcome, 0.0)
             K = len(classes[k])
@@ -426,9 +430,10 @@ class DPMultiStageOWL(DPEstimator):
                                           weights_upper_bound=W[k], weight_sensitivity=prop.C)
             out = release_arm_rule(problem, epsilon=eps_k, gamma=gammas[k], huber_h=self.huber_h, tol=self.tol,
                                    rng=rng)
-            ledger.spend(eps_k, label=f"stage {stage} rule ({K} arms)")
+            delta_k = release_spent(out, epsilon=eps_k)[1]
+            ledger.spend(eps_k, label=f"stage {stage} rule ({K} arms)", delta=delta_k)
             if self.accountant is not None:
-                self.accountant.spend(eps_k, label=f"DPMultiStageOWL stage {stage} rule")
+                self.accountant.spend(eps_k, label=f"DPMultiStageOWL stage {stage} rule", delta=delta_k)
             rule = ArmRule(classes=classes[k], scaled_coef=out.coef.reshape(K - 1, -1), scaler=scalers[k])
             stages[k] = StageRelease(stage=stage, rule=rule, epsilon=eps_k, epsilon_baseline=eps_b,
                                      sensitivity=out.sensitivity, weights_upper_bound=W[k], release_grid=out.grid,
@@ -444,6 +449,7 @@ class DPMultiStageOWL(DPEstimator):
         self.classes_ = [s.rule.classes for s in stages]
         self.epsilon_stages_ = [s.epsilon + s.epsilon_baseline for s in stages]
         self.ledger_ = ledger
+        self.privacy_spent_ = ledger.privacy_spent  # sequential composition of every stage's releases
         self.n_samples_ = n
         self.n_features_in_ = [s.rule.scaler.n_features for s in stages]
         self.n_followed_ = n_followed
@@ -456,8 +462,9 @@ class DPMultiStageOWL(DPEstimator):
 
     def _private_baseline(self, X: NDArray[np.float64], y: NDArray[np.float64], followed: NDArray[np.bool_],
                           bounds: Any, target_bounds: Tuple[float, float], epsilon: float, rng: Any, stage: int):
-        """The linear baseline of ``Y_k`` on ``H_k`` over the followers (weights 1/0), released by KST, and its
-        predictions clipped to the bounds of ``Y_k`` (post-processing)."""
+        """The linear baseline of ``Y_k`` on ``H_k`` over the followers (weights 1/0), released by KST, its
+        predictions clipped to the bounds of ``Y_k`` (post-processing), and the release's delta."""
+        from ._family import release_spent as kst_spent
         from ._family_core import fit_linear_regression
 
         fit = fit_linear_regression(X, y, epsilon=epsilon, delta=0.0, gamma=float(self.baseline_gamma),
@@ -467,7 +474,8 @@ class DPMultiStageOWL(DPEstimator):
                                     sample_weight=followed.astype(np.float64))
         coef = fit.coeff
         pred = coef[0] + X @ coef[1:]
-        return np.minimum(np.maximum(pred, target_bounds[0]), target_bounds[1]), coef
+        delta = kst_spent(fit.release, reproduce_dppack=False)[1]
+        return np.minimum(np.maximum(pred, target_bounds[0]), target_bounds[1]), coef, delta
 
     # ------------------------------------------------------------------ prediction
     def _stage_index(self, stage: Any) -> int:

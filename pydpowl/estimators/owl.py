@@ -246,13 +246,19 @@ class DPOWL(DPEstimator):
         The C used (0 for known propensities).
     scaler_ : FeatureScaler
         The public scaling (built from the bounds only).
+    privacy_spent_ : (float, float)
+        The ``(epsilon, delta)`` this fit spent (``delta``: the floating-point
+        rounding's, see :class:`DPWeightedERM`).
     n_clipped_weights_, n_clipped_features_, n_clipped_logits_, n_clipped_benefits_ : int
         How many weights (at W), feature entries (to their bounds), propensity
         logits (to [-M, M]) and benefits (at the propensity model's C_B, only
         when a LogisticPropensity fitted on private data supplies C) were
-        clipped by design. They are computed from the private data: diagnostics
-        for the analyst, not covered by the privacy guarantee and not part of
-        the exported model.
+        clipped by design. NON-PRIVATE diagnostics: computed from the private
+        data, not covered by the privacy guarantee, not part of the exported
+        model, never printed by default (``pydpowl fit --diagnostics`` prints
+        them, labelled as such).
+    n_iter_ : int
+        Newton iterations: a NON-PRIVATE diagnostic, as the counts.
 
     Notes
     -----
@@ -354,6 +360,7 @@ class DPOWL(DPEstimator):
         self.release_grid_ = engine.release_grid_
         self.sensitivity_ = engine.sensitivity_
         self.weight_sensitivity_ = problem.weight_sensitivity
+        self.privacy_spent_ = engine.privacy_spent_
         self.n_iter_ = engine.n_iter_
         self.n_samples_ = problem.n_samples
         self.n_features_in_ = scaler.n_features
@@ -437,11 +444,12 @@ class DPOWL(DPEstimator):
                 coefficient_names=tuple(f"f{k + 1}:{name}" for k in range(full.shape[0]) for name in coef_names),
                 coefficients=tuple(float(v) for v in full.ravel()),
                 notes=("Delta bounds the Frobenius norm of Theta; rule: argmax_a <V_a, f(x)>",)
-                + release_notes(self))
+                + release_notes(self), privacy_spent=self.privacy_spent_)
         return FitSummary(
             estimator="DPOWL", epsilon=float(self.epsilon), gamma=float(self.gamma),
             weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,
             sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h:g})", n_samples=self.n_samples_,
             coefficient_names=tuple(coef_names), coefficients=tuple(float(v) for v in self.dppack_coeff_),
             notes=("features clipped to public bounds and weights clipped at W by design",) + release_notes(self),
+            privacy_spent=self.privacy_spent_,
         )

@@ -104,13 +104,18 @@ class DPSVM(BinaryERMClassifier):
         Gamma rate of the norm of the linear term (objective) or of the output noise (output).
     sensitivity_ : float
         Output perturbation: the l2 sensitivity used (nan for objective perturbation).
+    privacy_spent_ : (float, float)
+        The ``(epsilon, delta)`` this fit spent: ``delta`` is that of the floating-point-safe rounding of the
+        output noise (output perturbation) or of the smoothing noise (objective perturbation); 1 (no proven
+        guarantee) with ``reproduce_dppack=True``.
     n_clipped_features_, n_clipped_weights_ : int
-        Entries clipped to the public bounds (diagnostics computed from the private data: not part of
-        the release).
+        Entries clipped to the public bounds. NON-PRIVATE diagnostics computed from the private data: not
+        part of the release, never printed by default.
     n_features_in_ : int
     feature_names_in_ : list of str
         Only when X was a DataFrame.
     n_iter_ : int
+        Newton iterations (a NON-PRIVATE diagnostic, as the counts).
 
     Notes
     -----

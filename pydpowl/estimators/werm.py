@@ -25,11 +25,11 @@ from .._validation import (
 from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
 from ..engine.mechanisms import (
     check_noise_scale,
-    floating_point_delta,
     release_output_perturbation,
     warn_reproduce_dppack,
 )
 from ..engine.solver import DEFAULT_TOL
+from ..privacy.accountant import rounded_release_spent
 from .chunked import is_chunked
 from .summary import FitSummary
 
@@ -143,14 +143,13 @@ def release_notes(estimator: Any) -> tuple:
     """Summary notes on how the released numbers were made floating-point safe (or not)."""
     grid = getattr(estimator, "release_grid_", None)
     if getattr(estimator, "reproduce_dppack", False) and math.isfinite(float(estimator.epsilon)):
-        return ("reproduce_dppack=True: full-precision release, not floating-point safe (validation only)",)
+        return ("reproduce_dppack=True: full-precision release, not floating-point safe (validation only; "
+                "no proven guarantee: privacy_spent_ reports delta = 1)",)
     if grid is None:
         return ()
-    delta = floating_point_delta(epsilon=float(estimator.epsilon), dim=len(estimator._released()),
-                                 grid=grid, noise_scale=estimator.sensitivity_ / float(estimator.epsilon))
     return (f"released values are the exact sum rounded to multiples of 2^{int(math.log2(grid))} in the noise "
-            f"space (floating-point safe: (epsilon, {delta:.1e})-DP under the sampler model of "
-            "docs/privacy_audit.md)",)
+            "space (floating-point safe under the sampler model of docs/privacy_audit.md: the delta of "
+            "privacy_spent_)",)
 
 
 class DPWeightedERM(ClassifierMixin, DPEstimator):
@@ -232,11 +231,18 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame whose column names are all strings
         (scikit-learn's rule; prediction then checks the names).
+    privacy_spent_ : (float, float)
+        The ``(epsilon, delta)`` this fit spent: ``delta`` is that of the
+        floating-point-safe rounding
+        (:func:`pydpowl.privacy.accountant.rounded_release_spent`); 1 (no
+        proven guarantee) with ``reproduce_dppack=True``.
     n_clipped_rows_ : int
-        Rows divided by their norm (``clip_rows=True``; else 0). Computed from
-        the private data: a diagnostic, not part of the release.
+        Rows divided by their norm (``clip_rows=True``; else 0). NON-PRIVATE
+        diagnostic: computed from the private data, not part of the release,
+        never printed by default.
     n_iter_ : int
-        Newton iterations (a data-dependent diagnostic, not part of the release).
+        Newton iterations. NON-PRIVATE diagnostic (it depends on the data), not
+        part of the release, never printed by default.
 
     Notes
     -----
@@ -336,6 +342,8 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
         self.sensitivity_ = delta
         self.release_grid_ = grid
         self.n_features_in_ = d
+        self.privacy_spent_ = rounded_release_spent(eps, dim=d, grid=grid, noise_scale=delta / eps,
+                                                    full_precision=self.reproduce_dppack)
         self.n_iter_ = out.n_iter
         self.n_samples_ = n
         self.loss_name_ = loss.name
@@ -367,5 +375,5 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
             weights_upper_bound=float(self.weights_upper_bound), C=float(self.C),
             sensitivity=self.sensitivity_, loss=self.loss_name_, n_samples=self.n_samples_,
             coefficient_names=tuple(names), coefficients=tuple(float(v) for v in self.coef_),
-            notes=release_notes(self),
+            notes=release_notes(self), privacy_spent=self.privacy_spent_,
         )

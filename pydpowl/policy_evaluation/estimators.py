@@ -130,6 +130,12 @@ class _PrivateMixin:
         return _Calibration(alpha, 0.0, gaussian_delta(eps, 1.0 / alpha), None)
 
     @staticmethod
+    def _privacy_spent(eps: float, delta: float, cal: _Calibration) -> Tuple[float, float]:
+        """``(epsilon, delta)`` proven for the release: the ``delta`` asked for when the calibration
+        establishes it, else the exactly accounted one (``certified_delta_``)."""
+        return float(eps), float(delta if cal.warning is None else cal.certified_delta)
+
+    @staticmethod
     def _warn_privacy(message: Optional[str]) -> None:
         """Emit a PrivacyLeakWarning at the line that called ``fit`` (call from ``fit``)."""
         if message is not None:
@@ -347,6 +353,10 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
     certified_delta_ : float
         A ``delta`` for which the release is ``(epsilon, delta)``-DP by exact
         accounting (public; at most ``delta`` unless a warning was issued).
+    privacy_spent_ : (float, float)
+        The ``(epsilon, delta)`` the release is proven to satisfy (``delta``,
+        or ``certified_delta_`` when a warning said the asked-for ``delta`` is
+        not established); what a budget accountant should record.
     diagnostics_ : PolicyEvalDiagnostics
         Only with ``keep_diagnostics=True``. PRIVATE.
     """
@@ -420,6 +430,7 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
         self.n_states_, self.n_features_, self.n_episodes_ = n_states, d, stats.n_episodes
         self.alpha_, self.beta_, self.sensitivity_constant_ = alpha, beta, c_w
         self.certified_delta_ = cal.certified_delta
+        self.privacy_spent_ = self._privacy_spent(opts["eps"], opts["delta"], cal)
         diag = None
         if opts["keep"]:
             diag = PolicyEvalDiagnostics(
@@ -493,6 +504,8 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
     sensitivity_constant_ : float
         ``C_lambda``.
     certified_delta_ : float
+        As in :class:`DPLSW`.
+    privacy_spent_ : (float, float)
         As in :class:`DPLSW`.
     diagnostics_ : PolicyEvalDiagnostics
         Only with ``keep_diagnostics=True``. PRIVATE.
@@ -583,6 +596,7 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
         self.regularization_ = lam
         self.alpha_, self.beta_, self.sensitivity_constant_ = alpha, beta, c_big
         self.certified_delta_ = cal.certified_delta
+        self.privacy_spent_ = self._privacy_spent(opts["eps"], opts["delta"], cal)
         diag = None
         if opts["keep"]:
             diag = PolicyEvalDiagnostics(

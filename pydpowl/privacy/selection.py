@@ -58,6 +58,7 @@ from ..engine.mechanisms import exponential_mechanism, output_mechanism
 from ..engine.solver import DEFAULT_TOL, solve_each
 
 __all__ = ["exponential_mechanism", "score_sensitivity", "rule_scores", "select_gamma_privately", "transfer_gamma",
+           "selection_delta",
            "SCORES", "TRANSFERS"]
 
 #: scores :func:`select_gamma_privately` knows
@@ -166,3 +167,26 @@ def transfer_gamma(gamma: float, *, transfer: str, n_part: int, epsilon_select: 
     if transfer == "none":
         return float(gamma)
     return float(gamma) * math.sqrt((n_fit / n_part) * (epsilon_select / epsilon_fit))
+
+
+def selection_delta(gammas: Sequence[float], *, epsilon: float, weights_upper_bound: float, n_part: int,
+                    dim: int) -> float:
+    """``delta`` of :func:`select_gamma_privately` (its epsilon is ``epsilon``), from public settings only.
+
+    Each candidate is an output-perturbation release on its own part, rounded
+    to its grid: the floating-point delta of that rounding
+    (:func:`pydpowl.privacy.accountant.rounded_release_spent`). The parts and
+    the scoring rows are disjoint, so the largest candidate's counts (parallel
+    composition). The exponential mechanism that chooses among them is counted
+    with delta 0, which its exact sampler achieves
+    (``exponential_mechanism_delta`` of the mechanisms package).
+    """
+    from ..engine.mechanisms import output_sensitivity, release_grid
+    from .accountant import rounded_release_spent
+
+    out = []
+    for g in gammas:
+        sens = output_sensitivity(gamma=g, weights_upper_bound=weights_upper_bound, n_samples=n_part, tol=DEFAULT_TOL)
+        out.append(rounded_release_spent(epsilon, dim=dim, grid=release_grid(sensitivity=sens, epsilon=epsilon),
+                                         noise_scale=sens / epsilon)[1])
+    return max(out)

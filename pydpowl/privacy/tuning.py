@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 from .._validation import check_array, check_binary_target, check_bool, check_vector, resolve_rng
 from ..engine.mechanisms import exponential_mechanism
 from ..exceptions import PrivacyLeakWarning
+from .accountant import compose
 
 __all__ = ["ModelSelection", "tune_classification_model", "tune_linear_regression_model", "split_rows",
            "regression_scores", "select_on_validation", "squared_error_score"]
@@ -58,7 +59,13 @@ class ModelSelection:
     sensitivity : float
         Sensitivity of the score used by the exponential mechanism.
     n_validation : int
-        Rows used to score the candidates.
+        Rows used to score the candidates (public: a function of n and the number of candidates).
+    privacy_spent : (float, float)
+        ``(epsilon, delta)`` of the whole selection: parallel composition over the disjoint parts, so the
+        largest of the candidates' ``privacy_spent_`` and the exponential mechanism's (on the validation part).
+
+    Every returned model has ``random_state=None``: the stream that drew the noise is not kept (rewinding it
+    would regenerate the noise, and ``coef_`` minus the noise is the exact minimiser).
     """
 
     model: Any
@@ -67,6 +74,7 @@ class ModelSelection:
     epsilon: float
     sensitivity: float
     n_validation: int
+    privacy_spent: Tuple[float, float] = (0.0, 0.0)
 
 
 def split_rows(n: int, m: int) -> Tuple[list, np.ndarray]:
@@ -119,9 +127,14 @@ def squared_error_score(prediction: np.ndarray, y: np.ndarray, target_bounds: Tu
 
 
 def _selection(k: int, fitted: list, *, sensitivity: float, n_val: int) -> ModelSelection:
+    """The result, with every model's stream removed and the composed ``(epsilon, delta)``."""
+    for model in fitted:
+        model.set_params(random_state=None)  # the live stream could be rewound to regenerate the noise
+    # the exponential mechanism (first candidate's epsilon, on the validation part): delta 0, as its exact sampler
+    spent = compose([m.privacy_spent_ for m in fitted] + [(float(fitted[0].epsilon), 0.0)], "parallel")
     return ModelSelection(model=fitted[k], index=k, models=tuple(fitted),
                           epsilon=float(max(float(m.epsilon) for m in fitted)), sensitivity=sensitivity,
-                          n_validation=n_val)
+                          n_validation=n_val, privacy_spent=spent)
 
 
 def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike, *,

@@ -57,7 +57,8 @@ from numpy.typing import NDArray
 
 from ..engine.losses import HuberHingeLoss
 from ..engine.solver import solve_each
-from ..privacy.selection import TRANSFERS, select_gamma_privately, transfer_gamma
+from ..privacy.accountant import compose
+from ..privacy.selection import TRANSFERS, select_gamma_privately, selection_delta, transfer_gamma
 from .._progress import Progress
 from .._validation import check_epsilon, check_int, check_positive, resolve_rng
 from ..datasets import OWLData
@@ -65,6 +66,7 @@ from .gamma_table import GammaTable
 from ..engine.mechanisms import perturb
 from ..engine.solver import DEFAULT_TOL
 from ..estimators.owl import DPOWL, OWLProblem, prepare_owl
+from ..estimators.summary import delta_text, guarantee_text
 from ..value import ipw_values
 from .._validation import check_choice
 from .config import DEFAULT_GAMMA_GRID, METRICS, RULES, GammaSearchConfig, check_gamma_grid, resolve_config
@@ -94,11 +96,14 @@ class BudgetCharge:
     epsilon : float
     rows : int
         How many private rows this step touched.
+    delta : float
+        The step's delta (its floating-point-safe rounding's).
     """
 
     purpose: str
     epsilon: float
     rows: int
+    delta: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,8 @@ class TuningResult:
         Budget spent on the private data (empty for Algorithm 2 with public D0).
     epsilon_total : float
         Total budget of the pipeline on the private data.
+    delta_total : float
+        Its delta, composed as the charges are (:attr:`privacy_spent`).
     composition : str
         How the charges combine.
     model : DPOWL or None
@@ -143,23 +150,43 @@ class TuningResult:
     composition: str = "none: D0 is public; the search spends no privacy budget"
     model: Optional[DPOWL] = None
     notes: Tuple[str, ...] = field(default_factory=tuple)
+    delta_total: float = 0.0
 
-    def describe(self) -> str:
-        """Plain text for people: method, choice, sizes, and the budget charges."""
+    @property
+    def privacy_spent(self) -> Tuple[float, float]:
+        """``(epsilon_total, delta_total)``: the pipeline's guarantee on the private data."""
+        return self.epsilon_total, self.delta_total
+
+    def describe(self, *, public_n: bool = False) -> str:
+        """Plain text for people: method, choice, sizes, and the budget charges.
+
+        The no-D0 ways run on the private data: the sizes derived from its n
+        (the parts, the final fit's n) are shown only with ``public_n=True``,
+        the analyst's statement that n is public (it is, to the guarantee:
+        neighbours have the same n). Algorithm 2's sizes are settings of the
+        study on public D0 and always shown.
+        """
         eps = "inf" if self.epsilon == math.inf else f"{self.epsilon:g}"
+        sizes = public_n or not self.spending
+        n_text = f"n = {self.n}" if sizes else "n not released"
         lines = [f"method: {self.method} ({_METHOD_TEXT[self.method]})",
-                 f"chosen gamma = {self.gamma:g} for the private fit with n = {self.n}, epsilon = {eps} "
+                 f"chosen gamma = {self.gamma:g} for the private fit with {n_text}, epsilon = {eps} "
                  f"(metric {self.metric}, rule {self.rule})"]
-        lines += [f"  {k} = {v}" for k, v in self.details.items()]
+        lines += [f"  {k} = {v}" for k, v in self.details.items() if sizes or k not in _PRIVATE_SIZES]
         if self.spending:
             lines.append("privacy budget charged on the private data:")
-            lines += [f"  epsilon = {c.epsilon:g} on {c.rows} rows: {c.purpose}" for c in self.spending]
-            lines.append(f"  total epsilon = {self.epsilon_total:g} ({self.composition})")
+            lines += [f"  epsilon = {c.epsilon:g}, delta = {delta_text(c.delta)}"
+                      f"{f' on {c.rows} rows' if sizes else ''}: {c.purpose}" for c in self.spending]
+            lines.append(f"  total epsilon = {self.epsilon_total:g} ({self.composition}): "
+                         f"{guarantee_text(*self.privacy_spent)}, delta from the floating-point-safe rounding")
         else:
             lines.append(f"privacy budget: {self.composition}")
         lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
+
+#: details of the no-D0 ways that are sizes derived from the private data's n
+_PRIVATE_SIZES = ("n_select", "n_part")
 
 _METHOD_TEXT = {
     "public-D0": "Algorithm 2 on independent data D0",
@@ -372,6 +399,8 @@ def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_ro
     check_choice("metric", metric, METRICS)
     check_choice("transfer", transfer, TRANSFERS)
     chosen, n_part = _private_selection(data, sel_rows, grid, eps_sel, metric, huber_h, rng)
+    sel_delta = selection_delta(grid, epsilon=eps_sel, weights_upper_bound=data.weights_upper_bound, n_part=n_part,
+                                dim=data.X.shape[1] + 1)
     n_fit = int(fit_rows.size)
     gamma = transfer_gamma(chosen, transfer=transfer, n_part=n_part, epsilon_select=eps_sel, n_fit=n_fit,
                            epsilon_fit=eps_fit)
@@ -380,21 +409,22 @@ def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_ro
                   feature_bounds=data.feature_bounds, huber_h=huber_h, weight_sensitivity=data.weight_sensitivity,
                   random_state=rng).fit(
         X, data.treatment[fit_rows], data.benefit[fit_rows], data.propensity[fit_rows])
-    sel = BudgetCharge(f"gamma selection: {len(grid)} candidates fitted on disjoint parts of {n_part} rows, "
-                       "exponential mechanism on the last part", eps_sel, int(sel_rows.size))
-    fit = BudgetCharge(f"final DP-OWL fit with gamma = {gamma:.6g}", eps_fit, n_fit)
-    if method == "split-data":
-        total, composition = max(eps_sel, eps_fit), "parallel composition: the two steps use disjoint rows"
-    else:
-        total, composition = eps_sel + eps_fit, "sequential composition: both steps use every row"
+    model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
+    sel = BudgetCharge(f"gamma selection: {len(grid)} candidates fitted on disjoint parts, exponential mechanism "
+                       "on the last part", eps_sel, int(sel_rows.size), sel_delta)
+    fit = BudgetCharge(f"final DP-OWL fit with gamma = {gamma:.6g}", eps_fit, n_fit, model.privacy_spent_[1])
+    how = "parallel" if method == "split-data" else "sequential"
+    total, delta_total = compose([(c.epsilon, c.delta) for c in (sel, fit)], how)
+    composition = ("parallel composition: the two steps use disjoint rows" if how == "parallel" else
+                   "sequential composition: both steps use every row")
     return TuningResult(
         method=method, gamma=gamma, n=n_fit, epsilon=eps_fit, metric=metric, rule="exponential mechanism",
         table=None, details=dict(n_select=int(sel_rows.size), n_part=n_part, candidates=len(grid),
                                  selected_gamma=chosen, transfer=transfer),
-        spending=(sel, fit), epsilon_total=total, composition=composition, model=model,
+        spending=(sel, fit), epsilon_total=total, delta_total=delta_total, composition=composition, model=model,
         notes=("the candidates' scores are private and are not reported",
-               f"gamma transfer '{transfer}': selected {chosen:g} for (n={n_part}, epsilon={eps_sel:g}); "
-               f"used {gamma:.6g} for (n={n_fit}, epsilon={eps_fit:g})"
+               f"gamma transfer '{transfer}': selected {chosen:g} for the candidates' fits (n_part rows, "
+               f"epsilon={eps_sel:g}); used {gamma:.6g} for the final fit (n rows, epsilon={eps_fit:g})"
                + (" by gamma ~ sqrt(n / epsilon)" if transfer == "bound" else "")),
     )
 
@@ -432,7 +462,8 @@ def tune_split_data(data: OWLData, *, epsilon: float, gammas: Sequence[float] = 
                     fit_rows=np.sort(perm[n_sel:]), gammas=gammas, metric=metric, transfer=transfer,
                     huber_h=huber_h, rng=rng)
     if accountant is not None:  # parallel composition: one charge of epsilon for both disjoint parts
-        accountant.spend(result.epsilon_total, label=f"tune_split_data: {result.composition}")
+        accountant.spend(result.epsilon_total, label=f"tune_split_data: {result.composition}",
+                         delta=result.delta_total)
     return result
 
 
@@ -458,5 +489,5 @@ def tune_split_budget(data: OWLData, *, epsilon_select: float, epsilon_fit: floa
                     huber_h=huber_h, rng=rng)
     if accountant is not None:  # sequential composition: one charge per step
         for charge in result.spending:
-            accountant.spend(charge.epsilon, label=charge.purpose)
+            accountant.spend(charge.epsilon, label=charge.purpose, delta=charge.delta)
     return result

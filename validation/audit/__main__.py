@@ -3,7 +3,8 @@
 Exit status: 0 when every check passes (sensitivity ratios <= 1, empirical
 epsilon lower bounds <= the claimed epsilon, the negative control flagged,
 no bit-level leak in any number pydpowl releases, unguaranteed constants
-refused), 1 when any check fails, 2 when the run cannot start (e.g. R, DPpack
+refused, no count or warning of a neighbour visible in the default output),
+1 when any check fails, 2 when the run cannot start (e.g. R, DPpack
 or the R package pydpowl missing: the message names what to install;
 ``--no-r`` audits pydpowl's Python engine alone).
 """
@@ -31,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-r", action="store_true", help="audit pydpowl only (no DPpack column)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG")
     p.add_argument("--no-analysis", action="store_true", help="skip the audit of the whole private analysis")
+    p.add_argument("--no-disclosure", action="store_true",
+                   help="skip the audit of the default output channels (counts and warnings on neighbours)")
     return p
 
 
@@ -60,7 +63,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
     t0 = time.perf_counter()
     result = run_audit(quick=args.quick, engines=engines, n_per_split=args.n, alpha=args.alpha, seed=args.seed,
-                       log=sys.stderr, r_front_end=not args.no_r, analysis=not args.no_analysis)
+                       log=sys.stderr, r_front_end=not args.no_r, analysis=not args.no_analysis,
+                       disclosure=not args.no_disclosure)
     result.seconds = time.perf_counter() - t0
     report = write_report(result, args.out, plots=not args.no_plots)
     for s in result.sensitivity:
@@ -80,6 +84,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for r in result.analysis:
         print(f"{r.config:18s} {r.mode + (' (control)' if r.control else ''):20s} lower bound {r.epsilon_lb:.3f} "
               f"(ledger {r.claimed:g}) {r.verdict}")
+    for r in result.disclosure:
+        print(f"{r.command:36s} {r.neighbour:8s} {'differ (control)' if r.control else 'identical':17s} "
+              f"{'PASS' if r.passed else 'FAIL'}")
     print(f"\n{'PASS' if result.passed else 'FAIL'}; report: {report} ({result.seconds:.0f} s)")
     return 0 if result.passed else 1
 

@@ -132,6 +132,7 @@ def as_json(result: AuditResult) -> Dict[str, Any]:
                    for c in result.checks],
         "notes": list(result.notes),
         "analysis": [r.as_dict() for r in result.analysis],
+        "disclosure": [r.as_dict() for r in result.disclosure],
     }
 
 
@@ -146,7 +147,7 @@ def write_report(result: AuditResult, out: Path, *, plots: bool = True) -> Path:
     n_fail = (sum(not r.passed for r in result.black_box)
               + sum(s.worst.ratio > 1 + RATIO_TOLERANCE for s in result.sensitivity if not s.config.conditional)
               + sum(r.leaks for r in result.floating if r.in_verdict) + sum(not c.passed for c in result.checks)
-              + sum(not r.passed for r in result.analysis))
+              + sum(not r.passed for r in result.analysis) + sum(not r.passed for r in result.disclosure))
     leaks = [r for r in result.floating if r.leaks and not r.in_verdict]
     parts: List[str] = [
         "## Privacy audit",
@@ -195,6 +196,22 @@ def write_report(result: AuditResult, out: Path, *, plots: bool = True) -> Path:
             "validation/audit/analysis.py and docs/analysis.md.",
             "",
             analysis_table(result.analysis),
+            "",
+        ]
+    if result.disclosure:
+        from .disclosure import disclosure_table
+
+        parts += [
+            "### Default output: a neighbour that changes only a count changes nothing the user sees",
+            "",
+            "D and D' differ in one record the mechanism cannot see (its weight is 0, or it is clipped to the same "
+            "value), so with the same seed every release is bit-identical, while a count computed from the data "
+            "(subjects per arm, values clipped) differs. Everything the user sees by default (stdout, stderr, "
+            "warnings, every file written; for the Python API, warnings and summary()) must then be identical. "
+            "The controls run with --diagnostics, the opt-in that prints the counts labelled non-private: they "
+            "must differ. Method: validation/audit/disclosure.py.",
+            "",
+            disclosure_table(result.disclosure),
             "",
         ]
     if result.checks:

@@ -21,6 +21,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 
 import numpy as np
@@ -137,13 +138,15 @@ class AuditResult:
     checks: List[CheckResult] = field(default_factory=list)
     analysis: List[Any] = field(default_factory=list)
     n_analysis: int = 0
+    disclosure: List[Any] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         sens_ok = all(s.worst.ratio <= 1.0 + RATIO_TOLERANCE for s in self.sensitivity if not s.config.conditional)
         floating_ok = all(not r.leaks for r in self.floating if r.in_verdict)
         return (sens_ok and all(r.passed for r in self.black_box) and floating_ok
-                and all(c.passed for c in self.checks) and all(r.passed for r in self.analysis))
+                and all(c.passed for c in self.checks) and all(r.passed for r in self.analysis)
+                and all(r.passed for r in self.disclosure))
 
 
 def _seeds(start: int, count: int) -> List[int]:
@@ -256,7 +259,8 @@ def assumption_check(config: AuditConfig, data: Dataset) -> CheckResult:
 def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] = None,
               engines: Sequence[str] = ("pydpowl", "DPpack"), n_per_split: Optional[int] = None,
               alpha: float = 0.05, seed: int = 20240601, log: Optional[TextIO] = None,
-              search_options: Optional[Dict] = None, r_front_end: bool = False, analysis: bool = True) -> AuditResult:
+              search_options: Optional[Dict] = None, r_front_end: bool = False, analysis: bool = True,
+              disclosure: bool = True) -> AuditResult:
     """Run the sensitivity search and the black-box audit.
 
     Parameters
@@ -284,6 +288,9 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     analysis : bool, default=True
         Also audit the whole private analysis as one mechanism
         (:mod:`validation.audit.analysis`; half as many releases per split).
+    disclosure : bool, default=True
+        Also check that a neighbour which changes only a count or a warning
+        changes nothing a user sees by default (:mod:`validation.audit.disclosure`).
     """
     t0 = time.perf_counter()
     if configs is None:
@@ -390,6 +397,20 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
         from .analysis import run_analysis_audit
 
         analysis_rows = run_analysis_audit(quick=quick, n_per_split=n_analysis, seed=next_seed, alpha=alpha, say=say)
+    disclosure_rows: List[Any] = []
+    if disclosure:
+        import tempfile
+
+        from .disclosure import api_rows
+        from .disclosure import disclosure_rows as run_disclosure
+
+        with tempfile.TemporaryDirectory(prefix="pydpowl-disclosure-") as tmp:
+            disclosure_rows = run_disclosure(Path(tmp)) + api_rows()
+        for r in disclosure_rows:
+            say(f"[audit] default output: {r.command} on the {r.neighbour!r} neighbour: "
+                f"{'differs' if r.differs else 'identical'} {'PASS' if r.passed else 'FAIL'}"
+                + (f" ({r.detail})" if r.differs else ""))
     return AuditResult(sensitivity=sens, black_box=rows, n_per_split=n_per_split, alpha=alpha, seed=seed,
                        seconds=time.perf_counter() - t0, floating=floating, checks=checks, notes=notes,
-                       analysis=analysis_rows, n_analysis=n_analysis if analysis else 0)
+                       analysis=analysis_rows, n_analysis=n_analysis if analysis else 0,
+                       disclosure=disclosure_rows)
