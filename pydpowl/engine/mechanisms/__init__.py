@@ -20,7 +20,7 @@ DPpack's order and arithmetic) and keep nothing.
 """
 
 from ._common import derived_generator, is_r_stream, warn_reproduce_dppack
-from .exponential import exponential_mechanism
+from .exponential import exponential_mechanism, exponential_mechanism_delta
 from .gaussian import sample_gaussian, sample_isotropic_gaussian
 from .laplace import sample_laplace
 from .objective import (
@@ -96,6 +96,7 @@ __all__ = [
     "derived_generator",
     "sample_smoothing_noise",
     "exponential_mechanism",
+    "exponential_mechanism_delta",
     "PERTURBATIONS",
     "Release",
     "check_perturbation",

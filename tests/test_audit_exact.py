@@ -1,0 +1,31 @@
+"""validation.audit.exact: the exact-law checks of the exponential mechanism pass, and can fail."""
+
+import math
+
+import numpy as np
+
+from validation.audit import exact
+
+
+def test_exponential_checks_pass():
+    checks = exact.exponential_checks(depth=16)
+    assert [c.passed for c in checks] == [True] * len(checks)
+    assert any("replay" in c.config for c in checks) and "ratio inf" in checks[-1].detail
+
+
+def test_the_replay_check_fails_when_no_delta_is_accounted(monkeypatch):
+    """The inversion is not pure: with delta = 0 accounted the check flags it."""
+    monkeypatch.setattr(exact, "exponential_mechanism_delta", lambda **kw: 0.0)
+    assert not exact.exponential_checks(depth=12)[-1].passed
+
+
+def test_the_exact_check_fails_for_a_sampler_twice_as_sharp(monkeypatch):
+    """A mechanism calibrated for 2 eps while claiming eps (exponents doubled) is flagged."""
+    real = exact._exponents
+    monkeypatch.setattr(exact, "_exponents", lambda s, eps, sens: [2 * x for x in real(s, eps, sens)])
+    assert not all(c.passed for c in exact.exponential_checks(depth=16)[:-1])
+
+
+def test_inversion_law_sums_to_one():
+    q = exact.inversion_law([0.0, -1.0, -3.0], 1.0, 1.0)
+    assert math.isclose(q.sum(), 1.0, rel_tol=0, abs_tol=1e-15) and np.all(q > 0)

@@ -1,0 +1,175 @@
+"""Exact-law audit of discrete samplers: the exponential mechanism's probabilities on adversarial neighbours.
+
+A black-box test cannot see probabilities of order 2^-32, so these checks compute
+the law of the implemented samplers exactly:
+
+* the exact sampler (a numpy Generator): every path of its two steps (the
+  uniform proposal, ``Bernoulli(exp(-x))``) is enumerated on a bit source up to
+  a depth, which brackets each step's probability by
+  ``[found, found + unfinished]``; rejection sampling then bounds the law of the
+  selected index. On neighbours whose scores move by the sensitivity in
+  opposite directions, no probability ratio may exceed ``e^epsilon``;
+* DPpack's inversion (an R stream, replay): its law over R's 2^32 equally likely
+  uniforms is found by bisection on the word; a candidate can have probability
+  0 on D and ``k 2^-32`` on D' (ratio infinite), and the hockey-stick divergence
+  ``max_S q(S|D) - e^epsilon q(S|D')`` must stay below the delta the package
+  accounts (:func:`pydpowl.engine.mechanisms.exponential_mechanism_delta`).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Callable, List, Sequence, Tuple
+
+import numpy as np
+
+from pydpowl.engine.mechanisms.exponential import (
+    R_UNIFORM_VALUES,
+    FairBits,
+    _dppack_inversion,
+    bernoulli_exp_minus,
+    exponential_mechanism_delta,
+)
+
+__all__ = ["enumerated_law", "sampler_law_bounds", "inversion_law", "exponential_checks", "exact_law_checks",
+           "EXPONENTIAL_PAIRS"]
+
+#: adversarial neighbours (epsilon, sensitivity, scores on D, scores on D'): candidate 0 loses the sensitivity
+#: while the others gain it (the numerator and the normaliser both move against it)
+EXPONENTIAL_PAIRS = (
+    (1.0, 1.0, (0.0, 1.0, 1.0), (-1.0, 2.0, 2.0)),
+    (0.5, 2.0, (0.0, 2.0), (-2.0, 4.0)),
+)
+#: the inversion's adversarial pair: p_1 ~ 1.7e-10 (no word) on D, ~ 4.6e-10 (two words) on D'
+INVERSION_PAIR = (1.0, 1.0, (0.0, -45.0), (-1.0, -44.0))
+
+
+class _Exhausted(Exception):
+    pass
+
+
+class _PrefixBits:
+    """Bits from a fixed prefix; asking for more raises (to enumerate every path of a sampler)."""
+
+    def __init__(self, prefix: Tuple[int, ...]) -> None:
+        self.prefix, self.used = prefix, 0
+
+    def bit(self) -> int:
+        if self.used == len(self.prefix):
+            raise _Exhausted
+        self.used += 1
+        return self.prefix[self.used - 1]
+
+    def below(self, k: int) -> int:
+        return FairBits.below(self, k)  # type: ignore[arg-type]
+
+
+def enumerated_law(sample: Callable[[Any], int], n_outcomes: int, depth: int) -> Tuple[List[Fraction], Fraction]:
+    """Probability of each outcome over every bit string of length <= ``depth``, and the mass left unfinished.
+
+    ``sample(bits)`` runs the sampler on a bit source; each terminating path of length L has probability 2^-L.
+    """
+    found = [Fraction(0)] * n_outcomes
+    unfinished = Fraction(0)
+    stack: List[Tuple[int, ...]] = [()]
+    while stack:
+        prefix = stack.pop()
+        bits = _PrefixBits(prefix)
+        try:
+            k = sample(bits)
+        except _Exhausted:
+            if len(prefix) == depth:
+                unfinished += Fraction(1, 2 ** depth)
+            else:
+                stack += [prefix + (0,), prefix + (1,)]
+            continue
+        if bits.used != len(prefix):
+            raise AssertionError("a path must consume its whole prefix")
+        found[int(k)] += Fraction(1, 2 ** len(prefix))
+    return found, unfinished
+
+
+def sampler_law_bounds(x: Sequence[Fraction], depth: int = 18):
+    """Bounds on the law of :func:`~pydpowl.engine.mechanisms.exponential.sample_exact_index`.
+
+    A round proposes k with the enumerated law of ``FairBits.below`` and accepts
+    with ``a_k``, enumerated to ``[lo_k, hi_k]``; rejection sampling returns k with
+    probability ``a_k / sum_j a_j``. Returns ``(proposal, unfinished, lower, upper)``.
+    """
+    K = len(x)
+    proposal, left = enumerated_law(lambda bits: bits.below(K), K, depth=2 * K + 4)
+    accept = [enumerated_law(lambda bits, v=v: bernoulli_exp_minus(v, bits), 2, depth=depth) for v in x]
+    lo = np.array([float(a[0][1]) for a in accept])
+    hi = np.array([float(a[0][1] + a[1]) for a in accept])
+    return proposal, left, lo / (lo + hi.sum() - hi), hi / (hi + lo.sum() - lo)
+
+
+def inversion_law(scores: Sequence[float], epsilon: float, sensitivity: float) -> np.ndarray:
+    """Exact law of DPpack's inversion over R's 2^32 uniforms ``u = fixup(y 2^-32)``, by bisection on the word y."""
+
+    class Word:
+        def __init__(self, y: int) -> None:
+            self.y = y
+
+        def uniform(self) -> float:
+            return 0.5 * 2.328306437080797e-10 if self.y == 0 else self.y * 2.0 ** -32
+
+    s = np.asarray(scores, dtype=float)
+
+    def pick(y: int) -> int:
+        return _dppack_inversion(s, epsilon, sensitivity, Word(y))
+
+    counts = np.zeros(len(s))
+    first = 0
+    while first < R_UNIFORM_VALUES:  # the pick is non-decreasing in u except the all-FALSE tail (index 0)
+        k = pick(first)
+        lo, hi = first, R_UNIFORM_VALUES - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if pick(mid) == k:
+                lo = mid
+            else:
+                hi = mid - 1
+        counts[k] += lo - first + 1
+        first = lo + 1
+    return counts / R_UNIFORM_VALUES
+
+
+def _exponents(scores: Sequence[float], epsilon: float, sensitivity: float) -> List[Fraction]:
+    scale = Fraction(epsilon) / (2 * Fraction(sensitivity))
+    top = Fraction(max(scores))
+    return [scale * (top - Fraction(v)) for v in scores]
+
+
+def exponential_checks(*, depth: int = 18) -> list:
+    """The exact-law checks of the exponential mechanism (a list of :class:`~validation.audit.run.CheckResult`)."""
+    from .run import CheckResult
+
+    out = []
+    for eps, sens, s0, s1 in EXPONENTIAL_PAIRS:
+        (_, _, lo0, hi0), (_, _, lo1, hi1) = (sampler_law_bounds(_exponents(s, eps, sens), depth) for s in (s0, s1))
+        worst = float(max(np.max(lo0 / hi1), np.max(lo1 / hi0)))  # a lower bound on the true worst ratio
+        slack = float(max(np.max(hi0 - lo0), np.max(hi1 - lo1)))
+        upper = float(max(np.max(hi0 / lo1), np.max(hi1 / lo0)))  # an upper bound on it
+        passed = math.log(worst) <= eps
+        out.append(CheckResult(
+            f"exponential-exact K={len(s0)}", f"max log P(k|D)/P(k|D') <= eps = {eps:g} (exact sampler)", passed,
+            f"log ratio in [{math.log(worst):.4f}, {math.log(upper):.4f}] (enumerated law, slack {slack:.1e}); "
+            f"scores {list(s0)} vs {list(s1)}, sensitivity {sens:g}"))
+    eps, sens, s0, s1 = INVERSION_PAIR
+    q0, q1 = inversion_law(s0, eps, sens), inversion_law(s1, eps, sens)
+    delta = exponential_mechanism_delta(epsilon=eps, n_candidates=len(s0), replay=True)
+    divergence = float(max(np.sum(np.maximum(a - math.exp(eps) * b, 0.0)) for a, b in ((q0, q1), (q1, q0))))
+    ratio = math.inf if (q0 == 0).any() and (q1[q0 == 0] > 0).any() else float(np.max(q1 / q0))
+    out.append(CheckResult(
+        "exponential-replay (R stream)", f"max_S q(S|D) - e^eps q(S|D') <= accounted delta = {delta:.2e}",
+        divergence <= delta,
+        f"DPpack's inversion of one 32-bit uniform: P(1|D) = {q0[1]:.3g}, P(1|D') = {q1[1]:.3g} (ratio {ratio:g}: "
+        f"not eps-DP); divergence {divergence:.2e}"))
+    return out
+
+
+def exact_law_checks() -> list:
+    """Every check of this module, in the audit's order."""
+    return exponential_checks()
