@@ -29,3 +29,14 @@ def test_the_exact_check_fails_for_a_sampler_twice_as_sharp(monkeypatch):
 def test_inversion_law_sums_to_one():
     q = exact.inversion_law([0.0, -1.0, -3.0], 1.0, 1.0)
     assert math.isclose(q.sum(), 1.0, rel_tol=0, abs_tol=1e-15) and np.all(q > 0)
+
+
+def test_value_rounding_check_passes_and_the_float_sum_would_fail():
+    check = exact.value_rounding_check(n=600)
+    assert check.passed and check.detail.startswith("0 of 600")
+    assert int(check.detail.split("would differ in ")[1]) > 0  # the former rounding of fl(S + L) is caught
+
+
+def test_r_stream_radius_check_passes():
+    check = exact.r_stream_radius_check(n=5000)
+    assert check.passed, check.detail

@@ -240,6 +240,13 @@ class DPOWL(DPEstimator):
     release_grid_ : float or None
         Power-of-two grid of ``scaled_coef_`` (floating-point safety); None for
         ``epsilon = inf`` or ``reproduce_dppack=True``.
+    release_delta_ : float or None
+        The ``delta`` of the rounding under the sampler model of the noise's
+        stream (:func:`pydpowl.engine.mechanisms.floating_point_delta`; larger
+        for an R stream, whose ``rgamma`` uses 32-bit uniforms); None when
+        nothing was rounded.
+    sampler_model_ : {"numpy", "R"}
+        Which sampler model applies (public: the caller chose the stream).
     sensitivity_ : float
         Delta = (C + 2W + 2 n tol) / gamma.
     weight_sensitivity_ : float
@@ -342,6 +349,8 @@ class DPOWL(DPEstimator):
         )._fit_checked(problem.Z, problem.labels, problem.weights)  # rows of norm <= 1, w in [0, W] by construction
         self._store_release(engine.coef_, scaler)
         self.release_grid_ = engine.release_grid_
+        self.release_delta_ = engine.release_delta_
+        self.sampler_model_ = engine.sampler_model_
         self.sensitivity_ = engine.sensitivity_
         self.weight_sensitivity_ = problem.weight_sensitivity
         self.n_iter_ = engine.n_iter_

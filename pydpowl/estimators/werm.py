@@ -25,7 +25,7 @@ from .._validation import (
 from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
 from ..engine.mechanisms import (
     check_noise_scale,
-    floating_point_delta,
+    is_r_stream,
     release_output_perturbation,
     warn_reproduce_dppack,
 )
@@ -146,10 +146,10 @@ def release_notes(estimator: Any) -> tuple:
         return ("reproduce_dppack=True: full-precision release, not floating-point safe (validation only)",)
     if grid is None:
         return ()
-    delta = floating_point_delta(epsilon=float(estimator.epsilon), dim=len(estimator._released()),
-                                 grid=grid, noise_scale=estimator.sensitivity_ / float(estimator.epsilon))
+    delta = estimator.release_delta_
+    stream = " (R's samplers: replay)" if getattr(estimator, "sampler_model_", "numpy") == "R" else ""
     return (f"released values are the exact sum rounded to multiples of 2^{int(math.log2(grid))} in the noise "
-            f"space (floating-point safe: (epsilon, {delta:.1e})-DP under the sampler model of "
+            f"space (floating-point safe: (epsilon, {delta:.1e})-DP under the sampler model{stream} of "
             "docs/privacy_audit.md)",)
 
 
@@ -228,6 +228,13 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
     release_grid_ : float or None
         The power-of-two grid of ``coef_`` (None for ``epsilon = inf`` or
         ``reproduce_dppack=True``: then nothing was rounded).
+    release_delta_ : float or None
+        The ``delta`` of the rounding under the sampler model of the noise's
+        stream (:func:`pydpowl.engine.mechanisms.floating_point_delta`; larger
+        for an R stream, whose ``rgamma`` uses 32-bit uniforms); None when
+        nothing was rounded.
+    sampler_model_ : {"numpy", "R"}
+        Which sampler model applies (public: the caller chose the stream).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame whose column names are all strings
@@ -335,6 +342,8 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
         self.coef_ = release
         self.sensitivity_ = delta
         self.release_grid_ = grid
+        self.release_delta_ = out.delta
+        self.sampler_model_ = "R" if is_r_stream(self.random_state) else "numpy"
         self.n_features_in_ = d
         self.n_iter_ = out.n_iter
         self.n_samples_ = n

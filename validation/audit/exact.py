@@ -13,7 +13,10 @@ the law of the implemented samplers exactly:
   uniforms is found by bisection on the word; a candidate can have probability
   0 on D and ``k 2^-32`` on D' (ratio infinite), and the hockey-stick divergence
   ``max_S q(S|D) - e^epsilon q(S|D')`` must stay below the delta the package
-  accounts (:func:`pydpowl.engine.mechanisms.exponential_mechanism_delta`).
+  accounts (:func:`pydpowl.engine.mechanisms.exponential_mechanism_delta`);
+* the value release's rounding on sums within a hair of a rounding midpoint
+  (it must be the exact sum's), and the share of R's ``rgamma`` draws that come
+  from 32-bit uniforms against the model behind the R stream's ``delta``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pydpowl.engine.mechanisms.exponential import (
 )
 
 __all__ = ["enumerated_law", "sampler_law_bounds", "inversion_law", "exponential_checks", "exact_law_checks",
-           "EXPONENTIAL_PAIRS"]
+           "value_rounding_check", "r_stream_radius_check", "EXPONENTIAL_PAIRS"]
 
 #: adversarial neighbours (epsilon, sensitivity, scores on D, scores on D'): candidate 0 loses the sensitivity
 #: while the others gain it (the numerator and the normaliser both move against it)
@@ -170,6 +173,66 @@ def exponential_checks(*, depth: int = 18) -> list:
     return out
 
 
+def _adversarial_sums(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cell sums S, Laplace draws L and scales b whose exact sum lies within a hair of a rounding midpoint."""
+    from pydpowl.privacy.value_estimate import release_grid
+
+    rng = np.random.default_rng(seed)
+    b = 10.0 ** rng.uniform(-2, 2, n)
+    g = np.array([release_grid(v) for v in b])
+    m = np.floor(2.0 ** rng.uniform(10, 49, n))
+    S = m * g
+    hair = g * 2.0 ** -rng.integers(4, 40, n)
+    L = np.where(rng.random(n) < 0.5, 0.5 * g + hair, -0.5 * g - hair) * rng.choice([1.0, -1.0], n)
+    return S, L, b
+
+
+def value_rounding_check(n: int = 4000, seed: int = 7) -> Any:
+    """The value release rounds the exact sum S + L, on sums within a hair of a midpoint (review 21.4(a))."""
+    from pydpowl.privacy.value_estimate import _release, release_grid
+
+    from .run import CheckResult
+
+    S, L, b = _adversarial_sums(n, seed)
+
+    class Fixed:
+        def __init__(self, value: float) -> None:
+            self.value = value
+
+        def laplace(self, loc: float, scale: Any) -> np.ndarray:
+            return np.full(np.shape(scale), self.value)
+
+    wrong = float_wrong = 0
+    for s, l, v in zip(S, L, b):
+        g = release_grid(v)
+        exact = float(round((Fraction(float(s)) + Fraction(float(l))) / Fraction(g)) * Fraction(g))
+        wrong += _release(np.array([s]), np.array([v]), Fixed(l))[0] != exact
+        float_wrong += float(np.round((s + l) / g) * g) != exact  # the former rounding of fl(S + L), for contrast
+    return CheckResult("value release", "released = exact S + L rounded to the grid", wrong == 0,
+                       f"{wrong} of {n} adversarial sums (within 2^-4..2^-40 grid steps of a midpoint) differ from "
+                       f"the exact rounding; rounding fl(S + L) would differ in {float_wrong}")
+
+
+def r_stream_radius_check(dim: int = 5, n: int = 20000, seed: int = 3) -> Any:
+    """The R stream's radius model: the share of rgamma draws from its 32-bit rejection loop (review 21.4(b))."""
+    from pydpowl import RRandom
+    from pydpowl.engine.mechanisms.rounding import floating_point_delta, r_gamma_radius_model
+    from pydpowl.rrandom._gamma import _gd_unscaled
+
+    from .run import CheckResult
+
+    p_late, _, _ = r_gamma_radius_model(dim)
+    stream = RRandom(seed)._stream
+    late = sum(_gd_unscaled(stream, float(dim))[1] for _ in range(n)) / n
+    z = abs(late - p_late) / math.sqrt(p_late * (1 - p_late) / n)
+    numpy_delta = floating_point_delta(epsilon=1.0, dim=dim, grid=2.0 ** -11, noise_scale=1.0)
+    r_delta = floating_point_delta(epsilon=1.0, dim=dim, grid=2.0 ** -11, noise_scale=1.0, stream="R")
+    return CheckResult(f"R-stream radius d={dim}", "share of rgamma draws outside the model = the delta's p_late",
+                       z < 4.0 and r_delta > numpy_delta,
+                       f"measured {late:.4f} of {n} draws, model {p_late:.4f} (z = {z:.1f}); stated delta at eps 1, "
+                       f"grid lambda/2048: R stream {r_delta:.1e}, numpy {numpy_delta:.1e}")
+
+
 def exact_law_checks() -> list:
     """Every check of this module, in the audit's order."""
-    return exponential_checks()
+    return exponential_checks() + [value_rounding_check(), r_stream_radius_check()]

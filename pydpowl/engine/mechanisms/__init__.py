@@ -22,7 +22,7 @@ DPpack's order and arithmetic) and keep nothing.
 from ._common import derived_generator, is_r_stream, warn_reproduce_dppack
 from .exponential import exponential_mechanism, exponential_mechanism_delta
 from .gaussian import sample_gaussian, sample_isotropic_gaussian
-from .laplace import sample_laplace
+from .laplace import laplace_delta, release_laplace, sample_laplace
 from .objective import (
     PERTURBATIONS,
     SMOOTHING_DOMAIN,
@@ -56,9 +56,12 @@ from .rounding import (
     RELEASE_GRID_BITS,
     SAMPLER_FAILURE,
     SAMPLER_RADIUS_ULPS,
+    STREAMS,
+    coupling_delta,
     floating_point_delta,
     grid_for_scale,
     release_grid,
+    r_gamma_radius_model,
     round_release,
 )
 
@@ -82,6 +85,9 @@ __all__ = [
     "SAMPLER_RADIUS_ULPS",
     "NORMAL_ABSOLUTE_ERROR",
     "SAMPLER_FAILURE",
+    "STREAMS",
+    "coupling_delta",
+    "r_gamma_radius_model",
     "CMSCalibration",
     "cms_calibration",
     "KSTCalibration",
@@ -90,6 +96,8 @@ __all__ = [
     "sample_gaussian",
     "sample_isotropic_gaussian",
     "sample_laplace",
+    "release_laplace",
+    "laplace_delta",
     "smoothing_share",
     "smoothing_rate",
     "SMOOTHING_DOMAIN",

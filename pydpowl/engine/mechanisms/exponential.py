@@ -40,7 +40,6 @@ The derivations are in docs/privacy_audit.md (section "The exponential mechanism
 
 from __future__ import annotations
 
-import math
 import warnings
 from fractions import Fraction
 from typing import Any, Sequence
@@ -50,6 +49,7 @@ import numpy as np
 from ..._validation import check_int, check_positive
 from ...exceptions import PrivacyLeakWarning
 from ._common import is_r_stream, r_cumsum, r_sum
+from .rounding import coupling_delta
 
 __all__ = ["exponential_mechanism", "exponential_mechanism_delta"]
 
@@ -238,4 +238,4 @@ def exponential_mechanism_delta(*, epsilon: float, n_candidates: int, replay: bo
         return 0.0
     eta = (_FP_ULPS_PER_CANDIDATE * K + 2) * 2.0 ** -52
     tv = 0.5 * ((K + 1) / R_UNIFORM_VALUES + (2 * K + 1) * eta)
-    return (1.0 + math.exp(eps)) * tv
+    return coupling_delta(eps, tv)

@@ -34,7 +34,7 @@ from ..._validation import check_epsilon, check_int, check_positive, check_weigh
 from ..losses import MarginLoss, loss_lipschitz
 from ..solver import DEFAULT_TOL, solve_weighted_erm
 from ._common import check_tol, is_r_stream, r_sum_of_squares
-from .rounding import release_grid, round_release
+from .rounding import floating_point_delta, release_grid, round_release
 
 __all__ = [
     "output_sensitivity",
@@ -212,6 +212,15 @@ class OutputMechanism:
     rate: float
     grid: Optional[float]
 
+    def floating_point_delta(self, dim: int, *, rng: Any) -> Optional[float]:
+        """The ``delta`` of the rounded release (:func:`~.rounding.floating_point_delta`) for noise drawn from
+        ``rng`` (R's samplers for an R-compatible stream); None without a grid (no floating-point guarantee)."""
+        if self.grid is None:
+            return None
+        return floating_point_delta(epsilon=self.epsilon, dim=dim, grid=self.grid,
+                                    noise_scale=self.sensitivity / self.epsilon,
+                                    stream="R" if is_r_stream(rng) else "numpy")
+
     def _finite(self, release: NDArray[np.float64]) -> NDArray[np.float64]:
         if not np.all(np.isfinite(release)):
             raise ValueError(
@@ -305,6 +314,9 @@ class OutputRelease:
         the analyst opted in for validation (``keep_nonprivate``).
     grad_norm : float
         The certified gradient norm (private diagnostic).
+    delta : float or None
+        The ``delta`` the rounding costs under the sampler model of the stream
+        the noise came from (None without a grid).
     """
 
     coef: NDArray[np.float64]
@@ -314,6 +326,7 @@ class OutputRelease:
     nonprivate_coef: NDArray[np.float64]
     noise: NDArray[np.float64]
     grad_norm: float
+    delta: Optional[float] = None
 
 
 def release_output_perturbation(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], *,
@@ -364,7 +377,8 @@ def release_output_perturbation(Z: NDArray[np.float64], y: NDArray[np.float64], 
                                 tol=tol, backend=backend, objective=False)
     release, noise = mechanism.release(result.x, rng=rng)
     return OutputRelease(coef=release, sensitivity=mechanism.sensitivity, grid=mechanism.grid, n_iter=result.nit,
-                         nonprivate_coef=result.x, noise=noise, grad_norm=result.grad_norm)
+                         nonprivate_coef=result.x, noise=noise, grad_norm=result.grad_norm,
+                         delta=mechanism.floating_point_delta(Z.shape[1], rng=rng))
 
 
 def perturb(solutions: NDArray[np.float64], *, epsilon: float, gamma: float, weights_upper_bound: float,
