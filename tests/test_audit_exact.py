@@ -40,3 +40,8 @@ def test_value_rounding_check_passes_and_the_float_sum_would_fail():
 def test_r_stream_radius_check_passes():
     check = exact.r_stream_radius_check(n=5000)
     assert check.passed, check.detail
+
+
+def test_policy_evaluation_grid_check_passes():
+    check = exact.policy_evaluation_grid_check(n_releases=300)
+    assert check.passed, check.detail

@@ -16,7 +16,8 @@ the law of the implemented samplers exactly:
   accounts (:func:`pydpowl.engine.mechanisms.exponential_mechanism_delta`);
 * the value release's rounding on sums within a hair of a rounding midpoint
   (it must be the exact sum's), and the share of R's ``rgamma`` draws that come
-  from 32-bit uniforms against the model behind the R stream's ``delta``.
+  from 32-bit uniforms against the model behind the R stream's ``delta``;
+  DP-LSW's releases on neighbours: one public grid, no bit-level signal.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from pydpowl.engine.mechanisms.exponential import (
 )
 
 __all__ = ["enumerated_law", "sampler_law_bounds", "inversion_law", "exponential_checks", "exact_law_checks",
-           "value_rounding_check", "r_stream_radius_check", "EXPONENTIAL_PAIRS"]
+           "value_rounding_check", "r_stream_radius_check", "policy_evaluation_grid_check", "EXPONENTIAL_PAIRS"]
 
 #: adversarial neighbours (epsilon, sensitivity, scores on D, scores on D'): candidate 0 loses the sensitivity
 #: while the others gain it (the numerator and the normaliser both move against it)
@@ -233,6 +234,33 @@ def r_stream_radius_check(dim: int = 5, n: int = 20000, seed: int = 3) -> Any:
                        f"grid lambda/2048: R stream {r_delta:.1e}, numpy {numpy_delta:.1e}")
 
 
+def policy_evaluation_grid_check(n_releases: int = 1500, seed: int = 5) -> Any:
+    """DP-LSW releases on neighbouring datasets: on one public grid, and no bit-level signal (review 21.4(c))."""
+    from pydpowl.policy_evaluation import DPLSW
+
+    from .floating import lsb_lower_bound
+    from .run import CheckResult
+
+    rng = np.random.default_rng(seed)
+    phi = rng.uniform(0, 1, size=(5, 2))
+    D = [(rng.integers(0, 5, size=6), rng.uniform(0, 1, size=6)) for _ in range(40)]
+    D1 = D[:-1] + [(np.array([4, 4, 4]), np.array([1.0, 1.0, 1.0]))]
+    eps = 0.8
+    releases, grids = [], set()
+    for data, first in ((D, 0), (D1, n_releases)):
+        fits = [DPLSW(epsilon=eps, delta=0.1, features=phi, reward_bound=1.0, discount=0.9,
+                      random_state=first + i).fit(data) for i in range(n_releases)]
+        releases.append(np.array([f.coef_ for f in fits]))
+        grids |= {f.release_grid_ for f in fits}
+    (grid,) = grids if len(grids) == 1 else (None,)
+    on_grid = grid is not None and all(np.all(np.round(r / grid) * grid == r) for r in releases)
+    bound = lsb_lower_bound(releases[0], releases[1])
+    return CheckResult("DP-LSW release", f"on one public grid; bit-level eps lower bound <= eps = {eps:g}",
+                       on_grid and bound.epsilon_lb <= eps,
+                       f"grids on D and D': {sorted(grids)}; bit-level lower bound {bound.epsilon_lb:.3f} "
+                       f"({n_releases} releases per dataset)")
+
+
 def exact_law_checks() -> list:
     """Every check of this module, in the audit's order."""
-    return exponential_checks() + [value_rounding_check(), r_stream_radius_check()]
+    return exponential_checks() + [value_rounding_check(), r_stream_radius_check(), policy_evaluation_grid_check()]

@@ -21,7 +21,7 @@ DPpack's order and arithmetic) and keep nothing.
 
 from ._common import derived_generator, is_r_stream, warn_reproduce_dppack
 from .exponential import exponential_mechanism, exponential_mechanism_delta
-from .gaussian import sample_gaussian, sample_isotropic_gaussian
+from .gaussian import gaussian_rounding_delta, release_gaussian, sample_gaussian, sample_isotropic_gaussian
 from .laplace import laplace_delta, release_laplace, sample_laplace
 from .objective import (
     PERTURBATIONS,
@@ -95,6 +95,8 @@ __all__ = [
     "sample_kst_noise",
     "sample_gaussian",
     "sample_isotropic_gaussian",
+    "release_gaussian",
+    "gaussian_rounding_delta",
     "sample_laplace",
     "release_laplace",
     "laplace_delta",
