@@ -45,3 +45,12 @@ def test_r_stream_radius_check_passes():
 def test_policy_evaluation_grid_check_passes():
     check = exact.policy_evaluation_grid_check(n_releases=300)
     assert check.passed, check.detail
+
+
+def test_kst_certificate_check_passes_and_catches_a_radius_without_the_rounding_term(monkeypatch):
+    check = exact.kst_certificate_check(n_releases=4)
+    assert check.passed, check.detail
+    import pydpowl.engine.mechanisms.objective as objective
+
+    monkeypatch.setattr(objective, "ball_error_radius", lambda tol, mu, radius: 2.0 * tol / mu)  # the former radius
+    assert not exact.kst_certificate_check(n_releases=4).passed

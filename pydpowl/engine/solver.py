@@ -34,10 +34,12 @@ the quadratic model over the ball exactly (a trust-region subproblem with a
 positive definite matrix, :func:`trust_region_step`), the step is searched on
 the segment to that point (feasible: the ball is convex), and the answer is
 certified by the Karush-Kuhn-Tucker conditions: ``||grad F + nu theta|| <= tol``
-with the best multiplier ``nu >= 0``, ``||theta|| <= radius``, and the
-complementarity slack ``nu ||theta|| (radius - ||theta||) <= tol^2 / mu``
-(``mu = ridge / n``). Together they place the answer within ``2 tol / mu`` of
-the exact constrained minimiser (docs/dppack_family.md). A quadratic data
+with the best multiplier ``nu >= 0``, ``||theta||^2 <= radius^2`` (exactly), and the
+complementarity slack ``nu (radius^2 - ||theta||^2) / (2 mu + nu)`` (exact) at most
+``(tol/mu + 2^-23 radius)^2`` (``mu = ridge / n``). Together they place the answer
+within :func:`ball_error_radius` ``= 2 tol / mu + 2^-23 radius`` of the exact
+constrained minimiser (docs/dppack_family.md); the ``2^-23 radius`` covers a point
+that sits on the sphere only to rounding. A quadratic data
 term (squared error) is solved in one step.
 
 :func:`solve_weighted_erm` is the front end for arrays in memory and for Dask
@@ -90,6 +92,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Optional, Union
 
 import numpy as np
@@ -101,7 +104,7 @@ from .losses import MarginLoss
 from .problem import MarginProblem, Problem, QuadraticProblem
 
 __all__ = ["DEFAULT_TOL", "SolverResult", "newton", "solve_weighted_erm", "solve_least_squares", "solve_each",
-           "objective_value", "objective_gradient", "trust_region_step"]
+           "objective_value", "objective_gradient", "trust_region_step", "ball_error_radius", "BALL_ROUNDING"]
 
 #: the gradient-norm tolerance every release certifies by default (it enters Delta as 2 n tol / gamma)
 DEFAULT_TOL = 1e-10
@@ -260,20 +263,40 @@ def newton(
     )
 
 
+#: allowance for a point on the sphere: ``radius^2 - ||theta||^2`` (exact) may be up to this fraction of
+#: ``radius^2`` (rounding: a double point sits on the sphere only to a few ulps); see :func:`ball_error_radius`
+BALL_ROUNDING = 2.0 ** -46
+
+
+def ball_error_radius(tol: float, mu: float, radius: float) -> float:
+    """Public bound on the distance from a certified answer on the ball to the exact constrained minimiser.
+
+    ``2 tol / mu + sqrt(BALL_ROUNDING) radius``: the KKT certificate
+    (:func:`_kkt`) proves ``e <= tol/mu + sqrt(nu (R^2 - ||theta||^2) / (2 mu + nu))``
+    and accepts only when the second term is at most ``tol/mu + sqrt(BALL_ROUNDING) R``.
+    """
+    return 2.0 * tol / mu + math.sqrt(BALL_ROUNDING) * radius
+
+
+def _exact_square_norm(theta: NDArray[np.float64]) -> Fraction:
+    """``||theta||^2`` as an exact rational."""
+    return sum((Fraction(float(v)) ** 2 for v in theta), Fraction(0))
+
+
 def _into_ball(theta: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
-    """``theta`` scaled onto the ball if outside, so that its squared norm (summed exactly) is at most radius^2."""
+    """``theta`` scaled onto the ball if outside, so that its exact squared norm is at most radius^2."""
     theta = np.array(theta, dtype=np.float64)
-    limit = radius * radius
+    limit = Fraction(radius) ** 2
     norm = float(np.linalg.norm(theta))
     if norm > radius:
         theta *= radius / norm
-    while math.fsum(theta * theta) > limit:  # an ulp or two above after the scaling
+    while _exact_square_norm(theta) > limit:  # an ulp or two above after the scaling
         theta *= 1.0 - 2.0 ** -52
     if radius - math.sqrt(math.fsum(theta * theta)) <= 16 * np.finfo(float).eps * radius:
-        # on the sphere up to rounding: as close to it as rounding allows (the complementarity slack is then ~1 ulp)
+        # on the sphere up to rounding: as close to it as rounding allows (radius^2 - ||theta||^2 of a few ulps)
         for _ in range(8):
             up = theta * (1.0 + 2.0 ** -52)
-            if math.fsum(up * up) > limit:
+            if _exact_square_norm(up) > limit:
                 break
             theta = up
     return theta
@@ -282,9 +305,14 @@ def _into_ball(theta: NDArray[np.float64], radius: float) -> NDArray[np.float64]
 def _kkt(theta, g, n: int, radius: float, tol: float, mu: float):
     """``(nu, residual, slack, certified)``: the KKT conditions on the ball in units of F.
 
-    Either the gradient itself is below ``tol`` (``nu = 0``, no complementarity to check), or the
-    best multiplier ``nu = max(0, -theta'g / (n ||theta||^2))`` brings ``||g/n + nu theta||`` below
-    ``tol`` with complementarity slack ``nu ||theta|| (radius - ||theta||) <= tol^2 / mu``.
+    Either the gradient itself is below ``tol`` (``nu = 0``: then ``e <= tol/mu``), or the best
+    multiplier ``nu = max(0, -theta'g / (n ||theta||^2))`` brings ``||g/n + nu theta||`` below ``tol``.
+    For a feasible ``theta`` (exactly ``||theta||^2 <= R^2``, :func:`_into_ball`) strong convexity
+    and the minimiser's optimality give ``(mu + nu/2) e^2 <= tol e + nu (R^2 - ||theta||^2) / 2``
+    (with ``theta . theta* = (||theta||^2 + ||theta*||^2 - e^2)/2`` and ``||theta*|| <= R``), so
+    ``e <= tol/mu + sqrt(slack)``, ``slack = nu (R^2 - ||theta||^2) / (2 mu + nu)`` computed exactly;
+    certified when ``slack <= (tol/mu + sqrt(BALL_ROUNDING) R)^2``: then ``e <=``
+    :func:`ball_error_radius`, the radius the smoothing noise is calibrated for.
     """
     free = float(np.linalg.norm(g)) / n
     if free <= tol:
@@ -292,10 +320,10 @@ def _kkt(theta, g, n: int, radius: float, tol: float, mu: float):
     tt = float(theta @ theta)
     nu = max(0.0, -float(theta @ g) / (n * tt)) if tt > 0 else 0.0
     residual = float(np.linalg.norm(g / n + nu * theta))
-    norm = math.sqrt(math.fsum(theta * theta))
-    # a point on the sphere is representable only to a few ulps of the radius: that much is rounding
-    slack = nu * norm * max(0.0, radius - norm - 8.0 * math.ulp(radius))
-    return nu, residual, slack, residual <= tol and slack <= tol * tol / mu
+    gap = Fraction(radius) ** 2 - _exact_square_norm(theta)
+    slack = Fraction(nu) * gap / (2 * Fraction(mu) + Fraction(nu)) if nu > 0 else Fraction(0)
+    allowed = (Fraction(tol) / Fraction(mu) + Fraction(math.sqrt(BALL_ROUNDING)) * Fraction(radius)) ** 2
+    return nu, residual, float(slack), residual <= tol and gap >= 0 and slack <= allowed
 
 
 def trust_region_step(H: NDArray[np.float64], q: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
@@ -361,10 +389,11 @@ def _newton_in_ball(problem, evaluate, theta0, *, radius: float, ridge: float, l
             theta = _into_ball(theta + t * p, radius)
             G, g, H, _ = evaluate(theta)
         nu, residual, slack, certified = _kkt(theta, g, n, radius, tol, mu)
+    bound = (tol / mu + math.sqrt(BALL_ROUNDING) * radius) ** 2
     raise ConvergenceError(
         f"solver stopped after max_iter={max_iter} iterations on the ball ||theta|| <= {radius:.6g} with KKT "
         f"residual {residual:.3e} (tol={tol:.0e}) and complementarity slack {slack:.3e} "
-        f"(must be <= tol^2/mu = {tol * tol / mu:.3e}); nothing was released."
+        f"(must be <= (tol/mu + 2^-23 radius)^2 = {bound:.3e}); nothing was released."
     )
 
 

@@ -111,7 +111,7 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
                    epsilon: float, gamma: float, perturbation: str, feature_bounds: Any = None,
                    fit_intercept: bool = False, kernel: str = "linear", n_components: Optional[int] = None,
                    kernel_param: Optional[float] = None, huber_h: float = 0.5,
-                   weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False, tol: float = 1e-10,
+                   weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False, tol: Optional[float] = None,
                    backend: str = "auto", rng: Any, names: Dict[str, str] = PYTHON_NAMES,
                    index_base: int = 0, warn_as: Optional[str] = None) -> ClassifierFit:
     """Fit ``svmDP`` (``model="svm"``) or ``LogisticRegressionDP`` (``model="logistic"``) privately.
@@ -142,7 +142,8 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
         Public W (with weights).
     reproduce_dppack : bool
         DPpack's arithmetic and draws (validation only; emits PrivacyLeakWarning, named ``warn_as``).
-    tol : float
+    tol : float or None
+        None: the objective's target from its public modulus, 1e-10 otherwise.
     backend : {"auto", "numpy", "numba"}
     rng : numpy Generator or RRandom
         Resolved generator: with an RRandom the draws are DPpack's (features, then the linear term,
@@ -236,7 +237,7 @@ class LinearFit:
 
 def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, epsilon: float, delta: float,
                           gamma: float, feature_bounds: Any, target_bounds: Tuple[float, float],
-                          fit_intercept: bool = False, reproduce_dppack: bool = False, tol: float = 1e-10, rng: Any,
+                          fit_intercept: bool = False, reproduce_dppack: bool = False, tol: Optional[float] = None, rng: Any,
                           warn_as: str = "DPLinearRegression",
                           target_bounds_name: str = "target_bounds") -> LinearFit:
     """Fit ``LinearRegressionDP`` privately (Kifer, Smith & Thakurta's objective perturbation, DPpack's scaling).

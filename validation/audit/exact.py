@@ -17,7 +17,8 @@ the law of the implemented samplers exactly:
 * the value release's rounding on sums within a hair of a rounding midpoint
   (it must be the exact sum's), and the share of R's ``rgamma`` draws that come
   from 32-bit uniforms against the model behind the R stream's ``delta``;
-  DP-LSW's releases on neighbours: one public grid, no bit-level signal.
+  DP-LSW's releases on neighbours: one public grid, no bit-level signal; KST's
+  certified answers within the radius their smoothing noise covers.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from pydpowl.engine.mechanisms.exponential import (
 )
 
 __all__ = ["enumerated_law", "sampler_law_bounds", "inversion_law", "exponential_checks", "exact_law_checks",
-           "value_rounding_check", "r_stream_radius_check", "policy_evaluation_grid_check", "EXPONENTIAL_PAIRS"]
+           "value_rounding_check", "r_stream_radius_check", "policy_evaluation_grid_check", "kst_certificate_check",
+           "EXPONENTIAL_PAIRS"]
 
 #: adversarial neighbours (epsilon, sensitivity, scores on D, scores on D'): candidate 0 loses the sensitivity
 #: while the others gain it (the numerator and the normaliser both move against it)
@@ -261,6 +263,40 @@ def policy_evaluation_grid_check(n_releases: int = 1500, seed: int = 5) -> Any:
                        f"({n_releases} releases per dataset)")
 
 
+def kst_certificate_check(n_releases: int = 12, seed: int = 2) -> Any:
+    """KST's certified answers on the ball are within the radius the smoothing noise covers (review 21.4(d)).
+
+    From each answer (exact ``||theta||^2``): ``e <= res / (mu + nu/2) + sqrt(nu (R^2 - ||theta||^2) / (2 mu +
+    nu))`` (docs/dppack_family.md) must not exceed the release's ``error_radius``.
+    """
+    from pydpowl.engine.mechanisms import release_kst
+
+    from .run import CheckResult
+
+    rng = np.random.default_rng(seed)
+    n, p = 300, 2
+    Z = rng.uniform(-1, 1, (n, p))
+    t = np.clip(Z @ np.array([1.5, -1.0]) * 2, -p, p)
+    R = math.sqrt(p)
+    worst, active = 0.0, 0
+    for k in range(n_releases):
+        for tol in (1e-13, None):
+            rel = release_kst(Z, t, gamma=1.0, epsilon=0.3, delta=0.0, tol=tol, reproduce_dppack=False,
+                              rng=np.random.default_rng([seed, k]))
+            theta, mu = rel.minimiser, (1.0 + rel.Delta) / n
+            grad = (Z.T @ (Z @ theta - t) + (1.0 + rel.Delta) * theta + rel.linear_term) / n
+            nu = max(0.0, -float(theta @ grad) / float(theta @ theta))
+            res = float(np.linalg.norm(grad + nu * theta))
+            gap = Fraction(R) ** 2 - sum((Fraction(float(v)) ** 2 for v in theta), Fraction(0))
+            bound = res / (mu + nu / 2) + (math.sqrt(nu * float(gap) / (2 * mu + nu)) if nu > 0 else 0.0)
+            active += nu > 0
+            worst = max(worst, bound / rel.error_radius if gap >= 0 else math.inf)
+    return CheckResult("KST certificate", "proven distance to the minimiser <= the smoothing's radius",
+                       worst <= 1.0, f"worst proven / calibrated {worst:.3f} over {2 * n_releases} releases "
+                       f"({active} with the ball active)")
+
+
 def exact_law_checks() -> list:
     """Every check of this module, in the audit's order."""
-    return exponential_checks() + [value_rounding_check(), r_stream_radius_check(), policy_evaluation_grid_check()]
+    return exponential_checks() + [value_rounding_check(), r_stream_radius_check(), policy_evaluation_grid_check(),
+                                   kst_certificate_check()]

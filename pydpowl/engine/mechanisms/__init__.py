@@ -38,6 +38,10 @@ from .objective import (
     sample_smoothing_noise,
     smoothing_rate,
     smoothing_share,
+    solver_tolerance,
+    KAPPA_MIN,
+    TARGET_RADIUS,
+    TOL_FLOOR,
 )
 from .output import (
     OutputMechanism,
@@ -102,6 +106,10 @@ __all__ = [
     "laplace_delta",
     "smoothing_share",
     "smoothing_rate",
+    "solver_tolerance",
+    "TARGET_RADIUS",
+    "TOL_FLOOR",
+    "KAPPA_MIN",
     "SMOOTHING_DOMAIN",
     "derived_generator",
     "sample_smoothing_noise",

@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 from ..._validation import check_epsilon, check_int, check_positive
 from ..losses import MarginLoss
 from ..problem import QuadraticProblem
-from ..solver import solve_least_squares, solve_weighted_erm
+from ..solver import DEFAULT_TOL, ball_error_radius, solve_least_squares, solve_weighted_erm
 from ._common import derived_generator
 from .gaussian import sample_isotropic_gaussian
 from .output import release_output_perturbation, sample_output_noise
@@ -69,6 +69,10 @@ __all__ = [
     "sample_kst_noise",
     "smoothing_share",
     "smoothing_rate",
+    "solver_tolerance",
+    "TARGET_RADIUS",
+    "TOL_FLOOR",
+    "KAPPA_MIN",
     "SMOOTHING_DOMAIN",
     "sample_smoothing_noise",
     "PERTURBATIONS",
@@ -232,6 +236,34 @@ def sample_kst_noise(calibration: KSTCalibration, *, rng: Any) -> NDArray[np.flo
     return sample_isotropic_gaussian(cal.p, cal.variance, rng=rng)
 
 
+#: the solver-error radius objective perturbation asks of Newton, ``tol / mu`` (scaled space; public)
+TARGET_RADIUS = 2.0 ** -30
+#: the smallest gradient norm asked of Newton, relative to the public gradient scale: rounding leaves the
+#: certified gradient near 1e-16 of it (measured up to n = 1e6), far below this
+TOL_FLOOR = 2.0 ** -46
+#: the smallest budget share of the smoothing noise (1/64): with the tolerance's target its noise is then
+#: negligible next to the perturbation's at every n the rounding floor allows
+KAPPA_MIN = 2.0 ** -6
+
+
+def solver_tolerance(*, tol: Optional[float], strong_convexity: float, gradient_scale: float) -> float:
+    """The gradient norm objective perturbation certifies: ``tol`` if given, else ``max(mu TARGET_RADIUS, TOL_FLOOR G)``.
+
+    With an absolute ``tol`` the certified radius ``r = tol / mu`` grows like
+    ``n`` (``mu``, the public modulus, shrinks like ``1/n``) and so does the
+    smoothing noise that covers it. Set from ``mu`` the target keeps ``r`` at
+    ``TARGET_RADIUS`` until the rounding floor ``TOL_FLOOR G`` (``G`` a public
+    bound on the objective's gradient scale: 1 for CMS's margin losses, ``zeta``
+    for KST) takes over (from ``n = 2^16 gamma / G`` on, with ``mu = gamma / n``);
+    Newton reaches it. Public: a function of public settings and ``n``.
+    """
+    mu = check_positive("strong_convexity", strong_convexity)
+    g = check_positive("gradient_scale", gradient_scale)
+    if tol is not None:
+        return check_positive("tol", tol)
+    return max(mu * TARGET_RADIUS, TOL_FLOOR * g)
+
+
 def smoothing_share(*, n: int, tol: float, error_radius: float, strong_convexity: float,
                     gradient_sensitivity: float) -> float:
     """Share ``kappa`` of the budget given to the solver-smoothing noise.
@@ -239,15 +271,17 @@ def smoothing_share(*, n: int, tol: float, error_radius: float, strong_convexity
     The objective-perturbation noise moves the minimiser by about
     ``gradient_sensitivity / (epsilon n mu)`` and the smoothing noise by about
     ``2 r / (kappa epsilon)`` (``r`` the certified error radius): the sum is
-    smallest near ``kappa = sqrt(r n mu / gradient_sensitivity)``, capped at 1/2.
-    Public: it depends on ``n``, the solver tolerance and public constants only.
+    smallest near ``kappa = sqrt(r n mu / gradient_sensitivity)``. That first
+    term is a public worst case (``mu`` is the public modulus, far below the
+    data's curvature), so the share is kept at least ``KAPPA_MIN`` and at most
+    1/2. Public: it depends on ``n``, the solver tolerance and public constants only.
     """
     n = check_int("n", n, minimum=1)
     check_positive("tol", tol)
     r = check_positive("error_radius", error_radius)
     mu = check_positive("strong_convexity", strong_convexity)
     s = check_positive("gradient_sensitivity", gradient_sensitivity)
-    return min(0.5, math.sqrt(r * n * mu / s))
+    return min(0.5, max(KAPPA_MIN, math.sqrt(r * n * mu / s)))
 
 
 def smoothing_rate(*, epsilon: float, error_radius: float) -> float:
@@ -351,7 +385,7 @@ def _finite(coef: NDArray[np.float64], what: str) -> NDArray[np.float64]:
 
 def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], *, loss: MarginLoss,
                 gamma: float, epsilon: float, perturbation: str, curvature: float, weights_upper_bound: float,
-                tol: float, reproduce_dppack: bool, rng: Any, optimizer_gamma: Optional[float] = None,
+                tol: Optional[float], reproduce_dppack: bool, rng: Any, optimizer_gamma: Optional[float] = None,
                 backend: str = "auto") -> Release:
     """Objective or output perturbation of weighted ERM with a margin loss (DPpack's CMS).
 
@@ -371,8 +405,10 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
         DPpack's ``c``: 1/(2h) for the Huber hinge, 1/4 for the logistic loss.
     weights_upper_bound : float
         Public ``W`` (1 for unweighted fits, as DPpack).
-    tol : float
-        Certified gradient norm of the solver.
+    tol : float or None
+        Certified gradient norm of the solver. None: :func:`solver_tolerance`'s
+        target for objective perturbation, ``DEFAULT_TOL`` for output
+        perturbation and with ``reproduce_dppack``.
     reproduce_dppack : bool
         See the module docstring.
     rng : numpy.random.Generator or RRandom
@@ -389,6 +425,8 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
     if perturbation == "objective":
         if np.any(w != 1.0):
             raise ValueError("objective perturbation is for unweighted fits (DPpack refuses weights with it).")
+        if reproduce_dppack or epsilon == math.inf:
+            tol = DEFAULT_TOL if tol is None else tol
         if epsilon == math.inf:  # DPpack: no draws, no extra curvature
             result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, backend=backend, objective=False)
             zeros = np.zeros(d)
@@ -398,7 +436,8 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
                            n_iter=result.nit)
         if reproduce_dppack:
             kappa = 0.0
-        else:  # the share depends on n tol only (r mu = tol whatever the modulus mu)
+        else:  # the target from the public modulus gamma/n (<= the solved one); the share from n tol
+            tol = solver_tolerance(tol=tol, strong_convexity=gamma / n, gradient_scale=1.0)
             kappa = smoothing_share(n=n, tol=tol, error_radius=tol * n / gamma, strong_convexity=gamma / n,
                                     gradient_sensitivity=2.0)
         eps_obj = epsilon * (1.0 - kappa)
@@ -420,6 +459,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
                        epsilon_objective=eps_obj, epsilon_smoothing=epsilon - eps_obj, Delta=cal.Delta,
                        epsilon_prime=cal.epsilon_prime, rate=cal.rate, sensitivity=math.nan, error_radius=radius,
                        n_iter=result.nit, grid=grid)
+    tol = DEFAULT_TOL if tol is None else tol
     if perturbation != "output":
         raise ValueError(f"perturbation must be one of {{'objective', 'output'}}, got perturbation={perturbation!r}.")
     # output perturbation: the engine's one release (Delta = (2W + 2 n tol)/gamma, rounded to the release grid;
@@ -441,7 +481,8 @@ def _smoothing_grid(epsilon_smoothing: float, error_radius: float) -> Optional[f
 
 
 def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDArray[np.float64]] = None, *,
-                gamma: float, epsilon: float, delta: float, tol: float, reproduce_dppack: bool, rng: Any) -> Release:
+                gamma: float, epsilon: float, delta: float, tol: Optional[float], reproduce_dppack: bool,
+                rng: Any) -> Release:
     """Kifer, Smith & Thakurta's objective perturbation for linear regression (DPpack's KST).
 
     Minimises ``(1/n) sum (y_i - x_i'theta)^2/2 + (gamma + Delta)/(2n) ||theta||^2 + b'theta/n``
@@ -457,8 +498,9 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
     gamma, epsilon : float
     delta : float
         0 for pure epsilon-DP (l2-Laplace ``b``), in (0, 1) for (epsilon, delta)-DP (Gaussian ``b``).
-    tol : float
-        Certified KKT residual of the solver.
+    tol : float or None
+        Certified KKT residual of the solver. None: :func:`solver_tolerance`'s
+        target (``DEFAULT_TOL`` with ``reproduce_dppack`` or ``epsilon = inf``).
     reproduce_dppack : bool
         See the module docstring. Without it the answer also gets the smoothing
         noise and is projected back onto the ball (post-processing).
@@ -469,15 +511,17 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
     radius_ball = math.sqrt(p)
     if reproduce_dppack or epsilon == math.inf:
         kappa = 0.0
+        tol = DEFAULT_TOL if tol is None else tol
     else:
         cal0 = kst_calibration(epsilon=epsilon, delta=delta, p=p)
+        tol = solver_tolerance(tol=tol, strong_convexity=gamma / n, gradient_scale=cal0.zeta)
         kappa = smoothing_share(n=n, tol=tol, error_radius=2.0 * tol * n / gamma, strong_convexity=gamma / n,
                                 gradient_sensitivity=2.0 * cal0.zeta)
     eps_obj = epsilon * (1.0 - kappa)
     cal = kst_calibration(epsilon=eps_obj, delta=delta, p=p)
     # public modulus of strong convexity of the solved objective: (gamma + Delta)/n, Delta = 2 lambda/eps public;
-    # the KKT certificate on the ball places the answer within 2 tol/mu of the minimiser (pydpowl.engine.solver)
-    err = math.nan if kappa == 0 else 2.0 * tol / ((gamma + cal.Delta) / n)
+    # the KKT certificate on the ball places the answer within ball_error_radius of the minimiser
+    err = math.nan if kappa == 0 else ball_error_radius(tol, (gamma + cal.Delta) / n, radius_ball)
     b = sample_kst_noise(cal, rng=rng)
     result = solve_least_squares(rows, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol)
     grid = None
