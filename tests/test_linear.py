@@ -99,7 +99,7 @@ def test_sound_mode_smoothing_and_projection(data):
     m = DPLinearRegression(epsilon=1.0, feature_bounds=FB, target_bounds=TB, fit_intercept=True, tol=1e-6,
                            keep_nonprivate=True, random_state=0).fit(X, y)
     n, p = len(y), 3
-    kappa = max(1 / 64, math.sqrt(n * 1e-6 / (2 * p ** 1.5)))
+    kappa = max(n * 2.0 ** -24, math.sqrt(n * 1e-6 / (2 * p ** 1.5)))
     assert m.epsilon_smoothing_ == pytest.approx(kappa, rel=1e-12)
     assert np.sum(m.scaled_coef_ ** 2) <= p * (1 + 1e-12)
     lo, hi = m.prediction_range()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pydpowl import PrivacyLeakWarning, RRandom
+from pydpowl import RRandom
 from pydpowl.engine.mechanisms.exponential import (
     FairBits,
     bernoulli_exp_minus,
@@ -100,14 +100,13 @@ def test_replay_inversion_has_unbounded_loss_but_stays_within_its_accounted_delt
     assert 1e-9 < delta < 1e-8
 
 
-def test_r_stream_replays_dppack_and_warns_with_its_delta():
+def test_r_stream_replays_dppacks_inversion_and_its_delta_is_accounted():
     scores = [2 * math.log(2.0), 0.0, 0.0]  # eps = 1, sens = 1: probabilities 1/2, 1/4, 1/4
-    r = RRandom(5)
-    with pytest.warns(PrivacyLeakWarning, match=r"\(1, \d\.\de-09\)-DP, not 1-DP"):
-        k = exponential_mechanism(scores, epsilon=1.0, sensitivity=1.0, rng=r)
+    k = exponential_mechanism(scores, epsilon=1.0, sensitivity=1.0, rng=RRandom(5))
     u = RRandom(5).runif(1)[0]
     assert k == int(np.flatnonzero(u <= np.cumsum([0.5, 0.25, 0.25]))[0])
     assert exponential_mechanism_delta(epsilon=1.0, n_candidates=3) == 0.0
+    assert 1e-9 < exponential_mechanism_delta(epsilon=1.0, n_candidates=3, replay=True) < 5e-9
 
 
 def test_refusals():

@@ -66,10 +66,12 @@ def test_kst_noise_for_infinite_epsilon_draws_like_dppack_and_is_zero(fake_r_str
 
 
 def test_smoothing_share_and_rate():
-    # kappa = sqrt(r n mu / s); with r = tol / mu that is sqrt(n tol / s), kept in [1/64, 1/2]
+    # kappa = sqrt(r n mu / s); with r = tol / mu that is sqrt(n tol / s), kept in [min(1/64, n 2^-24), 1/2]
     assert smoothing_share(n=20000, tol=1e-6, error_radius=1e-6 / 1e-4, strong_convexity=1e-4,
                            gradient_sensitivity=2.0) == pytest.approx(math.sqrt(20000 * 1e-6 / 2), rel=1e-12)
     assert smoothing_share(n=20000, tol=1e-10, error_radius=1e-10 / 1e-4, strong_convexity=1e-4,
+                           gradient_sensitivity=2.0) == 20000 * 2.0 ** -24
+    assert smoothing_share(n=10 ** 6, tol=1e-14, error_radius=1e-14 / 1e-6, strong_convexity=1e-6,
                            gradient_sensitivity=2.0) == 1 / 64
     assert smoothing_share(n=10 ** 12, tol=1.0, error_radius=1.0, strong_convexity=1.0, gradient_sensitivity=2.0) == 0.5
     assert smoothing_rate(epsilon=0.5, error_radius=0.25) == 1.0
@@ -112,7 +114,7 @@ def test_objective_release_is_minimiser_plus_smoothing():
     np.testing.assert_array_equal(rel.coef, round_release(rel.minimiser, rel.noise, grid=rel.grid))
     assert np.all(np.abs(rel.coef - (rel.minimiser + rel.noise)) <= rel.grid / 2)
     assert np.all(np.round(rel.coef / rel.grid) * rel.grid == rel.coef)
-    assert rel.epsilon_smoothing == 1 / 64  # sqrt(n tol / 2) = 1e-4 is below the floor KAPPA_MIN
+    assert rel.epsilon_smoothing == pytest.approx(math.sqrt(200 * 1e-10 / 2), rel=1e-12)  # above n 2^-24
     # r = tol / mu with the solved objective's public modulus mu = gamma/n + Delta (here eps' <= 0, so Delta > 0)
     assert rel.Delta == pytest.approx(1.0 / (200 * (math.exp(rel.epsilon_objective / 4) - 1)) - 1.0 / 200, rel=1e-12)
     assert rel.Delta > 0
@@ -208,4 +210,6 @@ def test_kst_error_radius_uses_the_public_modulus_with_delta():
                       rng=np.random.default_rng(1))
     assert rel.Delta == pytest.approx(2 * 2 / rel.epsilon_objective, rel=1e-12)
     assert rel.error_radius == pytest.approx(2e-10 * 300 / (1e-4 + rel.Delta) + 2.0 ** -23 * math.sqrt(2), rel=1e-12)
-    assert np.linalg.norm(rel.noise) < 1e-3  # smoothing scale 2 r / (kappa eps) is about 1e-4 here
+    # smoothing scale 2 r / (kappa eps) is about 5e-3 here (r is floored by the ball's rounding, 2^-23 R), far
+    # below the ball's radius sqrt(2) and the Gaussian term's displacement (about 0.4)
+    assert np.linalg.norm(rel.noise) < 0.05

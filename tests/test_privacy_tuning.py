@@ -115,3 +115,14 @@ def test_regression_score_sensitivity_holds_only_with_clipping():
     edge.coef_ = np.array([-1.0])  # |theta_scaled| = 1 = sqrt(p): inside KST's domain
     assert regression_scores([edge], np.array([[1.0]]), np.array([1.0]), (0.0, 1.0), clip=False)[0] == 4.0
     assert regression_scores([edge], np.array([[1.0]]), np.array([1.0]), (0.0, 1.0), clip=True)[0] == 1.0
+
+
+def test_selection_states_the_delta_of_its_draw(clf_data):
+    """Review 21.3: DPpack's inversion (an R stream) costs a delta, stated; the default exact sampler none."""
+    from pydpowl.engine.mechanisms import exponential_mechanism_delta
+
+    X, y = clf_data
+    models = [DPSVM(epsilon=1.0, gamma=g, perturbation="output", feature_bounds=FB) for g in (100.0, 1.0)]
+    replay = tune_classification_model(models, X, y, random_state=RRandom(4))
+    assert replay.selection_delta == exponential_mechanism_delta(epsilon=1.0, n_candidates=2, replay=True) > 0
+    assert tune_classification_model(models, X, y, random_state=0).selection_delta == 0.0

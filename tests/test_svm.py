@@ -136,11 +136,11 @@ def test_output_perturbation_noise_law_and_sensitivity(data):
 
 
 def test_objective_smoothing_share_and_noise_law(data):
-    """Without reproduce_dppack: kappa = max(1/64, sqrt(n tol / 2)) of epsilon pays for noise of rate
+    """Without reproduce_dppack: kappa = max(n 2^-24, sqrt(n tol / 2)) of epsilon pays for noise of rate
     kappa eps gamma/(2 n tol)."""
     X, y = data
     n, gamma, eps, tol = len(y), 2.0, 1.0, 1e-6  # a loose tol makes the smoothing noise visible
-    kappa = max(1 / 64, math.sqrt(n * tol / 2))
+    kappa = max(n * 2.0 ** -24, math.sqrt(n * tol / 2))
     rng = np.random.default_rng(6)
     fits = [DPSVM(epsilon=eps, gamma=gamma, feature_bounds=BOUNDS, tol=tol, keep_nonprivate=True,
                   random_state=rng).fit(X, y) for _ in range(400)]

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_binary_target, check_bool, check_vector, resolve_rng
-from ..engine.mechanisms import exponential_mechanism
+from ..engine.mechanisms import exponential_mechanism, exponential_mechanism_delta, is_r_stream
 from ..exceptions import PrivacyLeakWarning
 
 __all__ = ["ModelSelection", "tune_classification_model", "tune_linear_regression_model", "split_rows",
@@ -59,6 +59,10 @@ class ModelSelection:
         Sensitivity of the score used by the exponential mechanism.
     n_validation : int
         Rows used to score the candidates.
+    selection_delta : float
+        The ``delta`` of the exponential mechanism's draw: 0 with a numpy
+        Generator (its exact sampler); with an R stream (DPpack's inversion of
+        one 32-bit uniform, replay) :func:`pydpowl.engine.mechanisms.exponential_mechanism_delta`.
     """
 
     model: Any
@@ -67,6 +71,7 @@ class ModelSelection:
     epsilon: float
     sensitivity: float
     n_validation: int
+    selection_delta: float = 0.0
 
 
 def split_rows(n: int, m: int) -> Tuple[list, np.ndarray]:
@@ -118,10 +123,12 @@ def squared_error_score(prediction: np.ndarray, y: np.ndarray, target_bounds: Tu
     return float(np.sum((y - prediction) ** 2))
 
 
-def _selection(k: int, fitted: list, *, sensitivity: float, n_val: int) -> ModelSelection:
+def _selection(k: int, fitted: list, *, sensitivity: float, n_val: int, rng: Any) -> ModelSelection:
+    delta = exponential_mechanism_delta(epsilon=float(fitted[0].epsilon), n_candidates=len(fitted),
+                                        replay=is_r_stream(rng))
     return ModelSelection(model=fitted[k], index=k, models=tuple(fitted),
                           epsilon=float(max(float(m.epsilon) for m in fitted)), sensitivity=sensitivity,
-                          n_validation=n_val)
+                          n_validation=n_val, selection_delta=delta)
 
 
 def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike, *,
@@ -175,7 +182,7 @@ def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike,
 
     k, fitted, val = select_on_validation(n, len(cands), fit, misclassified, epsilon=cands[0].epsilon,
                                           sensitivity=1.0, rng=rng)
-    return _selection(k, fitted, sensitivity=1.0, n_val=val.size)
+    return _selection(k, fitted, sensitivity=1.0, n_val=val.size, rng=rng)
 
 
 def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike, *, random_state: Any = None,
@@ -235,7 +242,7 @@ def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLi
     sens = (hi - lo) * (hi - lo)
     k, fitted, val = select_on_validation(n, len(cands), fit, sse, epsilon=cands[0].epsilon, sensitivity=sens,
                                           rng=rng)
-    return _selection(k, fitted, sensitivity=sens, n_val=val.size)
+    return _selection(k, fitted, sensitivity=sens, n_val=val.size, rng=rng)
 
 
 def regression_scores(models: Sequence[Any], X: np.ndarray, y: np.ndarray, target_bounds: Tuple[float, float], *,

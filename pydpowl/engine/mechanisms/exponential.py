@@ -32,22 +32,20 @@ Two samplers, chosen by the stream:
   values, so each probability is a multiple of 2^-32 up to rounding: a
   candidate can have probability 0 on one dataset and 2^-32 on a neighbour (an
   unbounded privacy loss). The replay is ``(epsilon, delta)``-DP with
-  :func:`exponential_mechanism_delta` (``replay=True``), and says so with a
-  :class:`~pydpowl.exceptions.PrivacyLeakWarning`.
+  :func:`exponential_mechanism_delta` (``replay=True``), which its callers
+  state (:class:`pydpowl.privacy.tuning.ModelSelection.selection_delta`).
 
 The derivations are in docs/privacy_audit.md (section "The exponential mechanism").
 """
 
 from __future__ import annotations
 
-import warnings
 from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..._validation import check_int, check_positive
-from ...exceptions import PrivacyLeakWarning
 from ._common import is_r_stream, r_cumsum, r_sum
 from .rounding import coupling_delta
 
@@ -155,11 +153,12 @@ def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivit
 
     With a numpy Generator the law is exactly that (the exact sampler of the
     module docstring: ``epsilon``-DP). With an R-compatible stream
-    (:class:`pydpowl.RRandom`, replay of DPpack only) it is DPpack's
-    ``ExponentialMechanism`` draw, by inversion of one ``runif``: then it is
-    ``(epsilon, delta)``-DP with ``delta =``
-    :func:`exponential_mechanism_delta` ``(replay=True)``, and a
-    :class:`~pydpowl.exceptions.PrivacyLeakWarning` says so.
+    (:class:`pydpowl.RRandom`, replay of DPpack only, an opt-in that warns
+    where it is chosen) it is DPpack's ``ExponentialMechanism`` draw, by
+    inversion of one ``runif``: then it is ``(epsilon, delta)``-DP with
+    ``delta =`` :func:`exponential_mechanism_delta` ``(replay=True)``, which
+    the caller accounts (:class:`pydpowl.privacy.tuning.ModelSelection`'s
+    ``selection_delta``).
 
     Parameters
     ----------
@@ -180,13 +179,6 @@ def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivit
     sens = check_positive("sensitivity", sensitivity)
     s = _check_scores(scores)
     if is_r_stream(rng):
-        delta = exponential_mechanism_delta(epsilon=eps, n_candidates=s.size, replay=True)
-        warnings.warn(
-            f"the exponential mechanism with an R-compatible stream replays DPpack's draw (inversion of one 32-bit "
-            f"uniform): its probabilities are multiples of 2^-32, so it is ({eps:g}, {delta:.1e})-DP, not "
-            f"{eps:g}-DP. Use a numpy Generator (the default, from OS entropy) for the exact mechanism.",
-            PrivacyLeakWarning, stacklevel=2,
-        )
         return _dppack_inversion(s, eps, sens, rng)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy Generator or an R-compatible stream, got {type(rng).__name__}.")

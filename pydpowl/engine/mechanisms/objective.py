@@ -73,6 +73,7 @@ __all__ = [
     "TARGET_RADIUS",
     "TOL_FLOOR",
     "KAPPA_MIN",
+    "KAPPA_FULL_N",
     "SMOOTHING_DOMAIN",
     "sample_smoothing_noise",
     "PERTURBATIONS",
@@ -241,9 +242,11 @@ TARGET_RADIUS = 2.0 ** -30
 #: the smallest gradient norm asked of Newton, relative to the public gradient scale: rounding leaves the
 #: certified gradient near 1e-16 of it (measured up to n = 1e6), far below this
 TOL_FLOOR = 2.0 ** -46
-#: the smallest budget share of the smoothing noise (1/64): with the tolerance's target its noise is then
-#: negligible next to the perturbation's at every n the rounding floor allows
+#: the smallest budget share of the smoothing noise from ``KAPPA_FULL_N`` rows on (1/64; ``KAPPA_MIN n /
+#: KAPPA_FULL_N`` below): with the tolerance's target its noise is then negligible next to the perturbation's,
+#: which it is anyway at small n (where the share stays near DPpack's 0)
 KAPPA_MIN = 2.0 ** -6
+KAPPA_FULL_N = 2 ** 18
 
 
 def solver_tolerance(*, tol: Optional[float], strong_convexity: float, gradient_scale: float) -> float:
@@ -273,15 +276,16 @@ def smoothing_share(*, n: int, tol: float, error_radius: float, strong_convexity
     ``2 r / (kappa epsilon)`` (``r`` the certified error radius): the sum is
     smallest near ``kappa = sqrt(r n mu / gradient_sensitivity)``. That first
     term is a public worst case (``mu`` is the public modulus, far below the
-    data's curvature), so the share is kept at least ``KAPPA_MIN`` and at most
-    1/2. Public: it depends on ``n``, the solver tolerance and public constants only.
+    data's curvature, and ``r`` has a floor from rounding), so the share is kept
+    at least ``KAPPA_MIN min(1, n / KAPPA_FULL_N)`` (1/64 from 262,144 rows) and at
+    most 1/2. Public: it depends on ``n``, the solver tolerance and public constants only.
     """
     n = check_int("n", n, minimum=1)
     check_positive("tol", tol)
     r = check_positive("error_radius", error_radius)
     mu = check_positive("strong_convexity", strong_convexity)
     s = check_positive("gradient_sensitivity", gradient_sensitivity)
-    return min(0.5, max(KAPPA_MIN, math.sqrt(r * n * mu / s)))
+    return min(0.5, max(KAPPA_MIN * min(1.0, n / KAPPA_FULL_N), math.sqrt(r * n * mu / s)))
 
 
 def smoothing_rate(*, epsilon: float, error_radius: float) -> float:
