@@ -240,13 +240,9 @@ class DPOWL(DPEstimator):
     release_grid_ : float or None
         Power-of-two grid of ``scaled_coef_`` (floating-point safety); None for
         ``epsilon = inf`` or ``reproduce_dppack=True``.
-    release_delta_ : float or None
-        The ``delta`` of the rounding under the sampler model of the noise's
-        stream (:func:`pydpowl.engine.mechanisms.floating_point_delta`; larger
-        for an R stream, whose ``rgamma`` uses 32-bit uniforms); None when
-        nothing was rounded.
-    sampler_model_ : {"numpy", "R"}
-        Which sampler model applies (public: the caller chose the stream).
+    release_delta_, sampler_model_ : float or None, {"numpy", "R"}
+        As in :class:`DPWeightedERM` (the rounding's ``delta`` under the noise
+        stream's sampler model).
     sensitivity_ : float
         Delta = (C + 2W + 2 n tol) / gamma.
     weight_sensitivity_ : float
