@@ -36,7 +36,7 @@ from .chunked import is_chunked, prepare_owl_chunked
 from .propensity import resolve_propensity
 from .summary import FitSummary
 from ..engine.mechanisms import warn_reproduce_dppack
-from .werm import DEFAULT_TOL, DPWeightedERM, release_notes
+from .werm import DEFAULT_TOL, DPWeightedERM, RoundedReleaseMixin, release_notes
 
 __all__ = ["DPOWL", "OWLProblem", "prepare_owl", "owl_weights", "clip_benefits", "check_benefit"]
 
@@ -175,7 +175,7 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
                       n_clipped_logits=resolved.n_clipped_logits, n_clipped_benefits=n_clipped_b)
 
 
-class DPOWL(DPEstimator):
+class DPOWL(RoundedReleaseMixin, DPEstimator):
     """Differentially private outcome weighted learning (linear rule).
 
     Learns ``f(x) = intercept + x'coef`` and the rule ``sign(f(x))`` by
@@ -345,7 +345,6 @@ class DPOWL(DPEstimator):
         )._fit_checked(problem.Z, problem.labels, problem.weights)  # rows of norm <= 1, w in [0, W] by construction
         self._store_release(engine.coef_, scaler)
         self.release_grid_ = engine.release_grid_
-        self.release_delta_ = engine.release_delta_
         self.sampler_model_ = engine.sampler_model_
         self.sensitivity_ = engine.sensitivity_
         self.weight_sensitivity_ = problem.weight_sensitivity

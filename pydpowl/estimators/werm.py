@@ -25,6 +25,7 @@ from .._validation import (
 from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
 from ..engine.mechanisms import (
     check_noise_scale,
+    floating_point_delta,
     is_r_stream,
     release_output_perturbation,
     warn_reproduce_dppack,
@@ -153,7 +154,28 @@ def release_notes(estimator: Any) -> tuple:
             "docs/privacy_audit.md)",)
 
 
-class DPWeightedERM(ClassifierMixin, DPEstimator):
+class RoundedReleaseMixin:
+    """``release_delta_`` for an output-perturbation estimator with ``release_grid_``, ``sensitivity_`` and
+    ``sampler_model_`` (:class:`DPWeightedERM`, :class:`pydpowl.DPOWL`)."""
+
+    @property
+    def release_delta_(self) -> Optional[float]:
+        """The ``delta`` of the rounding under the sampler model of the noise's stream (None without a grid).
+
+        Computed from public fitted attributes on request
+        (:func:`pydpowl.engine.mechanisms.floating_point_delta`; not at fit
+        time, which keeps scipy out of a bare fit).
+        """
+        check_is_fitted(self)
+        grid = self.release_grid_
+        if grid is None:
+            return None
+        eps = float(self.epsilon)
+        return floating_point_delta(epsilon=eps, dim=len(self._released()), grid=grid,
+                                    noise_scale=self.sensitivity_ / eps, stream=self.sampler_model_)
+
+
+class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
     """Differentially private weighted ERM by output perturbation (Algorithm 1): a binary classifier.
 
     Minimises, exactly (certified gradient norm <= ``tol``),
@@ -342,7 +364,6 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
         self.coef_ = release
         self.sensitivity_ = delta
         self.release_grid_ = grid
-        self.release_delta_ = out.delta
         self.sampler_model_ = "R" if is_r_stream(self.random_state) else "numpy"
         self.n_features_in_ = d
         self.n_iter_ = out.n_iter

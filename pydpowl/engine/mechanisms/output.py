@@ -314,9 +314,6 @@ class OutputRelease:
         the analyst opted in for validation (``keep_nonprivate``).
     grad_norm : float
         The certified gradient norm (private diagnostic).
-    delta : float or None
-        The ``delta`` the rounding costs under the sampler model of the stream
-        the noise came from (None without a grid).
     """
 
     coef: NDArray[np.float64]
@@ -326,7 +323,6 @@ class OutputRelease:
     nonprivate_coef: NDArray[np.float64]
     noise: NDArray[np.float64]
     grad_norm: float
-    delta: Optional[float] = None
 
 
 def release_output_perturbation(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], *,
@@ -377,8 +373,7 @@ def release_output_perturbation(Z: NDArray[np.float64], y: NDArray[np.float64], 
                                 tol=tol, backend=backend, objective=False)
     release, noise = mechanism.release(result.x, rng=rng)
     return OutputRelease(coef=release, sensitivity=mechanism.sensitivity, grid=mechanism.grid, n_iter=result.nit,
-                         nonprivate_coef=result.x, noise=noise, grad_norm=result.grad_norm,
-                         delta=mechanism.floating_point_delta(Z.shape[1], rng=rng))
+                         nonprivate_coef=result.x, noise=noise, grad_norm=result.grad_norm)
 
 
 def perturb(solutions: NDArray[np.float64], *, epsilon: float, gamma: float, weights_upper_bound: float,
