@@ -118,7 +118,10 @@ def test_objective_release_is_minimiser_plus_smoothing():
     # r = tol / mu with the solved objective's public modulus mu = gamma/n + Delta (here eps' <= 0, so Delta > 0)
     assert rel.Delta == pytest.approx(1.0 / (200 * (math.exp(rel.epsilon_objective / 4) - 1)) - 1.0 / 200, rel=1e-12)
     assert rel.Delta > 0
-    assert rel.error_radius == pytest.approx(1e-10 / (1.0 / 200 + rel.Delta), rel=1e-15)
+    from pydpowl.engine.mechanisms.objective import linear_term_shift
+
+    shift = linear_term_shift(dim=3, modulus=1.0 + 200 * rel.Delta, rate=rel.rate)  # the linear term's sampler
+    assert rel.error_radius == pytest.approx(1e-10 / (1.0 / 200 + rel.Delta) + shift, rel=1e-15)
     # the minimiser solves the perturbed objective: grad = 0 with b and n Delta
     g = Z.T @ (y * HuberHingeLoss(0.5).deriv(y * (Z @ rel.minimiser))) + (1.0 + 200 * rel.Delta) * rel.minimiser \
         + rel.linear_term
@@ -169,8 +172,11 @@ def test_kst_release_in_the_ball_and_both_modes():
     assert dpp.epsilon_smoothing == 0.0 and sound.epsilon_smoothing > 0
     # KKT radius 2 tol / mu + 2^-23 R, mu = (gamma + Delta)/n, Delta = 2 lambda / eps_obj with lambda = p
     assert sound.Delta == pytest.approx(2 * p / sound.epsilon_objective, rel=1e-15)
-    assert sound.error_radius == pytest.approx(2 * 1e-10 * n / (1.0 + sound.Delta) + 2.0 ** -23 * math.sqrt(p),
-                                               rel=1e-15)
+    from pydpowl.engine.mechanisms.objective import linear_term_shift
+
+    shift = linear_term_shift(dim=p, modulus=1.0 + sound.Delta, rate=sound.rate)  # the linear term's sampler
+    assert sound.error_radius == pytest.approx(2 * 1e-10 * n / (1.0 + sound.Delta) + 2.0 ** -23 * math.sqrt(p)
+                                               + shift, rel=1e-15)
 
 
 @pytest.mark.parametrize("mechanism", ["cms", "kst-pure", "kst-approx"])
@@ -209,7 +215,33 @@ def test_kst_error_radius_uses_the_public_modulus_with_delta():
     rel = release_kst(Z, t, gamma=1e-4, epsilon=1.0, delta=0.01, tol=1e-10, reproduce_dppack=False,
                       rng=np.random.default_rng(1))
     assert rel.Delta == pytest.approx(2 * 2 / rel.epsilon_objective, rel=1e-12)
-    assert rel.error_radius == pytest.approx(2e-10 * 300 / (1e-4 + rel.Delta) + 2.0 ** -23 * math.sqrt(2), rel=1e-12)
+    from pydpowl.engine.mechanisms.objective import linear_term_shift
+
+    cal = kst_calibration(epsilon=rel.epsilon_objective, delta=0.01, p=2)
+    shift = linear_term_shift(dim=2, modulus=1e-4 + rel.Delta, variance=cal.variance)
+    assert rel.error_radius == pytest.approx(2e-10 * 300 / (1e-4 + rel.Delta) + 2.0 ** -23 * math.sqrt(2) + shift,
+                                             rel=1e-12)
     # smoothing scale 2 r / (kappa eps) is about 5e-3 here (r is floored by the ball's rounding, 2^-23 R), far
     # below the ball's radius sqrt(2) and the Gaussian term's displacement (about 0.4)
     assert np.linalg.norm(rel.noise) < 0.05
+
+
+def test_smoothing_radius_covers_the_linear_terms_sampler_error():
+    """The proofs hold for an exact linear term b; the computed one is within the sampler model's error, which
+    moves the minimiser by at most that over n mu: the smoothing's radius includes it (CMS and KST)."""
+    from pydpowl.engine.mechanisms.objective import linear_term_shift, objective_coupling_failure
+
+    Z, y = _scaled(n=300)
+    rel = _cms(Z, y, tol=1e-13)
+    shift = linear_term_shift(dim=3, modulus=1.0 + 300 * rel.Delta, rate=rel.rate)
+    assert rel.error_radius == pytest.approx(1e-13 / (1.0 / 300 + rel.Delta) + shift, rel=1e-15)
+    assert shift > 0 and objective_coupling_failure(3) < 2.0 ** -32
+    t = Z @ np.array([0.3, -0.2, 0.1])
+    for delta in (0.0, 0.01):
+        k = release_kst(Z, t, gamma=1.0, epsilon=1.0, delta=delta, tol=1e-13, reproduce_dppack=False,
+                        rng=np.random.default_rng(0))
+        cal = kst_calibration(epsilon=k.epsilon_objective, delta=delta, p=3)
+        extra = linear_term_shift(dim=3, modulus=1.0 + cal.Delta, **({"rate": cal.rate} if delta == 0 else
+                                                                      {"variance": cal.variance}))
+        mu = (1.0 + cal.Delta) / 300
+        assert k.error_radius == pytest.approx(2e-13 / mu + 2.0 ** -23 * math.sqrt(3) + extra, rel=1e-12)

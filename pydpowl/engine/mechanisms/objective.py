@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -75,6 +75,9 @@ __all__ = [
     "KAPPA_MIN",
     "KAPPA_FULL_N",
     "SMOOTHING_DOMAIN",
+    "linear_term_shift",
+    "objective_coupling_failure",
+    "LINEAR_TERM_TAIL",
     "sample_smoothing_noise",
     "PERTURBATIONS",
     "Release",
@@ -288,6 +291,76 @@ def smoothing_share(*, n: int, tol: float, error_radius: float, strong_convexity
     return min(0.5, max(KAPPA_MIN * min(1.0, n / KAPPA_FULL_N), math.sqrt(r * n * mu / s)))
 
 
+#: tail probability of the public bound on the linear term's norm (:func:`linear_term_shift`)
+LINEAR_TERM_TAIL = 2.0 ** -60
+#: the largest tail allowed for the direction's normal vector being short (:func:`_short_direction`)
+_SHORT_TAIL = 2.0 ** -32
+
+
+def _short_direction(d: int) -> Tuple[float, float]:
+    """``(s0, P(||z|| < s0))`` for ``z ~ N(0, I_d)``: the largest ``s0 = 2^-k`` whose tail bound
+    ``(s0^2 / 2)^(d/2) / Gamma(d/2 + 1)`` is at most 2^-32."""
+    for k in range(1, 64):
+        s0 = 2.0 ** -k
+        tail = math.exp((d / 2.0) * math.log(s0 * s0 / 2.0) - math.lgamma(d / 2.0 + 1.0))
+        if tail <= _SHORT_TAIL:
+            return s0, tail
+    raise AssertionError("unreachable: 2^-63 qualifies for every d >= 1")
+
+
+def _gamma_tail_point(d: int, tail: float) -> float:
+    """``t >= d`` with ``P(Gamma(d, 1) > t) <= tail`` by the Chernoff bound ``(e t / d)^d e^-t``."""
+    t = d + 1.0
+    while d * math.log(math.e * t / d) - t > math.log(tail):
+        t += 1.0
+    return t
+
+
+def linear_term_shift(*, dim: int, modulus: float, rate: Optional[float] = None,
+                      variance: Optional[float] = None) -> float:
+    """Public bound on how far the computed linear term moves the minimiser from an exact draw's.
+
+    The proofs hold for an exact linear term ``b``; the computed ``b~`` is within
+    the sampler model's error of one (numpy's Generator; docs/privacy_audit.md):
+    an l2-Laplace ``b`` (``rate``) within ``kappa u ||b|| + 2 sqrt(d) eta ||b|| /
+    ||z|| + a / rate`` (radius ulps, the direction's normals, the small-radius
+    term), with ``||b|| <= t / rate`` (``P(Gamma(d) > t) <= LINEAR_TERM_TAIL``)
+    and ``||z|| >= s0`` (:func:`_short_direction`) outside tails; a Gaussian ``b`` (``variance``)
+    within ``sqrt(d) sigma (eta + 26 u)`` (``|z_k| <= 13`` outside a tail). The
+    minimiser of an objective with modulus ``mu`` moves by at most ``||b~ - b|| /
+    (n mu)`` (``modulus = n mu``: ``gamma + n Delta`` for CMS, ``gamma + Delta``
+    for KST, ball or not), so the smoothing noise covers it when added to the
+    solver's radius; the tails (at most ``2^-60 + 2^-32``) are a coupling
+    failure of the release (:func:`objective_coupling_failure`).
+    """
+    from .rounding import NORMAL_ABSOLUTE_ERROR, SAMPLER_RADIUS_ULPS, _radius_absolute_error
+
+    d = check_int("dim", dim, minimum=1)
+    m = check_positive("modulus", modulus)
+    u = 2.0 ** -53
+    if variance is not None:
+        sigma = math.sqrt(check_positive("variance", variance))
+        return math.sqrt(d) * sigma * (NORMAL_ABSOLUTE_ERROR + 26.0 * u) / m
+    rate = check_positive("rate", rate)
+    top = _gamma_tail_point(d, LINEAR_TERM_TAIL) / rate
+    relative = (SAMPLER_RADIUS_ULPS + d + 4) * u
+    if d > 1:
+        relative += 2.0 * math.sqrt(d) * NORMAL_ABSOLUTE_ERROR / _short_direction(d)[0]
+    return (relative * top + _radius_absolute_error(d) / rate) / m
+
+
+def objective_coupling_failure(dim: int) -> float:
+    """Probability outside :func:`linear_term_shift`'s bound: ``2^-60`` plus the short-direction tail (d > 1).
+
+    An objective-perturbation release is ``(epsilon, delta)``-DP with ``delta``
+    the smoothing noise's :func:`~.rounding.floating_point_delta` plus
+    :func:`~.rounding.coupling_delta` ``(epsilon, objective_coupling_failure(d))``
+    (at most 8.6e-10 at epsilon 1).
+    """
+    d = check_int("dim", dim, minimum=1)
+    return LINEAR_TERM_TAIL + (_short_direction(d)[1] if d > 1 else 0.0)
+
+
 def smoothing_rate(*, epsilon: float, error_radius: float) -> float:
     """Rate ``epsilon / (2 r)`` of the l2-Laplace noise covering a solver error of at most ``r``.
 
@@ -448,7 +521,9 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
         cal = cms_calibration(epsilon=eps_obj, gamma=gamma, c=curvature, n=n)
         # public modulus of strong convexity of the solved objective: gamma/n from the regulariser plus the
         # extra curvature Delta (public: a function of eps, c, gamma and n)
-        radius = math.nan if reproduce_dppack else tol / (gamma / n + cal.Delta)
+        # plus the linear term's sampler error carried through 1 / (n mu) (linear_term_shift)
+        radius = math.nan if reproduce_dppack else \
+            tol / (gamma / n + cal.Delta) + linear_term_shift(dim=d, modulus=gamma + n * cal.Delta, rate=cal.rate)
         b = sample_output_noise(d, cal.rate, rng=rng)
         result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, extra_ridge=n * cal.Delta,
                                     linear=b, backend=backend, objective=False)
@@ -525,7 +600,11 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
     cal = kst_calibration(epsilon=eps_obj, delta=delta, p=p)
     # public modulus of strong convexity of the solved objective: (gamma + Delta)/n, Delta = 2 lambda/eps public;
     # the KKT certificate on the ball places the answer within ball_error_radius of the minimiser
-    err = math.nan if kappa == 0 else ball_error_radius(tol, (gamma + cal.Delta) / n, radius_ball)
+    err = math.nan
+    if kappa > 0:  # plus the linear term's sampler error carried through 1 / (n mu) (linear_term_shift)
+        err = ball_error_radius(tol, (gamma + cal.Delta) / n, radius_ball) + \
+            (linear_term_shift(dim=p, modulus=gamma + cal.Delta, rate=cal.rate) if delta == 0 else
+             linear_term_shift(dim=p, modulus=gamma + cal.Delta, variance=cal.variance))
     b = sample_kst_noise(cal, rng=rng)
     result = solve_least_squares(rows, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol)
     grid = None
