@@ -193,3 +193,24 @@ def test_release_error_falls_with_n():
         errors.append(float(np.median(runs)))
     assert errors[0] > errors[1] > errors[2], f"median errors at n = 1e4, 1e5, 1e6: {errors}"
     assert errors[2] < 2e-3
+
+
+def test_an_epsilon_too_small_for_the_solver_is_named_with_the_smallest_that_works(data):
+    """Issue 22.7: KST's regulariser 2p/epsilon makes the objective too steep for double precision to certify an
+    absolute tol; the error says so and names the epsilon from which the rounding is a tenth of tol (public
+    quantities only). The default tol (None) is set from the curvature and certifies such an epsilon."""
+    from pydpowl.exceptions import ConvergenceError
+
+    X, y = data
+    default = dict(delta=0.0, gamma=1.0, feature_bounds=FB, target_bounds=TB, fit_intercept=True)
+    assert DPLinearRegression(epsilon=1e-8, random_state=0, **default).fit(X, y).coef_.shape == (2,)
+    settings = dict(default, tol=1e-10)
+    with pytest.raises(ConvergenceError, match=r"^DPLinearRegression: epsilon=1e-08 is too small for the solver at "
+                                               r"n=400 rows and p=3 coefficients: .* Use epsilon >= ") as info:
+        DPLinearRegression(epsilon=1e-8, **settings).fit(X, y)
+    message = str(info.value)
+    assert "Delta = 2 p / epsilon = 6e+08" in message and message.endswith("; nothing was released.")
+    smallest = float(message.split("Use epsilon >= ")[1].split(" ")[0])
+    assert 1e-8 < smallest < 1e-3
+    for seed in range(5):
+        assert DPLinearRegression(epsilon=smallest, random_state=seed, **settings).fit(X, y).coef_.shape == (2,)

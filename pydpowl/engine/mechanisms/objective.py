@@ -70,6 +70,7 @@ __all__ = [
     "smoothing_share",
     "smoothing_rate",
     "solver_tolerance",
+    "kst_tolerance",
     "TARGET_RADIUS",
     "TOL_FLOOR",
     "KAPPA_MIN",
@@ -559,6 +560,25 @@ def _smoothing_grid(epsilon_smoothing: float, error_radius: float) -> Optional[f
     return release_grid(sensitivity=2.0 * error_radius, epsilon=epsilon_smoothing)
 
 
+def kst_tolerance(tol: Optional[float], *, n: int, p: int, gamma: float, epsilon: float,
+                  reproduce_dppack: bool) -> float:
+    """The KKT residual :func:`release_kst` certifies: ``tol`` if given, else :func:`solver_tolerance`'s target.
+
+    ``DEFAULT_TOL`` with ``reproduce_dppack`` or ``epsilon = inf``. The gradient
+    scale is ``zeta + mu_max p sqrt(p)``: the data term's bound and the
+    regulariser's on the ball, ``mu_max = (gamma + 4 p / epsilon) / n`` (KST's
+    ``Delta = 2 p / epsilon_1`` with ``epsilon_1 >= epsilon / 2``), whose rounding
+    (about ``2^-52 mu p sqrt(p)``) then stays near 1/64 of the target.
+    """
+    if tol is not None:
+        return check_positive("tol", tol)
+    if reproduce_dppack or epsilon == math.inf:
+        return DEFAULT_TOL
+    zeta = 2.0 * math.pow(p, 1.5)
+    mu_max = (gamma + 4.0 * p / epsilon) / n
+    return solver_tolerance(tol=None, strong_convexity=gamma / n, gradient_scale=zeta + mu_max * p * math.sqrt(p))
+
+
 def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDArray[np.float64]] = None, *,
                 gamma: float, epsilon: float, delta: float, tol: Optional[float], reproduce_dppack: bool,
                 rng: Any) -> Release:
@@ -588,12 +608,11 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
     rows = Z if isinstance(Z, QuadraticProblem) else QuadraticProblem.from_rows(Z, y)
     n, p = rows.n, rows.d
     radius_ball = math.sqrt(p)
+    tol = kst_tolerance(tol, n=n, p=p, gamma=gamma, epsilon=epsilon, reproduce_dppack=reproduce_dppack)
     if reproduce_dppack or epsilon == math.inf:
         kappa = 0.0
-        tol = DEFAULT_TOL if tol is None else tol
     else:
         cal0 = kst_calibration(epsilon=epsilon, delta=delta, p=p)
-        tol = solver_tolerance(tol=tol, strong_convexity=gamma / n, gradient_scale=cal0.zeta)
         kappa = smoothing_share(n=n, tol=tol, error_radius=2.0 * tol * n / gamma, strong_convexity=gamma / n,
                                 gradient_sensitivity=2.0 * cal0.zeta)
     eps_obj = epsilon * (1.0 - kappa)
