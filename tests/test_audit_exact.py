@@ -47,11 +47,11 @@ def test_policy_evaluation_grid_check_passes():
     assert check.passed, check.detail
 
 
-def test_kst_certificate_check_passes_and_catches_a_radius_without_the_rounding_term(monkeypatch):
+def test_kst_certificate_check_passes_and_catches_a_radius_below_the_proven_one(monkeypatch):
     check = exact.kst_certificate_check(n_releases=4)
     assert check.passed, check.detail
     import pydpowl.engine.mechanisms.objective as objective
 
-    monkeypatch.setattr(objective, "ball_error_radius", lambda tol, mu, radius: 2.0 * tol / mu)  # the former radius
+    monkeypatch.setattr(objective, "ball_error_radius", lambda tol, mu, radius, curvature=None: 1e-3 * tol / mu)
     monkeypatch.setattr(objective, "linear_term_shift", lambda **kw: 0.0)
     assert not exact.kst_certificate_check(n_releases=4).passed

@@ -114,12 +114,16 @@ def test_objective_release_is_minimiser_plus_smoothing():
     np.testing.assert_array_equal(rel.coef, round_release(rel.minimiser, rel.noise, grid=rel.grid))
     assert np.all(np.abs(rel.coef - (rel.minimiser + rel.noise)) <= rel.grid / 2)
     assert np.all(np.round(rel.coef / rel.grid) * rel.grid == rel.coef)
-    assert rel.epsilon_smoothing == pytest.approx(math.sqrt(200 * 1e-10 / 2), rel=1e-12)  # above n 2^-24
+    from pydpowl.engine.mechanisms.objective import linear_term_shift
+
+    # kappa = sqrt(r0 n mu0 / 2) at the full budget's calibration, r0 = tol/mu0 + the linear term's shift
+    cal0 = cms_calibration(epsilon=1.0, gamma=1.0, c=1.0, n=200)
+    mu0 = 1.0 / 200 + cal0.Delta
+    r0 = 1e-10 / mu0 + linear_term_shift(dim=3, modulus=200 * mu0, rate=cal0.rate)
+    assert rel.epsilon_smoothing == pytest.approx(math.sqrt(r0 * 200 * mu0 / 2), rel=1e-12)  # above n 2^-24
     # r = tol / mu with the solved objective's public modulus mu = gamma/n + Delta (here eps' <= 0, so Delta > 0)
     assert rel.Delta == pytest.approx(1.0 / (200 * (math.exp(rel.epsilon_objective / 4) - 1)) - 1.0 / 200, rel=1e-12)
     assert rel.Delta > 0
-    from pydpowl.engine.mechanisms.objective import linear_term_shift
-
     shift = linear_term_shift(dim=3, modulus=1.0 + 200 * rel.Delta, rate=rel.rate)  # the linear term's sampler
     assert rel.error_radius == pytest.approx(1e-10 / (1.0 / 200 + rel.Delta) + shift, rel=1e-15)
     # the minimiser solves the perturbed objective: grad = 0 with b and n Delta
@@ -170,13 +174,17 @@ def test_kst_release_in_the_ball_and_both_modes():
     for rel in (dpp, sound):
         assert np.sum(rel.coef ** 2) <= p * (1 + 1e-12)
     assert dpp.epsilon_smoothing == 0.0 and sound.epsilon_smoothing > 0
-    # KKT radius 2 tol / mu + 2^-23 R, mu = (gamma + Delta)/n, Delta = 2 lambda / eps_obj with lambda = p
+    # KKT radius (ball_error_radius with L = p + mu), mu = (gamma + Delta)/n, Delta = 2 lambda / eps_obj, lambda = p
     assert sound.Delta == pytest.approx(2 * p / sound.epsilon_objective, rel=1e-15)
     from pydpowl.engine.mechanisms.objective import linear_term_shift
 
+    from pydpowl.engine.solver import ball_error_radius
+
     shift = linear_term_shift(dim=p, modulus=1.0 + sound.Delta, rate=sound.rate)  # the linear term's sampler
-    assert sound.error_radius == pytest.approx(2 * 1e-10 * n / (1.0 + sound.Delta) + 2.0 ** -23 * math.sqrt(p)
-                                               + shift, rel=1e-15)
+    mu = (1.0 + sound.Delta) / n
+    assert sound.error_radius == pytest.approx(ball_error_radius(1e-10, mu, math.sqrt(p), p + mu) + shift,
+                                               rel=1e-15)
+    assert 2 * 1e-10 / mu < sound.error_radius - shift <= 2 * 1e-10 / mu + 2.0 ** -23 * math.sqrt(p)
 
 
 @pytest.mark.parametrize("mechanism", ["cms", "kst-pure", "kst-approx"])
@@ -219,8 +227,10 @@ def test_kst_error_radius_uses_the_public_modulus_with_delta():
 
     cal = kst_calibration(epsilon=rel.epsilon_objective, delta=0.01, p=2)
     shift = linear_term_shift(dim=2, modulus=1e-4 + rel.Delta, variance=cal.variance)
-    assert rel.error_radius == pytest.approx(2e-10 * 300 / (1e-4 + rel.Delta) + 2.0 ** -23 * math.sqrt(2) + shift,
-                                             rel=1e-12)
+    from pydpowl.engine.solver import ball_error_radius
+
+    mu = (1e-4 + rel.Delta) / 300
+    assert rel.error_radius == pytest.approx(ball_error_radius(1e-10, mu, math.sqrt(2), 2 + mu) + shift, rel=1e-12)
     # smoothing scale 2 r / (kappa eps) is about 5e-3 here (r is floored by the ball's rounding, 2^-23 R), far
     # below the ball's radius sqrt(2) and the Gaussian term's displacement (about 0.4)
     assert np.linalg.norm(rel.noise) < 0.05
@@ -230,6 +240,7 @@ def test_smoothing_radius_covers_the_linear_terms_sampler_error():
     """The proofs hold for an exact linear term b; the computed one is within the sampler model's error, which
     moves the minimiser by at most that over n mu: the smoothing's radius includes it (CMS and KST)."""
     from pydpowl.engine.mechanisms.objective import linear_term_shift, objective_coupling_failure
+    from pydpowl.engine.solver import ball_error_radius
 
     Z, y = _scaled(n=300)
     rel = _cms(Z, y, tol=1e-13)
@@ -244,4 +255,4 @@ def test_smoothing_radius_covers_the_linear_terms_sampler_error():
         extra = linear_term_shift(dim=3, modulus=1.0 + cal.Delta, **({"rate": cal.rate} if delta == 0 else
                                                                       {"variance": cal.variance}))
         mu = (1.0 + cal.Delta) / 300
-        assert k.error_radius == pytest.approx(2e-13 / mu + 2.0 ** -23 * math.sqrt(3) + extra, rel=1e-12)
+        assert k.error_radius == pytest.approx(ball_error_radius(1e-13, mu, math.sqrt(3), 3 + mu) + extra, rel=1e-12)

@@ -266,8 +266,9 @@ def policy_evaluation_grid_check(n_releases: int = 1500, seed: int = 5) -> Any:
 def kst_certificate_check(n_releases: int = 12, seed: int = 2) -> Any:
     """KST's certified answers on the ball are within the radius the smoothing noise covers (review 21.4(d)).
 
-    From each answer (exact ``||theta||^2``): ``e <= res / (mu + nu/2) + sqrt(nu (R^2 - ||theta||^2) / (2 mu +
-    nu))`` (docs/dppack_family.md) must not exceed the release's ``error_radius``.
+    From each answer (exact ``||theta||^2``): the smaller of ``e <= res / (mu + nu/2) + sqrt(nu (R^2 -
+    ||theta||^2) / (2 mu + nu))`` and ``e <= res / (mu + nu) + (L/mu)((R^2 - ||theta||^2)/R + res / (mu + nu))``
+    (``L = p + mu``; docs/dppack_family.md) must not exceed the release's ``error_radius``.
     """
     from pydpowl.engine.mechanisms import release_kst
 
@@ -288,8 +289,11 @@ def kst_certificate_check(n_releases: int = 12, seed: int = 2) -> Any:
             nu = max(0.0, -float(theta @ grad) / float(theta @ theta))
             res = float(np.linalg.norm(grad + nu * theta))
             gap = Fraction(R) ** 2 - sum((Fraction(float(v)) ** 2 for v in theta), Fraction(0))
-            bound = res / (mu + nu / 2) + (math.sqrt(nu * float(gap) / (2 * mu + nu)) if nu > 0 else 0.0)
-            active += nu > 0
+            strong = res / (mu + nu / 2) + (math.sqrt(nu * float(gap) / (2 * mu + nu)) if nu > 0 else 0.0)
+            path = res / (mu + nu) + ((p + mu) / mu) * (float(gap) / R + res / (mu + nu)) if nu > 0 else math.inf
+            free = float(np.linalg.norm(grad))
+            bound = min(strong, path, free / mu if free <= (tol or 0.0) or nu == 0 else math.inf)
+            active += nu > 0 and free > (tol or 0.0)
             worst = max(worst, bound / rel.error_radius if gap >= 0 else math.inf)
     return CheckResult("KST certificate", "proven distance to the minimiser <= the smoothing's radius",
                        worst <= 1.0, f"worst proven / calibrated {worst:.3f} over {2 * n_releases} releases "

@@ -514,10 +514,13 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
                            n_iter=result.nit)
         if reproduce_dppack:
             kappa = 0.0
-        else:  # the target from the public modulus gamma/n (<= the solved one); the share from n tol
+        else:  # the target from the public modulus gamma/n (<= the solved one); the share from the radius that
+            # the smoothing will cover, at the full budget's calibration (public)
             tol = solver_tolerance(tol=tol, strong_convexity=gamma / n, gradient_scale=1.0)
-            kappa = smoothing_share(n=n, tol=tol, error_radius=tol * n / gamma, strong_convexity=gamma / n,
-                                    gradient_sensitivity=2.0)
+            cal0 = cms_calibration(epsilon=epsilon, gamma=gamma, c=curvature, n=n)
+            mu0 = gamma / n + cal0.Delta
+            r0 = tol / mu0 + linear_term_shift(dim=d, modulus=n * mu0, rate=cal0.rate)
+            kappa = smoothing_share(n=n, tol=tol, error_radius=r0, strong_convexity=mu0, gradient_sensitivity=2.0)
         eps_obj = epsilon * (1.0 - kappa)
         cal = cms_calibration(epsilon=eps_obj, gamma=gamma, c=curvature, n=n)
         # public modulus of strong convexity of the solved objective: gamma/n from the regulariser plus the
@@ -613,19 +616,26 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
         kappa = 0.0
     else:
         cal0 = kst_calibration(epsilon=epsilon, delta=delta, p=p)
-        kappa = smoothing_share(n=n, tol=tol, error_radius=2.0 * tol * n / gamma, strong_convexity=gamma / n,
+        mu0 = (gamma + cal0.Delta) / n  # the share from the radius at the full budget's calibration (public)
+        shift0 = linear_term_shift(dim=p, modulus=n * mu0, rate=cal0.rate) if delta == 0 else \
+            linear_term_shift(dim=p, modulus=n * mu0, variance=cal0.variance)
+        r0 = ball_error_radius(tol, mu0, radius_ball, p + mu0) + shift0
+        kappa = smoothing_share(n=n, tol=tol, error_radius=r0, strong_convexity=mu0,
                                 gradient_sensitivity=2.0 * cal0.zeta)
     eps_obj = epsilon * (1.0 - kappa)
     cal = kst_calibration(epsilon=eps_obj, delta=delta, p=p)
     # public modulus of strong convexity of the solved objective: (gamma + Delta)/n, Delta = 2 lambda/eps public;
     # the KKT certificate on the ball places the answer within ball_error_radius of the minimiser
+    # public bound on the Hessian of F: rows have |x_j| <= 1, so X'X/n <= p, plus the ridge
+    curvature = p + (gamma + cal.Delta) / n
     err = math.nan
     if kappa > 0:  # plus the linear term's sampler error carried through 1 / (n mu) (linear_term_shift)
-        err = ball_error_radius(tol, (gamma + cal.Delta) / n, radius_ball) + \
+        err = ball_error_radius(tol, (gamma + cal.Delta) / n, radius_ball, curvature) + \
             (linear_term_shift(dim=p, modulus=gamma + cal.Delta, rate=cal.rate) if delta == 0 else
              linear_term_shift(dim=p, modulus=gamma + cal.Delta, variance=cal.variance))
     b = sample_kst_noise(cal, rng=rng)
-    result = solve_least_squares(rows, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol)
+    result = solve_least_squares(rows, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol,
+                                 curvature_bound=curvature)
     grid = None
     if kappa > 0:
         noise = sample_smoothing_noise(p, epsilon=epsilon * kappa, error_radius=err, rng=rng)
