@@ -12,7 +12,7 @@ def test_common_settings_are_checked_by_name():
         check_common_settings(DPSVM(fit_intercept="yes"))
     with pytest.raises(ValueError, match=r"tol must be in \(0, inf\)"):
         check_common_settings(DPLogisticRegression(tol=0.0))
-    assert check_common_settings(DPSVM(epsilon=2, gamma=3)) == (2.0, 3.0, "objective", 1e-10)
+    assert check_common_settings(DPSVM(epsilon=2, gamma=3)) == (2.0, 3.0, "objective", None)  # None: set from mu
 
 
 def test_release_attributes_and_private_ones_only_on_request():

@@ -83,3 +83,18 @@ def test_bad_arguments(args, kwargs, exc, pattern):
     kwargs.setdefault("rng", np.random.default_rng(0))
     with pytest.raises(exc, match=pattern):
         sample_gaussian(*args, **kwargs)
+
+
+def test_release_gaussian_rounds_the_exact_sum_and_its_delta_grows_with_the_scale_range():
+    from fractions import Fraction
+
+    from pydpowl.engine.mechanisms.gaussian import gaussian_rounding_delta, release_gaussian
+
+    theta = np.array([0.1, -2.5, 1e3 + 1e-9])
+    coef, noise = release_gaussian(theta, 0.3, grid=2.0 ** -12, rng=np.random.default_rng(4))
+    for t, b, c in zip(theta, noise, coef):
+        exact = (Fraction(float(t)) + Fraction(float(b))) / Fraction(2.0 ** -12)
+        assert c == float(round(exact) * Fraction(2.0 ** -12))
+    one = gaussian_rounding_delta(epsilon=1.0, dim=3, grid=2.0 ** -12, max_scale=0.3, scale_ulps=40)
+    wide = gaussian_rounding_delta(epsilon=1.0, dim=3, grid=2.0 ** -12, max_scale=300.0, scale_ulps=40)
+    assert 0 < one < 1e-9 and wide > 500 * one

@@ -66,9 +66,13 @@ def test_kst_noise_for_infinite_epsilon_draws_like_dppack_and_is_zero(fake_r_str
 
 
 def test_smoothing_share_and_rate():
-    # kappa = sqrt(r n mu / s); with r = tol / mu that is sqrt(n tol / s)
+    # kappa = sqrt(r n mu / s); with r = tol / mu that is sqrt(n tol / s), kept in [min(1/64, n 2^-24), 1/2]
+    assert smoothing_share(n=20000, tol=1e-6, error_radius=1e-6 / 1e-4, strong_convexity=1e-4,
+                           gradient_sensitivity=2.0) == pytest.approx(math.sqrt(20000 * 1e-6 / 2), rel=1e-12)
     assert smoothing_share(n=20000, tol=1e-10, error_radius=1e-10 / 1e-4, strong_convexity=1e-4,
-                           gradient_sensitivity=2.0) == pytest.approx(math.sqrt(20000 * 1e-10 / 2), rel=1e-12)
+                           gradient_sensitivity=2.0) == 20000 * 2.0 ** -24
+    assert smoothing_share(n=10 ** 6, tol=1e-14, error_radius=1e-14 / 1e-6, strong_convexity=1e-6,
+                           gradient_sensitivity=2.0) == 1 / 64
     assert smoothing_share(n=10 ** 12, tol=1.0, error_radius=1.0, strong_convexity=1.0, gradient_sensitivity=2.0) == 0.5
     assert smoothing_rate(epsilon=0.5, error_radius=0.25) == 1.0
     with pytest.raises(ValueError, match="error_radius"):
@@ -110,11 +114,18 @@ def test_objective_release_is_minimiser_plus_smoothing():
     np.testing.assert_array_equal(rel.coef, round_release(rel.minimiser, rel.noise, grid=rel.grid))
     assert np.all(np.abs(rel.coef - (rel.minimiser + rel.noise)) <= rel.grid / 2)
     assert np.all(np.round(rel.coef / rel.grid) * rel.grid == rel.coef)
-    assert rel.epsilon_smoothing == pytest.approx(math.sqrt(200 * 1e-10 / 2), rel=1e-12)
+    from pydpowl.engine.mechanisms.objective import linear_term_shift
+
+    # kappa = sqrt(r0 n mu0 / 2) at the full budget's calibration, r0 = tol/mu0 + the linear term's shift
+    cal0 = cms_calibration(epsilon=1.0, gamma=1.0, c=1.0, n=200)
+    mu0 = 1.0 / 200 + cal0.Delta
+    r0 = 1e-10 / mu0 + linear_term_shift(dim=3, modulus=200 * mu0, rate=cal0.rate)
+    assert rel.epsilon_smoothing == pytest.approx(math.sqrt(r0 * 200 * mu0 / 2), rel=1e-12)  # above n 2^-24
     # r = tol / mu with the solved objective's public modulus mu = gamma/n + Delta (here eps' <= 0, so Delta > 0)
     assert rel.Delta == pytest.approx(1.0 / (200 * (math.exp(rel.epsilon_objective / 4) - 1)) - 1.0 / 200, rel=1e-12)
     assert rel.Delta > 0
-    assert rel.error_radius == pytest.approx(1e-10 / (1.0 / 200 + rel.Delta), rel=1e-15)
+    shift = linear_term_shift(dim=3, modulus=1.0 + 200 * rel.Delta, rate=rel.rate)  # the linear term's sampler
+    assert rel.error_radius == pytest.approx(1e-10 / (1.0 / 200 + rel.Delta) + shift, rel=1e-15)
     # the minimiser solves the perturbed objective: grad = 0 with b and n Delta
     g = Z.T @ (y * HuberHingeLoss(0.5).deriv(y * (Z @ rel.minimiser))) + (1.0 + 200 * rel.Delta) * rel.minimiser \
         + rel.linear_term
@@ -163,9 +174,17 @@ def test_kst_release_in_the_ball_and_both_modes():
     for rel in (dpp, sound):
         assert np.sum(rel.coef ** 2) <= p * (1 + 1e-12)
     assert dpp.epsilon_smoothing == 0.0 and sound.epsilon_smoothing > 0
-    # KKT radius 2 tol / mu, mu = (gamma + Delta)/n, Delta = 2 lambda / eps_obj with lambda = p
+    # KKT radius (ball_error_radius with L = p + mu), mu = (gamma + Delta)/n, Delta = 2 lambda / eps_obj, lambda = p
     assert sound.Delta == pytest.approx(2 * p / sound.epsilon_objective, rel=1e-15)
-    assert sound.error_radius == pytest.approx(2 * 1e-10 * n / (1.0 + sound.Delta), rel=1e-15)
+    from pydpowl.engine.mechanisms.objective import linear_term_shift
+
+    from pydpowl.engine.solver import ball_error_radius
+
+    shift = linear_term_shift(dim=p, modulus=1.0 + sound.Delta, rate=sound.rate)  # the linear term's sampler
+    mu = (1.0 + sound.Delta) / n
+    assert sound.error_radius == pytest.approx(ball_error_radius(1e-10, mu, math.sqrt(p), p + mu) + shift,
+                                               rel=1e-15)
+    assert 2 * 1e-10 / mu < sound.error_radius - shift <= 2 * 1e-10 / mu + 2.0 ** -23 * math.sqrt(p)
 
 
 @pytest.mark.parametrize("mechanism", ["cms", "kst-pure", "kst-approx"])
@@ -204,5 +223,36 @@ def test_kst_error_radius_uses_the_public_modulus_with_delta():
     rel = release_kst(Z, t, gamma=1e-4, epsilon=1.0, delta=0.01, tol=1e-10, reproduce_dppack=False,
                       rng=np.random.default_rng(1))
     assert rel.Delta == pytest.approx(2 * 2 / rel.epsilon_objective, rel=1e-12)
-    assert rel.error_radius == pytest.approx(2e-10 * 300 / (1e-4 + rel.Delta), rel=1e-12)
-    assert np.linalg.norm(rel.noise) < 1e-3  # smoothing scale 2 r / (kappa eps) is about 1e-4 here
+    from pydpowl.engine.mechanisms.objective import linear_term_shift
+
+    cal = kst_calibration(epsilon=rel.epsilon_objective, delta=0.01, p=2)
+    shift = linear_term_shift(dim=2, modulus=1e-4 + rel.Delta, variance=cal.variance)
+    from pydpowl.engine.solver import ball_error_radius
+
+    mu = (1e-4 + rel.Delta) / 300
+    assert rel.error_radius == pytest.approx(ball_error_radius(1e-10, mu, math.sqrt(2), 2 + mu) + shift, rel=1e-12)
+    # smoothing scale 2 r / (kappa eps) is about 5e-3 here (r is floored by the ball's rounding, 2^-23 R), far
+    # below the ball's radius sqrt(2) and the Gaussian term's displacement (about 0.4)
+    assert np.linalg.norm(rel.noise) < 0.05
+
+
+def test_smoothing_radius_covers_the_linear_terms_sampler_error():
+    """The proofs hold for an exact linear term b; the computed one is within the sampler model's error, which
+    moves the minimiser by at most that over n mu: the smoothing's radius includes it (CMS and KST)."""
+    from pydpowl.engine.mechanisms.objective import linear_term_shift, objective_coupling_failure
+    from pydpowl.engine.solver import ball_error_radius
+
+    Z, y = _scaled(n=300)
+    rel = _cms(Z, y, tol=1e-13)
+    shift = linear_term_shift(dim=3, modulus=1.0 + 300 * rel.Delta, rate=rel.rate)
+    assert rel.error_radius == pytest.approx(1e-13 / (1.0 / 300 + rel.Delta) + shift, rel=1e-15)
+    assert shift > 0 and objective_coupling_failure(3) < 2.0 ** -32
+    t = Z @ np.array([0.3, -0.2, 0.1])
+    for delta in (0.0, 0.01):
+        k = release_kst(Z, t, gamma=1.0, epsilon=1.0, delta=delta, tol=1e-13, reproduce_dppack=False,
+                        rng=np.random.default_rng(0))
+        cal = kst_calibration(epsilon=k.epsilon_objective, delta=delta, p=3)
+        extra = linear_term_shift(dim=3, modulus=1.0 + cal.Delta, **({"rate": cal.rate} if delta == 0 else
+                                                                      {"variance": cal.variance}))
+        mu = (1.0 + cal.Delta) / 300
+        assert k.error_radius == pytest.approx(ball_error_radius(1e-13, mu, math.sqrt(3), 3 + mu) + extra, rel=1e-12)

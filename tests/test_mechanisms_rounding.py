@@ -83,3 +83,43 @@ def test_constants_of_the_floating_point_bound(d):
     else:
         top = int(np.argmax(psi))
         assert np.all(np.diff(psi[: top + 1]) >= 0) and np.all(np.diff(psi[top:]) <= 0) and psi.max() < 1.0
+
+
+def test_numpy_gamma_is_marsaglia_tsang_on_its_normals_and_53_bit_uniforms():
+    """The sampler model's premise for the default stream: numpy's Generator.gamma(d >= 2) is r = b (1 + cX)^3
+    from one standard_normal X and one random() U per try (so a normal's error moves r as the model bounds)."""
+    for d in (2, 5, 20):
+        a, m = np.random.default_rng(d), np.random.default_rng(d)
+        b = d - 1.0 / 3.0
+        c = 1.0 / math.sqrt(9.0 * b)
+        for _ in range(2000):
+            while True:
+                X = m.standard_normal()
+                V = 1.0 + c * X
+                if V <= 0.0:
+                    continue
+                V = V * V * V
+                U = m.random()
+                if U < 1.0 - 0.0331 * (X * X) * (X * X) or math.log(U) < 0.5 * X * X + b * (1.0 - V + math.log(V)):
+                    break
+            assert a.gamma(d) == b * V
+
+
+def test_r_gamma_model_matches_the_replica_and_raises_the_r_streams_delta():
+    """Review 21.4(b): R's GD takes p_late of its draws from the step-8 loop (32-bit uniforms); the quadrature's
+    p_late agrees with R's algorithm (the replica, bitwise R's) and the R stream's delta is far above numpy's."""
+    from pydpowl import RRandom
+    from pydpowl.engine.mechanisms.rounding import floating_point_delta, r_gamma_radius_model
+    from pydpowl.rrandom._gamma import _gd_unscaled
+
+    p_late, relative, flips = r_gamma_radius_model(5)
+    stream = RRandom(11)._stream
+    n = 40000
+    late = sum(_gd_unscaled(stream, 5.0)[1] for _ in range(n))
+    assert abs(late / n - p_late) < 4 * math.sqrt(p_late * (1 - p_late) / n)
+    assert 0.03 < p_late < 0.037 and relative > 1000 * 2.0 ** -53 and flips < 1e-8
+    numpy_delta = floating_point_delta(epsilon=1.0, dim=5, grid=2.0 ** -11, noise_scale=1.0)
+    r_delta = floating_point_delta(epsilon=1.0, dim=5, grid=2.0 ** -11, noise_scale=1.0, stream="R")
+    assert 3e-9 < numpy_delta < 1e-8 and 1e-6 < r_delta < 2e-5
+    with pytest.raises(ValueError, match="stream must be one of"):
+        floating_point_delta(epsilon=1.0, dim=5, grid=2.0 ** -11, noise_scale=1.0, stream="mt")

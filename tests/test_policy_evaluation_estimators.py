@@ -1,5 +1,6 @@
 """Tests of pydpowl.policy_evaluation.estimators (DPLSW, DPLSL, LSW, LSL)."""
 
+import math
 import pickle
 import struct
 import sys
@@ -255,11 +256,13 @@ def test_epsilon_above_one_is_certified_when_the_exact_accounting_allows(cls, ch
         est = _dp(cls, epsilon=10.0, delta=0.1, **kw).fit(chain_episodes)
     assert 0 < est.certified_delta_ <= 0.1
     assert est.summary().certified_delta == est.certified_delta_
-    assert est.privacy_spent_ == (10.0, 0.1)  # issue 21.5: the delta asked for, established
+    # issue 21.5: the delta asked for, established, plus the rounding's (review 21.4)
+    assert est.privacy_spent_ == (10.0, 0.1 + est.release_delta_) and 0 < est.release_delta_ < 1e-9
     # d = 1 and epsilon = 40: the lemma's constants are no longer certified, so it warns
     with pytest.warns(PrivacyLeakWarning, match=r"exact certificate only gives delta=.* > delta=0.1"):
         weak = _dp(cls, epsilon=40.0, delta=0.1, features=np.ones((N, 1)), **kw).fit(chain_episodes)
-    assert weak.privacy_spent_ == (40.0, weak.certified_delta_) and weak.certified_delta_ > 0.1
+    assert weak.privacy_spent_ == (40.0, min(1.0, weak.certified_delta_ + weak.release_delta_))
+    assert weak.certified_delta_ > 0.1
 
 
 # ----------------------------------------------------------------- noise law and scale
@@ -397,7 +400,8 @@ def test_private_quantities_are_not_kept_by_default(cls, chain_episodes):
     text = repr(est)
     assert repr(twin.diagnostics_.sigma) not in text and "diagnostics" not in text
     public = {"coef_", "values_", "n_states_", "n_features_", "n_episodes_", "alpha_", "beta_",
-              "sensitivity_constant_", "regularization_", "certified_delta_", "privacy_spent_"}
+              "sensitivity_constant_", "regularization_", "certified_delta_", "release_grid_", "release_delta_",
+              "privacy_spent_"}
     fitted = {k for k in vars(est) if k.endswith("_")}
     assert fitted <= public, f"unexpected fitted attributes {fitted - public}"
     assert "private" in repr(twin.diagnostics_) and "nan" not in repr(twin.diagnostics_)
@@ -642,3 +646,28 @@ def test_rho_warning_points_at_the_line_that_calls_fit(cls, chain_episodes):
     found = [r for r in rec if "rho sums to" in str(r.message)]
     assert len(found) == 1
     assert (found[0].filename, found[0].lineno) == (__file__, line), (found[0].filename, found[0].lineno)
+
+
+def _grid_case():
+    from pydpowl.policy_evaluation import DPLSL, DPLSW
+
+    rng = np.random.default_rng(0)
+    phi = rng.uniform(0, 1, size=(5, 2))
+    episodes = [(rng.integers(0, 5, size=6), rng.uniform(0, 1, size=6)) for _ in range(40)]
+    fewer = episodes[:-1] + [(np.array([0]), np.array([0.0]))]  # a neighbour: one episode replaced
+    return DPLSW, DPLSL, phi, episodes, fewer
+
+
+@pytest.mark.parametrize("which", ["lsw", "lsl"])
+def test_release_is_on_a_public_grid(which):
+    """Review 21.4(c): DP-LSW/DP-LSL released full-precision sums. The release is now the exact sum rounded to a
+    power-of-two grid that depends on public settings only (the same for a neighbouring dataset, although
+    sigma differs), with the delta the rounding adds stated."""
+    DPLSW, DPLSL, phi, episodes, fewer = _grid_case()
+    make = (lambda: DPLSW(epsilon=0.8, delta=0.1, features=phi, reward_bound=1.0, discount=0.9, random_state=1)) \
+        if which == "lsw" else \
+        (lambda: DPLSL(epsilon=0.8, delta=0.1, features=phi, reward_bound=1.0, discount=0.9, random_state=1))
+    a, b = make().fit(episodes), make().fit(fewer)
+    assert a.release_grid_ == b.release_grid_ and a.release_grid_ == 2.0 ** round(math.log2(a.release_grid_))
+    assert np.all(np.round(a.coef_ / a.release_grid_) * a.release_grid_ == a.coef_)
+    assert 0 < a.release_delta_ < 1e-6

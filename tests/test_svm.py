@@ -136,10 +136,16 @@ def test_output_perturbation_noise_law_and_sensitivity(data):
 
 
 def test_objective_smoothing_share_and_noise_law(data):
-    """Without reproduce_dppack: kappa = sqrt(n tol / 2) of epsilon pays for noise of rate kappa eps gamma/(2 n tol)."""
+    """Without reproduce_dppack: kappa = max(n 2^-24, sqrt(r0 n mu0 / 2)) of epsilon (r0 the radius at the full
+    budget's calibration, about n tol / gamma) pays for noise of rate kappa eps / (2 r)."""
     X, y = data
     n, gamma, eps, tol = len(y), 2.0, 1.0, 1e-6  # a loose tol makes the smoothing noise visible
-    kappa = math.sqrt(n * tol / 2)
+    from pydpowl.engine.mechanisms import cms_calibration, linear_term_shift
+
+    cal0 = cms_calibration(epsilon=eps, gamma=gamma, c=1.0, n=n)  # the share at the full budget's calibration
+    mu0 = gamma / n + cal0.Delta
+    r0 = tol / mu0 + linear_term_shift(dim=2, modulus=n * mu0, rate=cal0.rate)
+    kappa = max(n * 2.0 ** -24, math.sqrt(r0 * n * mu0 / 2))
     rng = np.random.default_rng(6)
     fits = [DPSVM(epsilon=eps, gamma=gamma, feature_bounds=BOUNDS, tol=tol, keep_nonprivate=True,
                   random_state=rng).fit(X, y) for _ in range(400)]

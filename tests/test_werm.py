@@ -391,3 +391,24 @@ def test_clip_row_norms_keeps_the_direction_of_huge_rows():
     assert n == 2
     np.testing.assert_allclose(Y, [[0.6, -0.8], [0.3, 0.4], [0.6, 0.8], [0.0, 0.0]], rtol=1e-15)
     assert np.all(np.linalg.norm(Y, axis=1) <= 1.0 + 1e-15)
+
+
+def test_an_r_stream_release_states_the_delta_of_rs_samplers():
+    """Review 21.4(b): R's rgamma draws 3.4% of radii at d = 5 from its rejection loop on 32-bit uniforms, outside
+    the sampler model; the delta stated for an R stream is recomputed (4e-6 to 8e-6 at eps 1, d = 5), not numpy's 5.5e-9."""
+    from pydpowl import RRandom
+    from pydpowl.engine.mechanisms import floating_point_delta
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-0.4, 0.4, size=(200, 5))
+    y = np.where(rng.uniform(size=200) < 0.5, -1.0, 1.0)
+    w = rng.uniform(0.0, 1.0, size=200)
+    fits = {kind: DPWeightedERM(epsilon=1.0, gamma=1.0, weights_upper_bound=1.0, random_state=r).fit(X, y, w)
+            for kind, r in (("numpy", np.random.default_rng(1)), ("R", RRandom(1)))}
+    for kind, fit in fits.items():
+        expected = floating_point_delta(epsilon=1.0, dim=5, grid=fit.release_grid_,
+                                        noise_scale=fit.sensitivity_, stream=kind)
+        assert fit.release_delta_ == expected and fit.sampler_model_ == kind
+        assert f"{expected:.1e})-DP" in " ".join(fit.summary().notes)
+    assert 1e-9 < fits["numpy"].release_delta_ < 1e-8 and 2e-6 < fits["R"].release_delta_ < 2e-5
+    assert "R's samplers" in " ".join(fits["R"].summary().notes)

@@ -34,10 +34,12 @@ the quadratic model over the ball exactly (a trust-region subproblem with a
 positive definite matrix, :func:`trust_region_step`), the step is searched on
 the segment to that point (feasible: the ball is convex), and the answer is
 certified by the Karush-Kuhn-Tucker conditions: ``||grad F + nu theta|| <= tol``
-with the best multiplier ``nu >= 0``, ``||theta|| <= radius``, and the
-complementarity slack ``nu ||theta|| (radius - ||theta||) <= tol^2 / mu``
-(``mu = ridge / n``). Together they place the answer within ``2 tol / mu`` of
-the exact constrained minimiser (docs/dppack_family.md). A quadratic data
+with the best multiplier ``nu >= 0``, ``||theta||^2 <= radius^2`` (exactly), and the
+complementarity slack ``nu (radius^2 - ||theta||^2) / (2 mu + nu)`` (exact) at most
+``(tol/mu + 2^-23 radius)^2`` (``mu = ridge / n``). Together they place the answer
+within :func:`ball_error_radius` ``= 2 tol / mu + 2^-23 radius`` of the exact
+constrained minimiser (docs/dppack_family.md); the ``2^-23 radius`` covers a point
+that sits on the sphere only to rounding. A quadratic data
 term (squared error) is solved in one step.
 
 :func:`solve_weighted_erm` is the front end for arrays in memory and for Dask
@@ -90,7 +92,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Union
+from fractions import Fraction
+from typing import Optional, Tuple, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -101,7 +104,7 @@ from .losses import MarginLoss
 from .problem import MarginProblem, Problem, QuadraticProblem
 
 __all__ = ["DEFAULT_TOL", "SolverResult", "newton", "solve_weighted_erm", "solve_least_squares", "solve_each",
-           "objective_value", "objective_gradient", "trust_region_step"]
+           "objective_value", "objective_gradient", "trust_region_step", "ball_error_radius", "BALL_ROUNDING"]
 
 #: the gradient-norm tolerance every release certifies by default (it enters Delta as 2 n tol / gamma)
 DEFAULT_TOL = 1e-10
@@ -161,6 +164,7 @@ def newton(
     polish: bool = False,
     radius: Optional[float] = None,
     objective: bool = True,
+    curvature_bound: Optional[float] = None,
 ) -> SolverResult:
     """Minimise ``G = L + (ridge/2)||theta||^2 + linear'theta`` to ``||grad G|| / n <= tol``.
 
@@ -188,6 +192,9 @@ def newton(
         evaluation gave it anyway (NaN otherwise), sparing a problem that
         skips values (``Problem.value``) one pass over the rows; for callers
         that keep only ``x``.
+    curvature_bound : float, optional
+        With ``radius``: a public bound on the Hessian of ``F = G / n``, which
+        tightens the certificate's distance bound (:func:`ball_error_radius`).
 
     Returns
     -------
@@ -223,7 +230,7 @@ def newton(
 
     if radius is not None:
         return _newton_in_ball(problem, evaluate, theta0, radius=radius, ridge=ridge, linear=linear, tol=tol,
-                               max_iter=max_iter)
+                               max_iter=max_iter, curvature_bound=curvature_bound)
     theta = np.array(theta0, dtype=np.float64)
     G, g, H, grad_norm = evaluate(theta, with_value=False)
     for it in range(max_iter + 1):
@@ -260,31 +267,88 @@ def newton(
     )
 
 
+#: allowance for a point on the sphere: ``radius^2 - ||theta||^2`` (exact) may be up to this fraction of
+#: ``radius^2`` (rounding: a double point sits on the sphere only to a few ulps); see :func:`ball_error_radius`
+BALL_ROUNDING = 2.0 ** -46
+
+
+def _ball_bounds(tol: float, mu: float, nu: float, gap: float, radius: float,
+                 curvature_bound: Optional[float]) -> Tuple[float, float]:
+    """The two extra terms over ``tol/mu`` of the distance bound on the ball (:func:`_kkt`): ``(A, B)``.
+
+    ``A = sqrt(nu gap / (2 mu + nu))`` (strong convexity); ``B = (L/mu)(gap/radius + tol/(mu + nu))`` (the
+    minimiser over the ball of radius ``||theta_nu||`` moves at most ``L/mu`` per unit of radius; inf without
+    a public ``L``).
+    """
+    a = math.sqrt(nu * gap / (2.0 * mu + nu)) if nu > 0 else 0.0
+    if curvature_bound is None or nu <= 0:
+        return a, math.inf
+    return a, (curvature_bound / mu) * (gap / radius + tol / (mu + nu))
+
+
+def ball_error_radius(tol: float, mu: float, radius: float, curvature_bound: Optional[float] = None) -> float:
+    """Public bound on the distance from a certified answer on the ball to the exact constrained minimiser.
+
+    ``2 tol / mu + rho``: the certificate (:func:`_kkt`) proves ``e <= tol/mu + min(A, B)`` for every
+    multiplier ``nu`` (:func:`_ball_bounds`) and accepts only when that is at most this radius. ``rho``
+    is the largest ``min(A, B)`` over ``nu`` when the point sits on the sphere to rounding (``R^2 -
+    ||theta||^2 <= BALL_ROUNDING R^2``): ``A`` grows with ``nu`` to ``sqrt(BALL_ROUNDING) R`` and ``B``
+    falls, so it is their crossing (``sqrt(BALL_ROUNDING) R`` without a curvature bound ``L``).
+    """
+    gap = BALL_ROUNDING * radius * radius
+    ceiling = math.sqrt(BALL_ROUNDING) * radius
+    if curvature_bound is None:
+        return 2.0 * tol / mu + ceiling
+    lo, hi = math.log(mu) - 60.0, math.log(mu) + 60.0  # the crossing in log nu, by bisection
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        a, b = _ball_bounds(tol, mu, math.exp(mid), gap, radius, curvature_bound)
+        if a < b:
+            lo = mid
+        else:
+            hi = mid
+    a, b = _ball_bounds(tol, mu, math.exp(hi), gap, radius, curvature_bound)
+    return 2.0 * tol / mu + min(ceiling, max(a, b) * (1.0 + 1e-9))
+
+
+def _exact_square_norm(theta: NDArray[np.float64]) -> Fraction:
+    """``||theta||^2`` as an exact rational."""
+    return sum((Fraction(float(v)) ** 2 for v in theta), Fraction(0))
+
+
 def _into_ball(theta: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
-    """``theta`` scaled onto the ball if outside, so that its squared norm (summed exactly) is at most radius^2."""
+    """``theta`` scaled onto the ball if outside, so that its exact squared norm is at most radius^2."""
     theta = np.array(theta, dtype=np.float64)
-    limit = radius * radius
+    limit = Fraction(radius) ** 2
     norm = float(np.linalg.norm(theta))
     if norm > radius:
         theta *= radius / norm
-    while math.fsum(theta * theta) > limit:  # an ulp or two above after the scaling
+    while _exact_square_norm(theta) > limit:  # an ulp or two above after the scaling
         theta *= 1.0 - 2.0 ** -52
     if radius - math.sqrt(math.fsum(theta * theta)) <= 16 * np.finfo(float).eps * radius:
-        # on the sphere up to rounding: as close to it as rounding allows (the complementarity slack is then ~1 ulp)
+        # on the sphere up to rounding: as close to it as rounding allows (radius^2 - ||theta||^2 of a few ulps)
         for _ in range(8):
             up = theta * (1.0 + 2.0 ** -52)
-            if math.fsum(up * up) > limit:
+            if _exact_square_norm(up) > limit:
                 break
             theta = up
     return theta
 
 
-def _kkt(theta, g, n: int, radius: float, tol: float, mu: float):
+def _kkt(theta, g, n: int, radius: float, tol: float, mu: float, curvature_bound: Optional[float] = None):
     """``(nu, residual, slack, certified)``: the KKT conditions on the ball in units of F.
 
-    Either the gradient itself is below ``tol`` (``nu = 0``, no complementarity to check), or the
-    best multiplier ``nu = max(0, -theta'g / (n ||theta||^2))`` brings ``||g/n + nu theta||`` below
-    ``tol`` with complementarity slack ``nu ||theta|| (radius - ||theta||) <= tol^2 / mu``.
+    Either the gradient itself is below ``tol`` (``nu = 0``: then ``e <= tol/mu``), or the best
+    multiplier ``nu = max(0, -theta'g / (n ||theta||^2))`` brings ``||g/n + nu theta||`` below ``tol``.
+    For a feasible ``theta`` (exactly ``||theta||^2 <= R^2``, :func:`_into_ball`) strong convexity
+    and the minimiser's optimality give ``(mu + nu/2) e^2 <= tol e + nu (R^2 - ||theta||^2) / 2``
+    (with ``theta . theta* = (||theta||^2 + ||theta*||^2 - e^2)/2`` and ``||theta*|| <= R``), so
+    ``e <= tol/mu + sqrt(slack)``, ``slack = nu (R^2 - ||theta||^2) / (2 mu + nu)`` computed exactly.
+    With a public bound ``L`` on the Hessian, also ``e <= tol/(mu + nu) + (L/mu)(R - ||theta_nu||)`` for the
+    unconstrained minimiser ``theta_nu`` of ``F + nu ||theta||^2 / 2`` (within ``tol/(mu + nu)`` of theta;
+    it minimises F over the ball of its own radius, and that minimiser moves at most ``(L + nu)/(mu + nu) <=
+    L/mu`` per unit of radius). Certified when the smaller bound is at most :func:`ball_error_radius`, the
+    radius the smoothing noise is calibrated for.
     """
     free = float(np.linalg.norm(g)) / n
     if free <= tol:
@@ -292,10 +356,16 @@ def _kkt(theta, g, n: int, radius: float, tol: float, mu: float):
     tt = float(theta @ theta)
     nu = max(0.0, -float(theta @ g) / (n * tt)) if tt > 0 else 0.0
     residual = float(np.linalg.norm(g / n + nu * theta))
-    norm = math.sqrt(math.fsum(theta * theta))
-    # a point on the sphere is representable only to a few ulps of the radius: that much is rounding
-    slack = nu * norm * max(0.0, radius - norm - 8.0 * math.ulp(radius))
-    return nu, residual, slack, residual <= tol and slack <= tol * tol / mu
+    gap = Fraction(radius) ** 2 - _exact_square_norm(theta)
+    if gap < 0 or not residual <= tol:
+        return nu, residual, math.inf, False
+    # the gap rounded up (gap / (R + ||theta||) <= gap / R for the second bound); the first in exact arithmetic
+    gap_up = float(gap) * (1.0 + 2.0 ** -50)
+    slack = Fraction(nu) * gap / (2 * Fraction(mu) + Fraction(nu)) if nu > 0 else Fraction(0)
+    allowed = ball_error_radius(tol, mu, radius, curvature_bound) - tol / mu
+    first = Fraction(slack) <= Fraction(allowed) ** 2
+    second = _ball_bounds(tol, mu, nu, gap_up, radius, curvature_bound)[1] <= allowed * (1.0 - 2.0 ** -40)
+    return nu, residual, float(slack), bool(first or second)
 
 
 def trust_region_step(H: NDArray[np.float64], q: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
@@ -332,7 +402,7 @@ def trust_region_step(H: NDArray[np.float64], q: NDArray[np.float64], radius: fl
 
 
 def _newton_in_ball(problem, evaluate, theta0, *, radius: float, ridge: float, linear, tol: float,
-                    max_iter: int) -> SolverResult:
+                    max_iter: int, curvature_bound: Optional[float] = None) -> SolverResult:
     """Newton over the ball: exact model minimisation in the ball, search on the segment, KKT certificate."""
     radius = float(radius)
     if not (0.0 < radius < np.inf):
@@ -341,7 +411,7 @@ def _newton_in_ball(problem, evaluate, theta0, *, radius: float, ridge: float, l
     mu = ridge / n
     theta = _into_ball(theta0, radius)
     G, g, H, _ = evaluate(theta)
-    nu, residual, slack, certified = _kkt(theta, g, n, radius, tol, mu)
+    nu, residual, slack, certified = _kkt(theta, g, n, radius, tol, mu, curvature_bound)
     for it in range(max_iter + 1):
         if certified:
             return SolverResult(x=theta, success=True, nit=it, grad_norm=residual, objective=G / n,
@@ -360,11 +430,12 @@ def _newton_in_ball(problem, evaluate, theta0, *, radius: float, ridge: float, l
             t = min(1.0, _exact_line_search(problem.line(theta, p), theta, p, d0, ridge, linear))
             theta = _into_ball(theta + t * p, radius)
             G, g, H, _ = evaluate(theta)
-        nu, residual, slack, certified = _kkt(theta, g, n, radius, tol, mu)
+        nu, residual, slack, certified = _kkt(theta, g, n, radius, tol, mu, curvature_bound)
+    bound = (ball_error_radius(tol, mu, radius, curvature_bound) - tol / mu) ** 2
     raise ConvergenceError(
         f"solver stopped after max_iter={max_iter} iterations on the ball ||theta|| <= {radius:.6g} with KKT "
         f"residual {residual:.3e} (tol={tol:.0e}) and complementarity slack {slack:.3e} "
-        f"(must be <= tol^2/mu = {tol * tol / mu:.3e}); nothing was released."
+        f"(must be <= {bound:.3e}); nothing was released."
     )
 
 
@@ -596,6 +667,7 @@ def solve_least_squares(
     radius: Optional[float] = None,
     tol: float = DEFAULT_TOL,
     max_iter: int = 50,
+    curvature_bound: Optional[float] = None,
 ) -> SolverResult:
     """Minimise the (perturbed) squared-error objective, optionally over a ball, to a certified precision.
 
@@ -625,6 +697,8 @@ def solve_least_squares(
     tol : float, default=1e-10
         Required gradient norm of ``F`` (KKT residual with ``radius``; see :func:`newton`).
     max_iter : int, default=50
+    curvature_bound : float, optional
+        With ``radius``: a public bound on the Hessian of ``F`` (see :func:`newton`).
 
     Returns
     -------
@@ -645,7 +719,7 @@ def solve_least_squares(
         problem = QuadraticProblem.from_rows(Z, y, w)
     extra_ridge, linear = _check_terms(extra_ridge, linear, problem.d)
     return newton(problem, np.zeros(problem.d), ridge=gamma + extra_ridge, linear=linear, tol=tol,
-                  max_iter=max_iter, radius=radius)
+                  max_iter=max_iter, radius=radius, curvature_bound=curvature_bound)
 
 
 def solve_each(

@@ -24,12 +24,12 @@ from ..privacy.accountant import rounded_release_spent
 __all__ = ["BinaryERMClassifier", "check_common_settings", "store_release", "release_spent"]
 
 
-def check_common_settings(est: Any) -> Tuple[float, float, str, float]:
+def check_common_settings(est: Any) -> Tuple[float, float, str, Optional[float]]:
     """``(epsilon, gamma, perturbation, tol)`` after checking them and the boolean switches."""
     eps = check_epsilon(est.epsilon)
     gamma = check_positive("gamma", est.gamma)
     perturbation = check_perturbation(est.perturbation)
-    tol = check_positive("tol", est.tol)
+    tol = None if est.tol is None else check_positive("tol", est.tol)
     for name in ("fit_intercept", "reproduce_dppack", "keep_nonprivate"):
         check_bool(name, getattr(est, name))
     return eps, gamma, perturbation, tol

@@ -31,7 +31,7 @@ from ..engine.losses import HuberHingeLoss, LogisticLoss
 from ..engine.preprocessing import FeatureScaler, RandomFourierFeatures, clip_columns
 from ..engine.problem import QuadraticProblem
 from ..engine.mechanisms import warn_reproduce_dppack
-from ..engine.mechanisms import Release, release_cms, release_kst
+from ..engine.mechanisms import Release, kst_tolerance, release_cms, release_kst
 from ..exceptions import ConvergenceError
 
 __all__ = ["ClassifierFit", "LinearFit", "PYTHON_NAMES", "fit_classifier", "classifier_decision", "weights_for_fit",
@@ -112,7 +112,7 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
                    epsilon: float, gamma: float, perturbation: str, feature_bounds: Any = None,
                    fit_intercept: bool = False, kernel: str = "linear", n_components: Optional[int] = None,
                    kernel_param: Optional[float] = None, huber_h: float = 0.5,
-                   weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False, tol: float = 1e-10,
+                   weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False, tol: Optional[float] = None,
                    backend: str = "auto", rng: Any, names: Dict[str, str] = PYTHON_NAMES,
                    index_base: int = 0, warn_as: Optional[str] = None) -> ClassifierFit:
     """Fit ``svmDP`` (``model="svm"``) or ``LogisticRegressionDP`` (``model="logistic"``) privately.
@@ -143,7 +143,8 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
         Public W (with weights).
     reproduce_dppack : bool
         DPpack's arithmetic and draws (validation only; emits PrivacyLeakWarning, named ``warn_as``).
-    tol : float
+    tol : float or None
+        None: the objective's target from its public modulus, 1e-10 otherwise.
     backend : {"auto", "numpy", "numba"}
     rng : numpy Generator or RRandom
         Resolved generator: with an RRandom the draws are DPpack's (features, then the linear term,
@@ -237,7 +238,7 @@ class LinearFit:
 
 def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, epsilon: float, delta: float,
                           gamma: float, feature_bounds: Any, target_bounds: Tuple[float, float],
-                          fit_intercept: bool = False, reproduce_dppack: bool = False, tol: float = 1e-10, rng: Any,
+                          fit_intercept: bool = False, reproduce_dppack: bool = False, tol: Optional[float] = None, rng: Any,
                           warn_as: str = "DPLinearRegression",
                           target_bounds_name: str = "target_bounds",
                           sample_weight: Optional[NDArray[np.float64]] = None) -> LinearFit:
@@ -282,7 +283,9 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
         release = release_kst(rows, gamma=gamma, epsilon=epsilon, delta=delta, tol=tol,
                               reproduce_dppack=reproduce_dppack, rng=rng)
     except ConvergenceError as exc:
-        raise kst_rounding_error(exc, n=n, p=d, gamma=gamma, epsilon=epsilon, tol=tol, estimator=warn_as) from exc
+        tol_used = kst_tolerance(tol, n=n, p=d, gamma=gamma, epsilon=epsilon, reproduce_dppack=reproduce_dppack)
+        raise kst_rounding_error(exc, n=n, p=d, gamma=gamma, epsilon=epsilon, tol=tol_used,
+                                 estimator=warn_as) from exc
     coeff = release.coef / scaler.column_scale * scale  # DPpack: coeff/scale.X*scale.y, then shift
     if fit_intercept:
         coeff[0] = coeff[0] + shift

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -72,8 +72,11 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         added back to the intercept); without it, only scaled.
     reproduce_dppack : bool, default=False
         Reproduce DPpack 0.2.2 draw for draw (validation and replay; emits PrivacyLeakWarning).
-    tol : float, default=1e-10
-        Certified KKT residual of the ball-constrained solve.
+    tol : float or None, default=None
+        Certified KKT residual of the ball-constrained solve. None: set from
+        the public modulus (:func:`pydpowl.engine.mechanisms.solver_tolerance`,
+        so that the smoothing noise stays negligible at every n; 1e-10 with
+        ``reproduce_dppack``).
     keep_nonprivate : bool, default=False
         Keep ``minimiser_``, ``noise_`` and ``linear_term_`` (PRIVATE; validation only).
     random_state : None, int, numpy.random.Generator or RRandom, default=None
@@ -109,16 +112,20 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
     -----
     The proof needs the exact constrained minimiser. The solver certifies the
     KKT conditions on the ball (``||grad + nu theta|| <= tol`` and the
-    complementarity slack), which places its answer within ``2 tol n / gamma``
-    of it; without ``reproduce_dppack`` a share ``kappa = min(1/2, sqrt(n tol /
-    zeta))`` of epsilon pays for an output noise covering that distance, and the
-    result is projected back onto the ball (post-processing). DPpack's nloptr
+    complementarity slack, exactly), which places its answer within ``2 tol n /
+    (gamma + Delta) + 2^-23 sqrt(p)`` of it
+    (:func:`pydpowl.engine.solver.ball_error_radius`); without ``reproduce_dppack``
+    a share ``kappa = min(1/2, max(1/64, sqrt(n tol / zeta)))`` of epsilon pays
+    for an output noise covering that distance, and the result is projected back
+    onto the ball (post-processing). ``tol`` is set from ``gamma / n`` by default
+    (:func:`pydpowl.engine.mechanisms.solver_tolerance`), so the smoothing noise
+    stays negligible as n grows. DPpack's nloptr
     (MMA, ``xtol_rel = 1e-4``) stops far from the minimiser.
     """
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 0.0, gamma: float = 1.0, feature_bounds: Any = None,
                  target_bounds: Any = None, fit_intercept: bool = False, reproduce_dppack: bool = False,
-                 tol: float = 1e-10, keep_nonprivate: bool = False, random_state: Any = None) -> None:
+                 tol: Optional[float] = None, keep_nonprivate: bool = False, random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.gamma = gamma
@@ -133,7 +140,7 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
     def _settings(self):
         eps = check_epsilon(self.epsilon)
         gamma = check_positive("gamma", self.gamma)
-        tol = check_positive("tol", self.tol)
+        tol = None if self.tol is None else check_positive("tol", self.tol)
         for name in ("fit_intercept", "reproduce_dppack", "keep_nonprivate"):
             check_bool(name, getattr(self, name))
         kst_calibration(epsilon=eps, delta=self.delta, p=1)  # checks delta (and epsilon = inf with delta > 0)

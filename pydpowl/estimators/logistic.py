@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -45,8 +45,11 @@ class DPLogisticRegression(BinaryERMClassifier):
     reproduce_dppack : bool, default=False
         Reproduce DPpack 0.2.2 draw for draw (validation and replay; emits PrivacyLeakWarning), including
         its optimiser's ``gamma = 1`` (see Notes).
-    tol : float, default=1e-10
-        Certified gradient-norm tolerance of the solver.
+    tol : float or None, default=None
+        Certified gradient-norm tolerance of the solver (scaled space). None:
+        for objective perturbation the target is set from the public modulus
+        (:func:`pydpowl.engine.mechanisms.solver_tolerance`: the smoothing noise
+        stays negligible at every n); for output perturbation 1e-10.
     keep_nonprivate : bool, default=False
         Keep ``minimiser_``, ``noise_`` and ``linear_term_`` (PRIVATE; validation only).
     backend : {"auto", "numpy", "numba"}, default="auto"
@@ -78,7 +81,7 @@ class DPLogisticRegression(BinaryERMClassifier):
 
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, perturbation: str = "objective",
                  feature_bounds: Any = None, fit_intercept: bool = False, reproduce_dppack: bool = False,
-                 tol: float = 1e-10, keep_nonprivate: bool = False, backend: str = "auto",
+                 tol: Optional[float] = None, keep_nonprivate: bool = False, backend: str = "auto",
                  random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma

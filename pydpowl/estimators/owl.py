@@ -36,7 +36,7 @@ from .chunked import is_chunked, prepare_owl_chunked
 from .propensity import resolve_propensity
 from .summary import FitSummary
 from ..engine.mechanisms import warn_reproduce_dppack
-from .werm import DEFAULT_TOL, DPWeightedERM, release_notes
+from .werm import DEFAULT_TOL, DPWeightedERM, RoundedReleaseMixin, release_notes
 
 __all__ = ["DPOWL", "OWLProblem", "prepare_owl", "owl_weights", "clip_benefits", "check_benefit"]
 
@@ -175,7 +175,7 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
                       n_clipped_logits=resolved.n_clipped_logits, n_clipped_benefits=n_clipped_b)
 
 
-class DPOWL(DPEstimator):
+class DPOWL(RoundedReleaseMixin, DPEstimator):
     """Differentially private outcome weighted learning (linear rule).
 
     Learns ``f(x) = intercept + x'coef`` and the rule ``sign(f(x))`` by
@@ -240,6 +240,9 @@ class DPOWL(DPEstimator):
     release_grid_ : float or None
         Power-of-two grid of ``scaled_coef_`` (floating-point safety); None for
         ``epsilon = inf`` or ``reproduce_dppack=True``.
+    release_delta_, sampler_model_ : float or None, {"numpy", "R"}
+        As in :class:`DPWeightedERM` (the rounding's ``delta`` under the noise
+        stream's sampler model).
     sensitivity_ : float
         Delta = (C + 2W + 2 n tol) / gamma.
     weight_sensitivity_ : float
@@ -358,6 +361,7 @@ class DPOWL(DPEstimator):
         self._store_release(engine.coef_, scaler)
         self.classes_ = classes
         self.release_grid_ = engine.release_grid_
+        self.sampler_model_ = engine.sampler_model_
         self.sensitivity_ = engine.sensitivity_
         self.weight_sensitivity_ = problem.weight_sensitivity
         self.privacy_spent_ = engine.privacy_spent_

@@ -63,8 +63,11 @@ class DPSVM(BinaryERMClassifier):
     reproduce_dppack : bool, default=False
         Reproduce DPpack 0.2.2 draw for draw (validation and replay; emits PrivacyLeakWarning): no
         solver-tolerance terms. See Notes.
-    tol : float, default=1e-10
-        Certified gradient-norm tolerance of the solver (scaled space).
+    tol : float or None, default=None
+        Certified gradient-norm tolerance of the solver (scaled space). None:
+        for objective perturbation the target is set from the public modulus
+        (:func:`pydpowl.engine.mechanisms.solver_tolerance`: the smoothing noise
+        stays negligible at every n); for output perturbation 1e-10.
     keep_nonprivate : bool, default=False
         Keep ``minimiser_``, ``noise_`` and ``linear_term_`` (PRIVATE; validation only).
     backend : {"auto", "numpy", "numba"}, default="auto"
@@ -124,9 +127,10 @@ class DPSVM(BinaryERMClassifier):
     perturbation (Chaudhuri et al. 2011, Algorithm 2, DPpack's constants): ``epsilon' = epsilon -
     log(1 + 2c/gamma + c^2/gamma^2)``, ``||b|| ~ Gamma(d, epsilon'/2)``; when ``epsilon' <= 0`` an extra
     curvature ``Delta = c/(n(e^{epsilon/4} - 1)) - gamma/n`` and ``epsilon' = epsilon/2``. Its proof
-    needs the exact minimiser: without ``reproduce_dppack`` a share ``kappa = min(1/2, sqrt(n tol/2))``
-    of epsilon pays for an output noise covering the solver's certified error ``n tol / gamma``. Output
-    perturbation: rate ``gamma epsilon / (2W + 2 n tol)`` (DPpack: ``gamma epsilon / (2W)``). Weights
+    needs the exact minimiser: without ``reproduce_dppack`` a share ``kappa = min(1/2, max(1/64, sqrt(n tol/2)))``
+    of epsilon pays for an output noise covering the solver's certified error ``n tol / gamma``, with ``tol``
+    set from ``gamma / n`` by default. Output perturbation: rate ``gamma epsilon / (2W + 2 n tol)`` (DPpack:
+    ``gamma epsilon / (2W)``). Weights
     are refused with objective perturbation (as DPpack). A fitted model is pickled with
     ``random_state=None``.
     """
@@ -134,7 +138,7 @@ class DPSVM(BinaryERMClassifier):
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, perturbation: str = "objective",
                  kernel: str = "linear", n_components: Optional[int] = None, kernel_param: Optional[float] = None,
                  huber_h: float = 0.5, feature_bounds: Any = None, fit_intercept: bool = False,
-                 weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False, tol: float = 1e-10,
+                 weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False, tol: Optional[float] = None,
                  keep_nonprivate: bool = False, backend: str = "auto", random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma

@@ -25,6 +25,8 @@ from .._validation import (
 from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
 from ..engine.mechanisms import (
     check_noise_scale,
+    floating_point_delta,
+    is_r_stream,
     release_output_perturbation,
     warn_reproduce_dppack,
 )
@@ -147,12 +149,35 @@ def release_notes(estimator: Any) -> tuple:
                 "no proven guarantee: privacy_spent_ reports delta = 1)",)
     if grid is None:
         return ()
+    delta = estimator.release_delta_
+    stream = " (R's samplers: replay)" if getattr(estimator, "sampler_model_", "numpy") == "R" else ""
     return (f"released values are the exact sum rounded to multiples of 2^{int(math.log2(grid))} in the noise "
-            "space (floating-point safe under the sampler model of docs/privacy_audit.md: the delta of "
-            "privacy_spent_)",)
+            f"space (floating-point safe: (epsilon, {delta:.1e})-DP under the sampler model{stream} of "
+            "docs/privacy_audit.md)",)
 
 
-class DPWeightedERM(ClassifierMixin, DPEstimator):
+class RoundedReleaseMixin:
+    """``release_delta_`` for an output-perturbation estimator with ``release_grid_``, ``sensitivity_`` and
+    ``sampler_model_`` (:class:`DPWeightedERM`, :class:`pydpowl.DPOWL`)."""
+
+    @property
+    def release_delta_(self) -> Optional[float]:
+        """The ``delta`` of the rounding under the sampler model of the noise's stream (None without a grid).
+
+        Computed from public fitted attributes on request
+        (:func:`pydpowl.engine.mechanisms.floating_point_delta`; not at fit
+        time, which keeps scipy out of a bare fit).
+        """
+        check_is_fitted(self)
+        grid = self.release_grid_
+        if grid is None:
+            return None
+        eps = float(self.epsilon)
+        return floating_point_delta(epsilon=eps, dim=len(self._released()), grid=grid,
+                                    noise_scale=self.sensitivity_ / eps, stream=self.sampler_model_)
+
+
+class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
     """Differentially private weighted ERM by output perturbation (Algorithm 1): a binary classifier.
 
     Minimises, exactly (certified gradient norm <= ``tol``),
@@ -227,6 +252,13 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
     release_grid_ : float or None
         The power-of-two grid of ``coef_`` (None for ``epsilon = inf`` or
         ``reproduce_dppack=True``: then nothing was rounded).
+    release_delta_ : float or None
+        The ``delta`` of the rounding under the sampler model of the noise's
+        stream (:func:`pydpowl.engine.mechanisms.floating_point_delta`; larger
+        for an R stream, whose ``rgamma`` uses 32-bit uniforms); None when
+        nothing was rounded.
+    sampler_model_ : {"numpy", "R"}
+        Which sampler model applies (public: the caller chose the stream).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame whose column names are all strings
@@ -341,9 +373,11 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
         self.coef_ = release
         self.sensitivity_ = delta
         self.release_grid_ = grid
+        self.sampler_model_ = "R" if is_r_stream(self.random_state) else "numpy"
         self.n_features_in_ = d
         self.privacy_spent_ = rounded_release_spent(eps, dim=d, grid=grid, noise_scale=delta / eps,
-                                                    full_precision=self.reproduce_dppack)
+                                                    full_precision=self.reproduce_dppack,
+                                                    stream=self.sampler_model_)
         self.n_iter_ = out.n_iter
         self.n_samples_ = n
         self.loss_name_ = loss.name

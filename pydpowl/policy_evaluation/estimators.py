@@ -27,7 +27,8 @@ from .calibration import (
     gaussian_delta,
     smooth_gaussian_delta,
 )
-from ..engine.mechanisms.gaussian import sample_gaussian
+from ..engine.mechanisms.gaussian import gaussian_rounding_delta, release_gaussian
+from ..engine.mechanisms.rounding import grid_for_scale
 from .smooth_sensitivity import (
     CONSTANTS,
     MATRIX_NORMS,
@@ -212,10 +213,30 @@ class _PrivateMixin:
         phi: NDArray[np.float64],
         theta: NDArray[np.float64],
         sigma: float,
+        scale_range: Tuple[float, float],
         rng: np.random.Generator,
         diagnostics: Optional[PolicyEvalDiagnostics],
     ) -> None:
-        self.coef_ = theta + sample_gaussian(theta.shape[0], sigma, rng=rng)
+        """Release ``theta + N(0, sigma^2 I)``, the exact sum rounded to a public grid.
+
+        ``scale_range`` holds public bounds ``[sigma_lo, sigma_hi]`` on the
+        (data-dependent) ``sigma``: the grid is ``grid_for_scale(sigma_lo)`` (at
+        most ``2^-10 sigma``) and the floating-point ``delta`` is computed with
+        ``sigma_hi`` (:func:`pydpowl.engine.mechanisms.gaussian_rounding_delta`).
+        """
+        lo, hi = scale_range
+        if sigma == 0.0:  # epsilon = inf: no noise, nothing to round (not a release)
+            self.coef_ = theta.copy()
+            self.release_grid_, self.release_delta_ = None, 0.0
+        else:
+            grid = grid_for_scale(lo)
+            self.coef_, _ = release_gaussian(theta, sigma, grid=grid, rng=rng)
+            self.release_grid_ = grid
+            self.release_delta_ = gaussian_rounding_delta(epsilon=float(self.epsilon), dim=theta.shape[0],
+                                                          grid=grid, max_scale=hi,
+                                                          scale_ulps=4.0 * (phi.shape[0] + 4))
+        eps, delta = self.privacy_spent_
+        self.privacy_spent_ = (eps, min(1.0, delta + self.release_delta_))
         self.values_ = phi @ self.coef_
         if diagnostics is not None:
             self.diagnostics_ = diagnostics
@@ -356,7 +377,16 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
     privacy_spent_ : (float, float)
         The ``(epsilon, delta)`` the release is proven to satisfy (``delta``,
         or ``certified_delta_`` when a warning said the asked-for ``delta`` is
-        not established); what a budget accountant should record.
+        not established, plus the rounding's ``release_delta_``); what a
+        budget accountant should record.
+    release_grid_ : float or None
+        The public power-of-two grid ``coef_`` is rounded to (the exact sum
+        ``theta + eta``; at most ``2^-10`` times the smallest noise scale the
+        public settings allow); None for ``epsilon = inf``.
+    release_delta_ : float
+        The ``delta`` the rounding adds under numpy's sampler
+        (:func:`pydpowl.engine.mechanisms.gaussian_rounding_delta`): the release
+        is ``(epsilon, certified_delta_ + release_delta_)``-DP.
     diagnostics_ : PolicyEvalDiagnostics
         Only with ``keep_diagnostics=True``. PRIVATE.
     """
@@ -426,6 +456,11 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
         else:
             psi, k_star = global_psi_w(w), 0
         sigma = noise_scale(c_w, psi)
+        # public bounds on sigma: psi lies between phi(0) >= sum_s w_s / m^2 (n_s <= m) and the global sum_s w_s
+        scale_range = (sigma, sigma)
+        if opts["sensitivity"] == "smooth":
+            scale_range = (noise_scale(c_w, global_psi_w(w) / float(stats.n_episodes) ** 2),
+                           noise_scale(c_w, global_psi_w(w)))
 
         self.n_states_, self.n_features_, self.n_episodes_ = n_states, d, stats.n_episodes
         self.alpha_, self.beta_, self.sensitivity_constant_ = alpha, beta, c_w
@@ -441,7 +476,7 @@ class DPLSW(_PrivateMixin, _PolicyEvaluatorBase):
                 counts=stats.counts.copy(),
                 nonprivate_coef=theta.copy(),
             )
-        self._release(phi, theta, sigma, rng, diag)
+        self._release(phi, theta, sigma, scale_range, rng, diag)
         return self
 
 
@@ -507,6 +542,9 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
         As in :class:`DPLSW`.
     privacy_spent_ : (float, float)
         As in :class:`DPLSW`.
+    release_grid_, release_delta_ : float or None, float
+        As in :class:`DPLSW` (``sigma`` between ``C_lambda ||rho||_2`` and the
+        global bound).
     diagnostics_ : PolicyEvalDiagnostics
         Only with ``keep_diagnostics=True``. PRIVATE.
     """
@@ -591,6 +629,11 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
         else:
             psi, k_star = global_psi_lambda(rho, m, c_small), m
         sigma = noise_scale(c_big, psi)
+        # public bounds on sigma: psi lies between ||rho||^2 (phi at k = 0 with no visits) and the global bound
+        scale_range = (sigma, sigma)
+        if opts["sensitivity"] == "smooth":
+            scale_range = (noise_scale(c_big, float(np.dot(rho, rho))),
+                           noise_scale(c_big, global_psi_lambda(rho, m, c_small)))
 
         self.n_states_, self.n_features_, self.n_episodes_ = n_states, d, m
         self.regularization_ = lam
@@ -607,7 +650,7 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
                 counts=stats.counts.copy(),
                 nonprivate_coef=theta.copy(),
             )
-        self._release(phi, theta, sigma, rng, diag)
+        self._release(phi, theta, sigma, scale_range, rng, diag)
         return self
 
 

@@ -132,7 +132,8 @@ def compose(spent: Iterable[Tuple[float, float]], how: str = "sequential") -> Tu
 
 
 def rounded_release_spent(epsilon: float, *, dim: int, grid: Optional[float], noise_scale: float,
-                          delta: float = 0.0, full_precision: bool = False) -> Tuple[float, float]:
+                          delta: float = 0.0, full_precision: bool = False,
+                          stream: str = "numpy") -> Tuple[float, float]:
     """``(epsilon, delta)`` of a mechanism whose release was rounded by ``round_release``.
 
     The ideal mechanism is ``(epsilon, delta)``-DP; rounding the exact sum of
@@ -160,6 +161,9 @@ def rounded_release_spent(epsilon: float, *, dim: int, grid: Optional[float], no
         The mechanism's own delta (e.g. KST with Gaussian noise).
     full_precision : bool, default=False
         The release was not rounded (``reproduce_dppack=True``).
+    stream : {"numpy", "R"}, default="numpy"
+        The sampler model of the noise's stream (R's samplers when R's stream
+        is replayed).
     """
     eps = float(epsilon)
     delta = _check_delta("delta", delta)
@@ -173,7 +177,7 @@ def rounded_release_spent(epsilon: float, *, dim: int, grid: Optional[float], no
     from ..engine.mechanisms import floating_point_delta
 
     try:
-        rounding = floating_point_delta(epsilon=eps, dim=dim, grid=grid, noise_scale=noise_scale)
+        rounding = floating_point_delta(epsilon=eps, dim=dim, grid=grid, noise_scale=noise_scale, stream=stream)
     except OverflowError:  # 1 + e^epsilon overflows: the bound exceeds 1 (vacuous)
         rounding = 1.0
     return eps, min(1.0, delta + rounding)

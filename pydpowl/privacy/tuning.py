@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_binary_target, check_bool, check_vector, resolve_rng
-from ..engine.mechanisms import exponential_mechanism
+from ..engine.mechanisms import exponential_mechanism, exponential_mechanism_delta, is_r_stream
 from ..exceptions import PrivacyLeakWarning
 from .accountant import compose
 
@@ -62,7 +62,12 @@ class ModelSelection:
         Rows used to score the candidates (public: a function of n and the number of candidates).
     privacy_spent : (float, float)
         ``(epsilon, delta)`` of the whole selection: parallel composition over the disjoint parts, so the
-        largest of the candidates' ``privacy_spent_`` and the exponential mechanism's (on the validation part).
+        largest of the candidates' ``privacy_spent_`` and the exponential mechanism's (on the validation part,
+        with ``selection_delta``).
+    selection_delta : float
+        The ``delta`` of the exponential mechanism's draw: 0 with a numpy
+        Generator (its exact sampler); with an R stream (DPpack's inversion of
+        one 32-bit uniform, replay) :func:`pydpowl.engine.mechanisms.exponential_mechanism_delta`.
 
     Every returned model has ``random_state=None``: the stream that drew the noise is not kept (rewinding it
     would regenerate the noise, and ``coef_`` minus the noise is the exact minimiser).
@@ -75,6 +80,7 @@ class ModelSelection:
     sensitivity: float
     n_validation: int
     privacy_spent: Tuple[float, float] = (0.0, 0.0)
+    selection_delta: float = 0.0
 
 
 def split_rows(n: int, m: int) -> Tuple[list, np.ndarray]:
@@ -126,15 +132,17 @@ def squared_error_score(prediction: np.ndarray, y: np.ndarray, target_bounds: Tu
     return float(np.sum((y - prediction) ** 2))
 
 
-def _selection(k: int, fitted: list, *, sensitivity: float, n_val: int) -> ModelSelection:
+def _selection(k: int, fitted: list, *, sensitivity: float, n_val: int, rng: Any) -> ModelSelection:
     """The result, with every model's stream removed and the composed ``(epsilon, delta)``."""
+    eps0 = float(fitted[0].epsilon)
+    delta = exponential_mechanism_delta(epsilon=eps0, n_candidates=len(fitted), replay=is_r_stream(rng))
     for model in fitted:
         model.set_params(random_state=None)  # the live stream could be rewound to regenerate the noise
-    # the exponential mechanism (first candidate's epsilon, on the validation part): delta 0, as its exact sampler
-    spent = compose([m.privacy_spent_ for m in fitted] + [(float(fitted[0].epsilon), 0.0)], "parallel")
+    # the exponential mechanism (first candidate's epsilon, on the validation part)
+    spent = compose([m.privacy_spent_ for m in fitted] + [(eps0, delta)], "parallel")
     return ModelSelection(model=fitted[k], index=k, models=tuple(fitted),
                           epsilon=float(max(float(m.epsilon) for m in fitted)), sensitivity=sensitivity,
-                          n_validation=n_val, privacy_spent=spent)
+                          n_validation=n_val, privacy_spent=spent, selection_delta=delta)
 
 
 def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike, *,
@@ -188,7 +196,7 @@ def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike,
 
     k, fitted, val = select_on_validation(n, len(cands), fit, misclassified, epsilon=cands[0].epsilon,
                                           sensitivity=1.0, rng=rng)
-    return _selection(k, fitted, sensitivity=1.0, n_val=val.size)
+    return _selection(k, fitted, sensitivity=1.0, n_val=val.size, rng=rng)
 
 
 def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike, *, random_state: Any = None,
@@ -248,7 +256,7 @@ def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLi
     sens = (hi - lo) * (hi - lo)
     k, fitted, val = select_on_validation(n, len(cands), fit, sse, epsilon=cands[0].epsilon, sensitivity=sens,
                                           rng=rng)
-    return _selection(k, fitted, sensitivity=sens, n_val=val.size)
+    return _selection(k, fitted, sensitivity=sens, n_val=val.size, rng=rng)
 
 
 def regression_scores(models: Sequence[Any], X: np.ndarray, y: np.ndarray, target_bounds: Tuple[float, float], *,

@@ -29,8 +29,11 @@ cell k and into cell k' by at most ``h_a`` and ``h_a'`` (loss
 ``epsilon_mean / 2 + epsilon_mean / 2``); the same argument with ``s^2`` in
 ``[0, h_a^2]`` bounds the second release by ``epsilon_variance``. In all,
 ``epsilon_mean + epsilon_variance`` (sequential composition). The released
-values are rounded to a power-of-two grid at most ``2^-20`` times their noise
-scale (post-processing; the grid is accounted for in the intervals).
+values are the exact sums rounded to a power-of-two grid between ``2^-11`` and
+``2^-10`` times their noise scale (:func:`pydpowl.engine.mechanisms.laplace.release_laplace`;
+post-processing, accounted for in the intervals). Under numpy's Laplace sampler
+the computed release is ``(epsilon, delta)``-DP with the tiny ``delta`` of
+:func:`pydpowl.engine.mechanisms.laplace.laplace_delta` (``PrivateValue.delta``).
 
 Estimates (Horvitz-Thompson, unbiased when the propensities are right)
 -----------------------------------------------------------------------
@@ -67,15 +70,13 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special, stats
 
 from .._validation import check_labels, check_positive, check_probability, check_same_length, check_vector
-from ..engine.mechanisms.laplace import sample_laplace
+from ..engine.mechanisms.laplace import laplace_delta, release_laplace
 from ..engine.mechanisms.rounding import grid_for_scale
 
 __all__ = ["Interval", "PrivateValue", "private_value", "noise_quantile", "cell_sums", "CELLS", "release_grid"]
 
 #: the four cells, as (received treatment A, recommended treatment d(x))
 CELLS: Tuple[Tuple[int, int], ...] = ((1, 1), (1, -1), (-1, 1), (-1, -1))
-#: released values are rounded to a power-of-two grid at most 2^-VALUE_GRID_BITS times their noise scale
-VALUE_GRID_BITS = 20
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,9 @@ class PrivateValue:
     propensity_floor : tuple of float
         Public floors of P(A = +1 | x) and P(A = -1 | x) used for the sensitivities.
     epsilon_mean, epsilon_variance : float
+    delta : float
+        The ``delta`` of the floating-point release under numpy's sampler
+        (:func:`pydpowl.engine.mechanisms.laplace.laplace_delta`).
     """
 
     value: Interval
@@ -135,6 +139,7 @@ class PrivateValue:
     propensity_floor: Tuple[float, float]
     epsilon_mean: float
     epsilon_variance: float
+    delta: float = 0.0
 
     @property
     def epsilon(self) -> float:
@@ -143,11 +148,11 @@ class PrivateValue:
 
 
 def release_grid(scale: float) -> float:
-    """Power-of-two grid for a value released with Laplace noise of ``scale`` (at most ``2^-20 scale``).
+    """Power-of-two grid for a value released with Laplace noise of ``scale`` (at most ``2^-10 scale``).
 
-    :func:`pydpowl.engine.mechanisms.rounding.grid_for_scale` with ``bits = VALUE_GRID_BITS``.
+    The package's one release grid, :func:`pydpowl.engine.mechanisms.rounding.grid_for_scale`.
     """
-    return grid_for_scale(scale, bits=VALUE_GRID_BITS)
+    return grid_for_scale(scale)
 
 
 def _normal_laplace_cdf(x: float, sd: float, b: float) -> float:
@@ -328,7 +333,9 @@ def private_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, pro
     return PrivateValue(value=value, difference=diff, versus_plus=vs_plus, versus_minus=vs_minus,
                         first_moments=first_noisy, second_moments=second_noisy, first_scales=b1, second_scales=b2,
                         n=n, centre=centre, half_range=half, propensity_floor=(floors[0], floors[1]),
-                        epsilon_mean=eps_m, epsilon_variance=eps_v)
+                        epsilon_mean=eps_m, epsilon_variance=eps_v,
+                        delta=laplace_delta(epsilon=eps_m + eps_v, scales=np.r_[b1, b2],
+                                            grids=[release_grid(b) for b in np.r_[b1, b2]]))
 
 
 def cell_sums(rule: NDArray[np.float64], treatment: NDArray[np.float64], benefit: NDArray[np.float64],
@@ -350,10 +357,9 @@ def cell_sums(rule: NDArray[np.float64], treatment: NDArray[np.float64], benefit
 
 def _release(values: NDArray[np.float64], scales: NDArray[np.float64], rng: np.random.Generator
              ) -> NDArray[np.float64]:
-    """``values + Laplace(scales)``, rounded to :func:`release_grid` (floating-point-safe post-processing)."""
-    noisy = values + sample_laplace(scales, rng=rng)
-    grids = np.array([release_grid(b) for b in scales])
-    return np.round(noisy / grids) * grids
+    """``values + Laplace(scales)``, the exact sums rounded to :func:`release_grid`
+    (:func:`pydpowl.engine.mechanisms.laplace.release_laplace`: floating-point-safe post-processing)."""
+    return release_laplace(values, scales, rng=rng)[0]
 
 
 def _pair(name: str, value: Any) -> Tuple[Any, Any]:

@@ -6,6 +6,8 @@
   (Clopper-Pearson, selection and evaluation halves) and compares it with the
   claimed epsilon, for pydpowl and for DPpack through R;
 * :mod:`.floating` looks at the least significant bits of the releases;
+* :mod:`.exact` computes the exact law of discrete samplers (the exponential
+  mechanism) and checks the floating-point steps of the releases on adversarial inputs;
 * :mod:`.report` writes the markdown section, a PNG and the numbers as JSON.
 """
 

@@ -12,7 +12,9 @@ searched for information only; the audit checks that their bound is refused
 without the opt-in. The bit-level audit tests every number pydpowl releases
 (Python attributes, summary, JSON export, and the R front end's ``$coeff`` and
 ``dpowl()``): as released, none may leak beyond epsilon; DPpack's full-precision
-``coeff`` is shown for comparison.
+``coeff`` is shown for comparison. The exact-law checks (:mod:`.exact`) compute
+the law of the discrete samplers on adversarial neighbours (the exponential
+mechanism, exact and DPpack's replay) where no sample could show it.
 """
 
 from __future__ import annotations
@@ -384,6 +386,11 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
             for raw, rounded in zip(fl[::2], fl[1::2]):
                 say(f"[audit] bit-level {config.name} {engine} {raw.attribute} eps={eps:g}: lower bound "
                     f"{raw.bound.epsilon_lb:.3f} as released, {rounded.bound.epsilon_lb:.3f} rounded to 2^-24")
+    from .exact import exact_law_checks
+
+    for check in exact_law_checks():
+        checks.append(check)
+        say(f"[audit] {check.config}: {check.check}: {'PASS' if check.passed else 'FAIL'} ({check.detail})")
     notes = [] if r_front_end else ["the R front end was not audited (bit level, randomness) (--no-r)"]
     if r_front_end:
         from .rfrontend import r_stream_checks

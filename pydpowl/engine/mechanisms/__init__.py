@@ -20,9 +20,9 @@ DPpack's order and arithmetic) and keep nothing.
 """
 
 from ._common import derived_generator, is_r_stream, warn_reproduce_dppack
-from .exponential import exponential_mechanism
-from .gaussian import sample_gaussian, sample_isotropic_gaussian
-from .laplace import sample_laplace
+from .exponential import exponential_mechanism, exponential_mechanism_delta
+from .gaussian import gaussian_rounding_delta, release_gaussian, sample_gaussian, sample_isotropic_gaussian
+from .laplace import laplace_delta, release_laplace, sample_laplace
 from .objective import (
     PERTURBATIONS,
     SMOOTHING_DOMAIN,
@@ -32,12 +32,21 @@ from .objective import (
     check_perturbation,
     cms_calibration,
     kst_calibration,
+    kst_tolerance,
+    linear_term_shift,
+    objective_coupling_failure,
     release_cms,
     release_kst,
     sample_kst_noise,
     sample_smoothing_noise,
     smoothing_rate,
     smoothing_share,
+    solver_tolerance,
+    KAPPA_FULL_N,
+    KAPPA_MIN,
+    LINEAR_TERM_TAIL,
+    TARGET_RADIUS,
+    TOL_FLOOR,
 )
 from .output import (
     OutputMechanism,
@@ -56,9 +65,12 @@ from .rounding import (
     RELEASE_GRID_BITS,
     SAMPLER_FAILURE,
     SAMPLER_RADIUS_ULPS,
+    STREAMS,
+    coupling_delta,
     floating_point_delta,
     grid_for_scale,
     release_grid,
+    r_gamma_radius_model,
     round_release,
 )
 
@@ -82,6 +94,9 @@ __all__ = [
     "SAMPLER_RADIUS_ULPS",
     "NORMAL_ABSOLUTE_ERROR",
     "SAMPLER_FAILURE",
+    "STREAMS",
+    "coupling_delta",
+    "r_gamma_radius_model",
     "CMSCalibration",
     "cms_calibration",
     "KSTCalibration",
@@ -89,13 +104,27 @@ __all__ = [
     "sample_kst_noise",
     "sample_gaussian",
     "sample_isotropic_gaussian",
+    "release_gaussian",
+    "gaussian_rounding_delta",
     "sample_laplace",
+    "release_laplace",
+    "laplace_delta",
     "smoothing_share",
     "smoothing_rate",
+    "solver_tolerance",
+    "kst_tolerance",
+    "TARGET_RADIUS",
+    "TOL_FLOOR",
+    "KAPPA_MIN",
+    "KAPPA_FULL_N",
     "SMOOTHING_DOMAIN",
+    "linear_term_shift",
+    "objective_coupling_failure",
+    "LINEAR_TERM_TAIL",
     "derived_generator",
     "sample_smoothing_noise",
     "exponential_mechanism",
+    "exponential_mechanism_delta",
     "PERTURBATIONS",
     "Release",
     "check_perturbation",

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 from ..._validation import check_epsilon, check_int, check_positive
 from ..losses import MarginLoss
 from ..problem import QuadraticProblem
-from ..solver import solve_least_squares, solve_weighted_erm
+from ..solver import DEFAULT_TOL, ball_error_radius, solve_least_squares, solve_weighted_erm
 from ._common import derived_generator
 from .gaussian import sample_isotropic_gaussian
 from .output import release_output_perturbation, sample_output_noise
@@ -69,7 +69,16 @@ __all__ = [
     "sample_kst_noise",
     "smoothing_share",
     "smoothing_rate",
+    "solver_tolerance",
+    "kst_tolerance",
+    "TARGET_RADIUS",
+    "TOL_FLOOR",
+    "KAPPA_MIN",
+    "KAPPA_FULL_N",
     "SMOOTHING_DOMAIN",
+    "linear_term_shift",
+    "objective_coupling_failure",
+    "LINEAR_TERM_TAIL",
     "sample_smoothing_noise",
     "PERTURBATIONS",
     "Release",
@@ -232,6 +241,36 @@ def sample_kst_noise(calibration: KSTCalibration, *, rng: Any) -> NDArray[np.flo
     return sample_isotropic_gaussian(cal.p, cal.variance, rng=rng)
 
 
+#: the solver-error radius objective perturbation asks of Newton, ``tol / mu`` (scaled space; public)
+TARGET_RADIUS = 2.0 ** -30
+#: the smallest gradient norm asked of Newton, relative to the public gradient scale: rounding leaves the
+#: certified gradient near 1e-16 of it (measured up to n = 1e6), far below this
+TOL_FLOOR = 2.0 ** -46
+#: the smallest budget share of the smoothing noise from ``KAPPA_FULL_N`` rows on (1/64; ``KAPPA_MIN n /
+#: KAPPA_FULL_N`` below): with the tolerance's target its noise is then negligible next to the perturbation's,
+#: which it is anyway at small n (where the share stays near DPpack's 0)
+KAPPA_MIN = 2.0 ** -6
+KAPPA_FULL_N = 2 ** 18
+
+
+def solver_tolerance(*, tol: Optional[float], strong_convexity: float, gradient_scale: float) -> float:
+    """The gradient norm objective perturbation certifies: ``tol`` if given, else ``max(mu TARGET_RADIUS, TOL_FLOOR G)``.
+
+    With an absolute ``tol`` the certified radius ``r = tol / mu`` grows like
+    ``n`` (``mu``, the public modulus, shrinks like ``1/n``) and so does the
+    smoothing noise that covers it. Set from ``mu`` the target keeps ``r`` at
+    ``TARGET_RADIUS`` until the rounding floor ``TOL_FLOOR G`` (``G`` a public
+    bound on the objective's gradient scale: 1 for CMS's margin losses, ``zeta``
+    for KST) takes over (from ``n = 2^16 gamma / G`` on, with ``mu = gamma / n``);
+    Newton reaches it. Public: a function of public settings and ``n``.
+    """
+    mu = check_positive("strong_convexity", strong_convexity)
+    g = check_positive("gradient_scale", gradient_scale)
+    if tol is not None:
+        return check_positive("tol", tol)
+    return max(mu * TARGET_RADIUS, TOL_FLOOR * g)
+
+
 def smoothing_share(*, n: int, tol: float, error_radius: float, strong_convexity: float,
                     gradient_sensitivity: float) -> float:
     """Share ``kappa`` of the budget given to the solver-smoothing noise.
@@ -239,15 +278,88 @@ def smoothing_share(*, n: int, tol: float, error_radius: float, strong_convexity
     The objective-perturbation noise moves the minimiser by about
     ``gradient_sensitivity / (epsilon n mu)`` and the smoothing noise by about
     ``2 r / (kappa epsilon)`` (``r`` the certified error radius): the sum is
-    smallest near ``kappa = sqrt(r n mu / gradient_sensitivity)``, capped at 1/2.
-    Public: it depends on ``n``, the solver tolerance and public constants only.
+    smallest near ``kappa = sqrt(r n mu / gradient_sensitivity)``. That first
+    term is a public worst case (``mu`` is the public modulus, far below the
+    data's curvature, and ``r`` has a floor from rounding), so the share is kept
+    at least ``KAPPA_MIN min(1, n / KAPPA_FULL_N)`` (1/64 from 262,144 rows) and at
+    most 1/2. Public: it depends on ``n``, the solver tolerance and public constants only.
     """
     n = check_int("n", n, minimum=1)
     check_positive("tol", tol)
     r = check_positive("error_radius", error_radius)
     mu = check_positive("strong_convexity", strong_convexity)
     s = check_positive("gradient_sensitivity", gradient_sensitivity)
-    return min(0.5, math.sqrt(r * n * mu / s))
+    return min(0.5, max(KAPPA_MIN * min(1.0, n / KAPPA_FULL_N), math.sqrt(r * n * mu / s)))
+
+
+#: tail probability of the public bound on the linear term's norm (:func:`linear_term_shift`)
+LINEAR_TERM_TAIL = 2.0 ** -60
+#: the largest tail allowed for the direction's normal vector being short (:func:`_short_direction`)
+_SHORT_TAIL = 2.0 ** -32
+
+
+def _short_direction(d: int) -> Tuple[float, float]:
+    """``(s0, P(||z|| < s0))`` for ``z ~ N(0, I_d)``: the largest ``s0 = 2^-k`` whose tail bound
+    ``(s0^2 / 2)^(d/2) / Gamma(d/2 + 1)`` is at most 2^-32."""
+    for k in range(1, 64):
+        s0 = 2.0 ** -k
+        tail = math.exp((d / 2.0) * math.log(s0 * s0 / 2.0) - math.lgamma(d / 2.0 + 1.0))
+        if tail <= _SHORT_TAIL:
+            return s0, tail
+    raise AssertionError("unreachable: 2^-63 qualifies for every d >= 1")
+
+
+def _gamma_tail_point(d: int, tail: float) -> float:
+    """``t >= d`` with ``P(Gamma(d, 1) > t) <= tail`` by the Chernoff bound ``(e t / d)^d e^-t``."""
+    t = d + 1.0
+    while d * math.log(math.e * t / d) - t > math.log(tail):
+        t += 1.0
+    return t
+
+
+def linear_term_shift(*, dim: int, modulus: float, rate: Optional[float] = None,
+                      variance: Optional[float] = None) -> float:
+    """Public bound on how far the computed linear term moves the minimiser from an exact draw's.
+
+    The proofs hold for an exact linear term ``b``; the computed ``b~`` is within
+    the sampler model's error of one (numpy's Generator; docs/privacy_audit.md):
+    an l2-Laplace ``b`` (``rate``) within ``kappa u ||b|| + 2 sqrt(d) eta ||b|| /
+    ||z|| + a / rate`` (radius ulps, the direction's normals, the small-radius
+    term), with ``||b|| <= t / rate`` (``P(Gamma(d) > t) <= LINEAR_TERM_TAIL``)
+    and ``||z|| >= s0`` (:func:`_short_direction`) outside tails; a Gaussian ``b`` (``variance``)
+    within ``sqrt(d) sigma (eta + 26 u)`` (``|z_k| <= 13`` outside a tail). The
+    minimiser of an objective with modulus ``mu`` moves by at most ``||b~ - b|| /
+    (n mu)`` (``modulus = n mu``: ``gamma + n Delta`` for CMS, ``gamma + Delta``
+    for KST, ball or not), so the smoothing noise covers it when added to the
+    solver's radius; the tails (at most ``2^-60 + 2^-32``) are a coupling
+    failure of the release (:func:`objective_coupling_failure`).
+    """
+    from .rounding import NORMAL_ABSOLUTE_ERROR, SAMPLER_RADIUS_ULPS, _radius_absolute_error
+
+    d = check_int("dim", dim, minimum=1)
+    m = check_positive("modulus", modulus)
+    u = 2.0 ** -53
+    if variance is not None:
+        sigma = math.sqrt(check_positive("variance", variance))
+        return math.sqrt(d) * sigma * (NORMAL_ABSOLUTE_ERROR + 26.0 * u) / m
+    rate = check_positive("rate", rate)
+    top = _gamma_tail_point(d, LINEAR_TERM_TAIL) / rate
+    relative = (SAMPLER_RADIUS_ULPS + d + 4) * u
+    if d > 1:
+        relative += 2.0 * math.sqrt(d) * NORMAL_ABSOLUTE_ERROR / _short_direction(d)[0]
+    return (relative * top + _radius_absolute_error(d) / rate) / m
+
+
+def objective_coupling_failure(dim: int) -> float:
+    """Probability outside :func:`linear_term_shift`'s bound: ``2^-60`` plus the short-direction tail (d > 1).
+
+    An objective-perturbation release is ``(epsilon, delta)``-DP with ``delta``
+    the smoothing noise's :func:`~.rounding.floating_point_delta` plus
+    :func:`~.rounding.coupling_delta` ``(epsilon, objective_coupling_failure(d))``
+    (at most 8.6e-10 at epsilon 1).
+    """
+    d = check_int("dim", dim, minimum=1)
+    return LINEAR_TERM_TAIL + (_short_direction(d)[1] if d > 1 else 0.0)
 
 
 def smoothing_rate(*, epsilon: float, error_radius: float) -> float:
@@ -351,7 +463,7 @@ def _finite(coef: NDArray[np.float64], what: str) -> NDArray[np.float64]:
 
 def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], *, loss: MarginLoss,
                 gamma: float, epsilon: float, perturbation: str, curvature: float, weights_upper_bound: float,
-                tol: float, reproduce_dppack: bool, rng: Any, optimizer_gamma: Optional[float] = None,
+                tol: Optional[float], reproduce_dppack: bool, rng: Any, optimizer_gamma: Optional[float] = None,
                 backend: str = "auto") -> Release:
     """Objective or output perturbation of weighted ERM with a margin loss (DPpack's CMS).
 
@@ -371,8 +483,10 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
         DPpack's ``c``: 1/(2h) for the Huber hinge, 1/4 for the logistic loss.
     weights_upper_bound : float
         Public ``W`` (1 for unweighted fits, as DPpack).
-    tol : float
-        Certified gradient norm of the solver.
+    tol : float or None
+        Certified gradient norm of the solver. None: :func:`solver_tolerance`'s
+        target for objective perturbation, ``DEFAULT_TOL`` for output
+        perturbation and with ``reproduce_dppack``.
     reproduce_dppack : bool
         See the module docstring.
     rng : numpy.random.Generator or RRandom
@@ -389,6 +503,8 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
     if perturbation == "objective":
         if np.any(w != 1.0):
             raise ValueError("objective perturbation is for unweighted fits (DPpack refuses weights with it).")
+        if reproduce_dppack or epsilon == math.inf:
+            tol = DEFAULT_TOL if tol is None else tol
         if epsilon == math.inf:  # DPpack: no draws, no extra curvature
             result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, backend=backend, objective=False)
             zeros = np.zeros(d)
@@ -398,14 +514,20 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
                            n_iter=result.nit)
         if reproduce_dppack:
             kappa = 0.0
-        else:  # the share depends on n tol only (r mu = tol whatever the modulus mu)
-            kappa = smoothing_share(n=n, tol=tol, error_radius=tol * n / gamma, strong_convexity=gamma / n,
-                                    gradient_sensitivity=2.0)
+        else:  # the target from the public modulus gamma/n (<= the solved one); the share from the radius that
+            # the smoothing will cover, at the full budget's calibration (public)
+            tol = solver_tolerance(tol=tol, strong_convexity=gamma / n, gradient_scale=1.0)
+            cal0 = cms_calibration(epsilon=epsilon, gamma=gamma, c=curvature, n=n)
+            mu0 = gamma / n + cal0.Delta
+            r0 = tol / mu0 + linear_term_shift(dim=d, modulus=n * mu0, rate=cal0.rate)
+            kappa = smoothing_share(n=n, tol=tol, error_radius=r0, strong_convexity=mu0, gradient_sensitivity=2.0)
         eps_obj = epsilon * (1.0 - kappa)
         cal = cms_calibration(epsilon=eps_obj, gamma=gamma, c=curvature, n=n)
         # public modulus of strong convexity of the solved objective: gamma/n from the regulariser plus the
         # extra curvature Delta (public: a function of eps, c, gamma and n)
-        radius = math.nan if reproduce_dppack else tol / (gamma / n + cal.Delta)
+        # plus the linear term's sampler error carried through 1 / (n mu) (linear_term_shift)
+        radius = math.nan if reproduce_dppack else \
+            tol / (gamma / n + cal.Delta) + linear_term_shift(dim=d, modulus=gamma + n * cal.Delta, rate=cal.rate)
         b = sample_output_noise(d, cal.rate, rng=rng)
         result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, extra_ridge=n * cal.Delta,
                                     linear=b, backend=backend, objective=False)
@@ -420,6 +542,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
                        epsilon_objective=eps_obj, epsilon_smoothing=epsilon - eps_obj, Delta=cal.Delta,
                        epsilon_prime=cal.epsilon_prime, rate=cal.rate, sensitivity=math.nan, error_radius=radius,
                        n_iter=result.nit, grid=grid)
+    tol = DEFAULT_TOL if tol is None else tol
     if perturbation != "output":
         raise ValueError(f"perturbation must be one of {{'objective', 'output'}}, got perturbation={perturbation!r}.")
     # output perturbation: the engine's one release (Delta = (2W + 2 n tol)/gamma, rounded to the release grid;
@@ -440,8 +563,28 @@ def _smoothing_grid(epsilon_smoothing: float, error_radius: float) -> Optional[f
     return release_grid(sensitivity=2.0 * error_radius, epsilon=epsilon_smoothing)
 
 
+def kst_tolerance(tol: Optional[float], *, n: int, p: int, gamma: float, epsilon: float,
+                  reproduce_dppack: bool) -> float:
+    """The KKT residual :func:`release_kst` certifies: ``tol`` if given, else :func:`solver_tolerance`'s target.
+
+    ``DEFAULT_TOL`` with ``reproduce_dppack`` or ``epsilon = inf``. The gradient
+    scale is ``zeta + mu_max p sqrt(p)``: the data term's bound and the
+    regulariser's on the ball, ``mu_max = (gamma + 4 p / epsilon) / n`` (KST's
+    ``Delta = 2 p / epsilon_1`` with ``epsilon_1 >= epsilon / 2``), whose rounding
+    (about ``2^-52 mu p sqrt(p)``) then stays near 1/64 of the target.
+    """
+    if tol is not None:
+        return check_positive("tol", tol)
+    if reproduce_dppack or epsilon == math.inf:
+        return DEFAULT_TOL
+    zeta = 2.0 * math.pow(p, 1.5)
+    mu_max = (gamma + 4.0 * p / epsilon) / n
+    return solver_tolerance(tol=None, strong_convexity=gamma / n, gradient_scale=zeta + mu_max * p * math.sqrt(p))
+
+
 def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDArray[np.float64]] = None, *,
-                gamma: float, epsilon: float, delta: float, tol: float, reproduce_dppack: bool, rng: Any) -> Release:
+                gamma: float, epsilon: float, delta: float, tol: Optional[float], reproduce_dppack: bool,
+                rng: Any) -> Release:
     """Kifer, Smith & Thakurta's objective perturbation for linear regression (DPpack's KST).
 
     Minimises ``(1/n) sum (y_i - x_i'theta)^2/2 + (gamma + Delta)/(2n) ||theta||^2 + b'theta/n``
@@ -457,8 +600,9 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
     gamma, epsilon : float
     delta : float
         0 for pure epsilon-DP (l2-Laplace ``b``), in (0, 1) for (epsilon, delta)-DP (Gaussian ``b``).
-    tol : float
-        Certified KKT residual of the solver.
+    tol : float or None
+        Certified KKT residual of the solver. None: :func:`solver_tolerance`'s
+        target (``DEFAULT_TOL`` with ``reproduce_dppack`` or ``epsilon = inf``).
     reproduce_dppack : bool
         See the module docstring. Without it the answer also gets the smoothing
         noise and is projected back onto the ball (post-processing).
@@ -467,19 +611,31 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
     rows = Z if isinstance(Z, QuadraticProblem) else QuadraticProblem.from_rows(Z, y)
     n, p = rows.n, rows.d
     radius_ball = math.sqrt(p)
+    tol = kst_tolerance(tol, n=n, p=p, gamma=gamma, epsilon=epsilon, reproduce_dppack=reproduce_dppack)
     if reproduce_dppack or epsilon == math.inf:
         kappa = 0.0
     else:
         cal0 = kst_calibration(epsilon=epsilon, delta=delta, p=p)
-        kappa = smoothing_share(n=n, tol=tol, error_radius=2.0 * tol * n / gamma, strong_convexity=gamma / n,
+        mu0 = (gamma + cal0.Delta) / n  # the share from the radius at the full budget's calibration (public)
+        shift0 = linear_term_shift(dim=p, modulus=n * mu0, rate=cal0.rate) if delta == 0 else \
+            linear_term_shift(dim=p, modulus=n * mu0, variance=cal0.variance)
+        r0 = ball_error_radius(tol, mu0, radius_ball, p + mu0) + shift0
+        kappa = smoothing_share(n=n, tol=tol, error_radius=r0, strong_convexity=mu0,
                                 gradient_sensitivity=2.0 * cal0.zeta)
     eps_obj = epsilon * (1.0 - kappa)
     cal = kst_calibration(epsilon=eps_obj, delta=delta, p=p)
     # public modulus of strong convexity of the solved objective: (gamma + Delta)/n, Delta = 2 lambda/eps public;
-    # the KKT certificate on the ball places the answer within 2 tol/mu of the minimiser (pydpowl.engine.solver)
-    err = math.nan if kappa == 0 else 2.0 * tol / ((gamma + cal.Delta) / n)
+    # the KKT certificate on the ball places the answer within ball_error_radius of the minimiser
+    # public bound on the Hessian of F: rows have |x_j| <= 1, so X'X/n <= p, plus the ridge
+    curvature = p + (gamma + cal.Delta) / n
+    err = math.nan
+    if kappa > 0:  # plus the linear term's sampler error carried through 1 / (n mu) (linear_term_shift)
+        err = ball_error_radius(tol, (gamma + cal.Delta) / n, radius_ball, curvature) + \
+            (linear_term_shift(dim=p, modulus=gamma + cal.Delta, rate=cal.rate) if delta == 0 else
+             linear_term_shift(dim=p, modulus=gamma + cal.Delta, variance=cal.variance))
     b = sample_kst_noise(cal, rng=rng)
-    result = solve_least_squares(rows, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol)
+    result = solve_least_squares(rows, gamma=gamma, extra_ridge=cal.Delta, linear=b, radius=radius_ball, tol=tol,
+                                 curvature_bound=curvature)
     grid = None
     if kappa > 0:
         noise = sample_smoothing_noise(p, epsilon=epsilon * kappa, error_radius=err, rng=rng)

@@ -34,7 +34,7 @@ from ..._validation import check_epsilon, check_int, check_positive, check_weigh
 from ..losses import MarginLoss, loss_lipschitz
 from ..solver import DEFAULT_TOL, solve_weighted_erm
 from ._common import check_tol, is_r_stream, r_sum_of_squares
-from .rounding import release_grid, round_release
+from .rounding import floating_point_delta, release_grid, round_release
 
 __all__ = [
     "output_sensitivity",
@@ -211,6 +211,15 @@ class OutputMechanism:
     sensitivity: float
     rate: float
     grid: Optional[float]
+
+    def floating_point_delta(self, dim: int, *, rng: Any) -> Optional[float]:
+        """The ``delta`` of the rounded release (:func:`~.rounding.floating_point_delta`) for noise drawn from
+        ``rng`` (R's samplers for an R-compatible stream); None without a grid (no floating-point guarantee)."""
+        if self.grid is None:
+            return None
+        return floating_point_delta(epsilon=self.epsilon, dim=dim, grid=self.grid,
+                                    noise_scale=self.sensitivity / self.epsilon,
+                                    stream="R" if is_r_stream(rng) else "numpy")
 
     def _finite(self, release: NDArray[np.float64]) -> NDArray[np.float64]:
         if not np.all(np.isfinite(release)):
