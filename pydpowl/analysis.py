@@ -66,8 +66,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import (check_array, check_both_arms, check_bounds, check_choice, check_labels, check_positive,
-                          check_probability, check_vector, check_weight_sensitivity, feature_names_of, resolve_rng)
+from ._validation import (check_array, check_both_arms, check_choice, check_labels, check_positive,
+                          check_probability, check_vector, check_weight_sensitivity, feature_names_of,
+                          resolve_feature_bounds, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from .estimators.owl import DPOWL, prepare_owl
 from .privacy.accountant import BudgetAccountant
@@ -387,8 +388,9 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         Received treatments in {-1, 1}.
     benefit : array-like of shape (n,)
         Benefits on their own scale (larger is better); clipped to ``benefit_bounds``.
-    feature_bounds : (lower, upper)
-        Public per-feature bounds.
+    feature_bounds : dict or (lower, upper)
+        Public per-feature bounds: by column name (``{column: (lower, upper)}``,
+        matched to X's columns or ``feature_names``) or in column order.
     benefit_bounds : (float, float)
         Public bounds (L, U) of the benefit; the rule uses ``clip(B, L, U) - L``.
     weights_upper_bound : float
@@ -475,13 +477,14 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         learn_acc = eval_acc = BudgetAccountant(E, dataset="whole dataset")
         learn_acc.check_split(learning + evaluation, label="analysis")
 
-    names = list(feature_names) if feature_names is not None else feature_names_of(X)
+    given_names = list(feature_names) if feature_names is not None else feature_names_of(X)
     X = check_array("X", X)
     n, p = X.shape
-    names = names or [f"x{j + 1}" for j in range(p)]
+    names = given_names or [f"x{j + 1}" for j in range(p)]
     if len(names) != p:
         raise ValueError(f"feature_names must have {p} entries (one per column of X), got {len(names)}.")
-    check_bounds("feature_bounds", feature_bounds, p)
+    # bounds given by name are matched to the column names (public), then used in column order throughout
+    feature_bounds = resolve_feature_bounds("feature_bounds", feature_bounds, p, given_names)
     A = check_labels("treatment", treatment, length=n)
     B = check_vector("benefit", benefit, length=n)
     rng = resolve_rng(random_state)

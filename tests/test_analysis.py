@@ -260,3 +260,10 @@ def test_a_loose_weight_bound_is_tightened_to_the_public_maximum_weight(cyp):
     assert res.model.sensitivity_ == pytest.approx(2 * LOG_YEAR * 3 / 75.0)
     tight = _run(cyp, weights_upper_bound=10.0, gamma=75.0)
     assert tight.model_content["weights_upper_bound"] == 10.0
+
+
+def test_bounds_by_name_are_matched_to_the_columns(cyp):
+    """Issue 22.1: a dict of bounds in another order than X's columns gives the analysis of positional bounds."""
+    named = {c: (lo, hi) for c, lo, hi in reversed(list(zip(cyp.X.columns, *cyp.feature_bounds)))}
+    a, b = _run(cyp, random_state=7), _run(cyp, random_state=7, feature_bounds=named)
+    assert a.model_content == b.model_content and a.value.value == b.value.value

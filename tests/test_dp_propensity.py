@@ -113,3 +113,17 @@ def test_fitted_attributes_are_the_documented_release_and_diagnostics(data):
     for name in fitted:
         value = getattr(model, name)
         assert not (isinstance(value, np.ndarray) and len(X) in value.shape), f"{name} is training-sized"
+
+
+def test_bounds_by_name_and_prediction_by_name(data):
+    import pandas as pd
+
+    X, A = data
+    frame = pd.DataFrame(X, columns=["age", "male"])
+    named = {"male": (0.0, 1.0), "age": (18.0, 89.0)}
+    m = DPLogisticPropensity(epsilon=1.0, feature_bounds=named, random_state=0).fit(frame, A)
+    ref = DPLogisticPropensity(epsilon=1.0, feature_bounds=BOUNDS, random_state=0).fit(X, A)
+    np.testing.assert_array_equal(m.scaled_coef_, ref.scaled_coef_)
+    np.testing.assert_array_equal(m.predict_proba(frame[["male", "age"]]), ref.predict_proba(X))
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['male'\]"):
+        m.predict_proba(frame[["age"]])

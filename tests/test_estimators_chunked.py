@@ -307,3 +307,17 @@ def test_unknown_chunk_sizes_are_computed():
         dsk = DPOWL(**KW, random_state=1).fit(Xd, _chunk(A, 300), _chunk(B, 300), _chunk(P, 300))
     mem = DPOWL(**KW, random_state=1).fit(X, A, B, P)
     assert _rel(dsk.scaled_coef_, mem.scaled_coef_) <= RTOL
+
+
+def test_dask_dataframe_with_bounds_by_name_in_another_order():
+    X, A, B, P, data = _owl(1200, seed=6)
+    named = {"x4": (0.0, 1.0), "x2": (0.0, 1.0), "x1": (0.0, 1.0), "x3": (0.0, 1.0)}
+    kw = dict(KW, feature_bounds=named)
+    mem = DPOWL(**kw, random_state=1).fit(data.X, A, B, P)
+    frame = dd.from_pandas(data.X[["x3", "x1", "x4", "x2"]], npartitions=3)
+    dsk = DPOWL(**dict(kw, epsilon=np.inf)).fit(frame, A, B, P)
+    ref = DPOWL(**dict(kw, epsilon=np.inf)).fit(data.X, A, B, P)
+    assert dsk.feature_names_in_ == ["x3", "x1", "x4", "x2"]
+    np.testing.assert_allclose(dsk.coef_, ref.coef_[[2, 0, 3, 1]], rtol=1e-8)
+    np.testing.assert_array_equal(dsk.predict(data.X), ref.predict(data.X))  # matched by name
+    assert mem.n_clipped_features_ == 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import pandas as pd
@@ -51,6 +51,13 @@ class OWLData:
     description: str = ""
     weight_sensitivity: Optional[float] = None
     notes: Tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def bounds_by_name(self) -> Dict[str, Tuple[float, float]]:
+        """The public feature bounds by column name, ``{column: (lower, upper)}``: estimators match them to a
+        DataFrame's columns in any order (``feature_bounds=data.bounds_by_name``)."""
+        lower, upper = self.feature_bounds
+        return {str(c): (float(lo), float(hi)) for c, lo, hi in zip(self.X.columns, lower, upper)}
 
     @property
     def n(self) -> int:

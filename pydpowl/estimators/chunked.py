@@ -47,8 +47,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import (binary_target_message, check_numeric_dtype, column_labels, labels_message, nonfinite_message,
-                           nonnegative_message, no_columns_message, one_arm_message, one_d_message)
+from .._validation import (binary_target_message, check_numeric_dtype, column_labels, feature_names_of, labels_message,
+                           nonfinite_message, nonnegative_message, no_columns_message, one_arm_message, one_d_message)
 from ..engine.dask_problem import compute, count_pass, distributed_client, on_client, persist, tree_reduce
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 
@@ -174,12 +174,13 @@ def prepare_owl_chunked(X: Any, treatment: Any, benefit: Any, propensity: Any = 
     from .propensity import propensity_constants
 
     w_max = weights_upper_bound
+    names = feature_names_of(X)  # a Dask DataFrame's columns: bounds given by name are matched to them
     X = _as_matrix("X", X, treatment, benefit, propensity)
     (n, p), rows = X.shape, X.chunks[0]
     bounds = feature_bounds
     if isinstance(bounds, str) and bounds == "data":
         bounds = _bounds_from_chunks(X)  # emits PrivacyLeakWarning: the guarantee is void
-    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept)
+    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept, columns=names)
     A = _as_vector("treatment", treatment, n, rows)
     B = _as_vector("benefit", benefit, n, rows)
     array = is_chunked(propensity) or _is_array(propensity)

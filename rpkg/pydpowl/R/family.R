@@ -98,7 +98,7 @@ linear_scores <- function(self, X, add.bias, call) {
   if (is.null(self$coeff)) {
     arg_error(sprintf("this %s model is not fitted yet; call $fit() first.", class(self)[1L]), call)
   }
-  M <- as_feature_matrix(X, "X", call = call)  # NA rows predict NA, as in DPpack
+  M <- as_feature_matrix(columns_by_name(X, self$feature.names, "X", call), "X", call = call)  # NA rows: NA
   if (check_flag(add.bias, "add.bias", call = call)) M <- add_bias_column(M)
   if (ncol(M) != length(self$coeff)) {
     arg_error(sprintf("X must have %d columns%s to match the %d fitted coefficients, got %d.",
@@ -118,8 +118,9 @@ print_model <- function(self, what) {
 }
 
 # The fit results that R keeps (DPpack's fields).
-set_classifier_fit <- function(self, res) {
+set_classifier_fit <- function(self, res, columns = NULL) {
   self$coeff <- as.numeric(res$coeff)
+  self$feature.names <- columns
   if (identical(self$kernel, "Gaussian")) {
     self$kernel.param <- res$kernel_param  # as DPpack: set at the first fit, kept afterwards
     self$prefilter <- res$prefilter
@@ -135,6 +136,7 @@ svmDP <- R6::R6Class("svmDP",
     mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
     gamma = NULL, eps = NULL, perturbation.method = NULL, c = NULL, coeff = NULL, kernel = NULL, D = NULL,
     sampling = NULL, phi = NULL, kernel.param = NULL, prefilter = NULL, huber.h = NULL, reproduce.dppack = NULL,
+    feature.names = NULL,  # X's column names at the fit: predict() matches a data frame's columns by name
 
     initialize = function(regularizer, eps, gamma, perturbation.method = "objective", kernel = "linear",
                           D = NULL, kernel.param = NULL, regularizer.gr = NULL, huber.h = 0.5,
@@ -173,8 +175,8 @@ svmDP <- R6::R6Class("svmDP",
       call <- sys.call()
       M <- wire_features(X, "X", call = call)
       args <- list(X = M$values, y = labels01_arg(y, call),
-                   upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-                   lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+                   upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call),
+                   lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call),
                    add.bias = as_setting(add.bias, "add.bias", call),
                    weights = if (!is.null(weights)) as_numeric_arg(weights, "weights", call),
                    weights.upper.bound = as_setting(weights.upper.bound, "weights.upper.bound", call),
@@ -185,7 +187,7 @@ svmDP <- R6::R6Class("svmDP",
                    kernel.param = as_setting(self$kernel.param, "kernel.param", call),
                    huber.h = as_setting(self$huber.h, "huber.h", call), columns = M$columns,
                    reproduce.dppack = isTRUE(self$reproduce.dppack))
-      set_classifier_fit(self, engine_with_seed("svmdp_fit", args, call))
+      set_classifier_fit(self, engine_with_seed("svmdp_fit", args, call), M$columns)
     },
 
     XtoV = function(X) {
@@ -201,7 +203,7 @@ svmDP <- R6::R6Class("svmDP",
         vals <- linear_scores(self, X, add.bias, call)
       } else {
         if (is.null(self$coeff)) arg_error("this svmDP model is not fitted yet; call $fit() first.", call)
-        M <- as_feature_matrix(X, "X", call = call)
+        M <- as_feature_matrix(columns_by_name(X, self$feature.names, "X", call), "X", call = call)
         vals <- engine("svmdp_predict", list(X = wire_matrix(M), coeff = self$coeff,
                                              add.bias = check_flag(add.bias, "add.bias", call = call),
                                              raw.value = TRUE, kernel = "Gaussian", prefilter = self$prefilter),
@@ -227,7 +229,7 @@ LogisticRegressionDP <- R6::R6Class("LogisticRegressionDP",
   public = list(
     mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
     gamma = NULL, eps = NULL, perturbation.method = NULL, c = NULL, coeff = NULL, kernel = NULL, D = NULL,
-    sampling = NULL, phi = NULL, kernel.param = NULL, prefilter = NULL, reproduce.dppack = NULL,
+    sampling = NULL, phi = NULL, kernel.param = NULL, prefilter = NULL, reproduce.dppack = NULL, feature.names = NULL,
 
     initialize = function(regularizer, eps, gamma, perturbation.method = "objective", regularizer.gr = NULL,
                           reproduce.dppack = FALSE) {
@@ -255,13 +257,13 @@ LogisticRegressionDP <- R6::R6Class("LogisticRegressionDP",
       call <- sys.call()
       M <- wire_features(X, "X", call = call)
       args <- list(X = M$values, y = labels01_arg(y, call),
-                   upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-                   lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+                   upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call),
+                   lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call),
                    add.bias = as_setting(add.bias, "add.bias", call), regularizer = "l2",
                    eps = as_setting(self$eps, "eps", call), gamma = as_setting(self$gamma, "gamma", call),
                    perturbation.method = as_setting(self$perturbation.method, "perturbation.method", call),
                    columns = M$columns, reproduce.dppack = isTRUE(self$reproduce.dppack))
-      set_classifier_fit(self, engine_with_seed("logistic_regression_dp_fit", args, call))
+      set_classifier_fit(self, engine_with_seed("logistic_regression_dp_fit", args, call), M$columns)
     },
 
     predict = function(X, add.bias = FALSE, raw.value = FALSE) {
@@ -280,7 +282,7 @@ LinearRegressionDP <- R6::R6Class("LinearRegressionDP",
   public = list(
     mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
     gamma = NULL, eps = NULL, delta = NULL, domain = NULL, zeta = NULL, lambda = NULL, coeff = NULL,
-    reproduce.dppack = NULL,
+    reproduce.dppack = NULL, feature.names = NULL,
 
     initialize = function(regularizer, eps, delta, gamma, regularizer.gr = NULL, reproduce.dppack = FALSE) {
       call <- sys.call(-1L)
@@ -308,13 +310,13 @@ LinearRegressionDP <- R6::R6Class("LinearRegressionDP",
       call <- sys.call()
       M <- wire_features(X, "X", call = call)
       args <- list(X = M$values, y = as_numeric_arg(y, "y", call),
-                   upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-                   lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+                   upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call, extra = 1L),
+                   lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call, extra = 1L),
                    add.bias = as_setting(add.bias, "add.bias", call), regularizer = "l2",
                    eps = as_setting(self$eps, "eps", call), delta = as_setting(self$delta, "delta", call),
                    gamma = as_setting(self$gamma, "gamma", call), columns = M$columns,
                    reproduce.dppack = isTRUE(self$reproduce.dppack))
-      set_regression_fit(self, engine_with_seed("linear_regression_dp_fit", args, call))
+      set_regression_fit(self, engine_with_seed("linear_regression_dp_fit", args, call), M$columns)
     },
 
     predict = function(X, add.bias = FALSE) linear_scores(self, X, add.bias, sys.call()),
@@ -323,8 +325,9 @@ LinearRegressionDP <- R6::R6Class("LinearRegressionDP",
   )
 )
 
-set_regression_fit <- function(self, res) {
+set_regression_fit <- function(self, res, columns = NULL) {
   self$coeff <- as.numeric(res$coeff)
+  self$feature.names <- columns
   self$zeta <- res$zeta
   self$lambda <- res$lambda
   invisible(self)
@@ -376,14 +379,15 @@ tune_classification_model <- function(DPmodels, X, y, upper.bounds, lower.bounds
   models <- tuning_candidates(DPmodels, c("svmDP", "LogisticRegressionDP"), "tune_classification_model", call)
   M <- wire_features(X, "X", call = call)
   args <- list(DPmodels = lapply(models, classifier_spec, call = call), X = M$values,
-               y = labels01_arg(y, call), upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-               lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+               y = labels01_arg(y, call),
+               upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call),
+               lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call),
                add.bias = as_setting(add.bias, "add.bias", call),
                weights = if (!is.null(weights)) as_numeric_arg(weights, "weights", call),
                weights.upper.bound = as_setting(weights.upper.bound, "weights.upper.bound", call),
                columns = M$columns)
   res <- engine_with_seed("tune_classification_model", args, call)
-  for (i in seq_along(models)) set_classifier_fit(models[[i]], res$models[[i]])  # in place, as DPpack
+  for (i in seq_along(models)) set_classifier_fit(models[[i]], res$models[[i]], M$columns)  # in place (DPpack)
   models[[res$index]]
 }
 
@@ -397,10 +401,10 @@ tune_linear_regression_model <- function(DPmodels, X, y, upper.bounds, lower.bou
     delta = as_setting(m$delta, "delta", call), gamma = as_setting(m$gamma, "gamma", call),
     reproduce.dppack = isTRUE(m$reproduce.dppack)))
   args <- list(DPmodels = specs, X = M$values, y = as_numeric_arg(y, "y", call),
-               upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-               lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+               upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call, extra = 1L),
+               lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call, extra = 1L),
                add.bias = as_setting(add.bias, "add.bias", call), columns = M$columns)
   res <- engine_with_seed("tune_linear_regression_model", args, call)
-  for (i in seq_along(models)) set_regression_fit(models[[i]], res$models[[i]])
+  for (i in seq_along(models)) set_regression_fit(models[[i]], res$models[[i]], M$columns)
   models[[res$index]]
 }
