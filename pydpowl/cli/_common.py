@@ -94,6 +94,34 @@ def add_budget_options(parser: argparse.ArgumentParser) -> None:
                    help="total budget of the data file, fixed when --budget-file is created")
 
 
+def add_key_option(parser: argparse.ArgumentParser, *, writes: bool) -> None:
+    """``--key-file FILE``: the secret key that signs (``writes``) or verifies a model file."""
+    from pathlib import Path
+
+    what = ("sign the model file (HMAC-SHA256) with the secret key in FILE, so that 'pydpowl predict --key-file' "
+            "detects any change; without it the file has only a checksum, which detects accidental edits, not "
+            "forgery" if writes else
+            "verify the model's signature with the secret key in FILE: an unsigned file, or one changed since it "
+            "was signed, is refused; without it only the checksum (accidental edits) is checked")
+    parser.add_argument("--key-file", type=Path, metavar="FILE",
+                        help=what + " (at least 16 bytes; surrounding whitespace is ignored; keep it secret)")
+
+
+def read_key(args: argparse.Namespace) -> Optional[bytes]:
+    """The key of ``--key-file`` (surrounding whitespace removed, at least 16 bytes), or None."""
+    from ..model_io import check_key
+
+    path = getattr(args, "key_file", None)
+    if path is None:
+        return None
+    if not path.is_file():
+        raise ValueError(f"--key-file {path}: no such file.")
+    try:
+        return check_key(path.read_bytes().strip())
+    except ValueError as exc:
+        raise ValueError(f"--key-file {path}: {exc}") from None
+
+
 def open_budget(args: argparse.Namespace):
     """The BudgetAccountant of ``--budget-file`` (created with ``--total-epsilon``), or None."""
     from pathlib import Path
