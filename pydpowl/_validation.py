@@ -29,6 +29,9 @@ __all__ = [
     "check_numeric_dtype",
     "check_vector",
     "check_labels",
+    "check_treatment",
+    "treatment_counts",
+    "treatment_error",
     "check_binary_target",
     "binary_target_message",
     "check_both_arms",
@@ -312,6 +315,53 @@ def labels_message(name: str, n_bad: int, size: int, first: int, *, allowed: Tup
     """The one message for labels outside ``allowed`` (in-memory and chunked checks alike)."""
     return (f"{name} must take values in {{{allowed[0]}, {allowed[1]}}}; {n_bad} of {size} entries do not "
             f"(first at position {first}).{' ' + hint if hint else ''}")
+
+
+def treatment_counts(A: NDArray[np.float64], offset: int = 0) -> Dict[str, int]:
+    """What :func:`check_treatment` decides from, for finite treatments ``A`` (one block of them, whose first
+    entry is at position ``offset``): entries outside {-1, 0, 1}, zeros, -1s, +1s and the first positions.
+
+    Counts of several blocks add up (first positions: the smallest), so in-memory and chunked data are
+    judged by one rule (:func:`treatment_error`).
+    """
+    bad = (A != 1.0) & (A != -1.0) & (A != 0.0)
+    zero = A == 0.0
+    first = (lambda m: int(np.flatnonzero(m)[0]) + offset if m.any() else -1)
+    return {"treatment_bad": int(np.count_nonzero(bad)), "first_treatment_bad": first(bad),
+            "treatment_zero": int(np.count_nonzero(zero)), "first_treatment_zero": first(zero),
+            "treatment_minus": int(np.count_nonzero(A == -1.0)), "treatment_plus": int(np.count_nonzero(A == 1.0))}
+
+
+def treatment_error(counts: Dict[str, int], size: int, name: str = "treatment") -> Optional[str]:
+    """The message for treatments that are neither coded {-1, 1} nor {0, 1} (None when they are).
+
+    {0, 1} codes 0 as -1 (the control arm), as the CLI does and as
+    :class:`~pydpowl.DPWeightedERM` maps the sorted labels 0 and 1.
+    """
+    if counts["treatment_bad"]:
+        return (f"{name} must take values in {{-1, 1}} or {{0, 1}} (0 is coded -1); {counts['treatment_bad']} of "
+                f"{size} entries do not (first at position {counts['first_treatment_bad']}).")
+    if counts["treatment_zero"] and counts["treatment_minus"]:
+        return (f"{name} mixes the codings {{-1, 1}} and {{0, 1}}: {counts['treatment_zero']} of {size} entries "
+                f"are 0 while others are -1 (first 0 at position {counts['first_treatment_zero']}).")
+    return None
+
+
+def check_treatment(name: str, value: ArrayLike, *, length: Optional[int] = None, index_base: int = 0
+                    ) -> NDArray[np.float64]:
+    """Received treatments coded {-1, 1} or {0, 1}, returned coded {-1, 1} (0 -> -1).
+
+    Raises
+    ------
+    ValueError
+        For values outside both codings or a mix of them (:func:`treatment_error`), and every error of
+        :func:`check_vector`.
+    """
+    arr = check_vector(name, value, length=length, index_base=index_base)
+    message = treatment_error(treatment_counts(arr, index_base), arr.size, name)
+    if message:
+        raise ValueError(message)
+    return np.where(arr == 0.0, -1.0, arr) if np.any(arr == 0.0) else arr
 
 
 def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = None,

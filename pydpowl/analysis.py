@@ -66,8 +66,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import (check_array, check_both_arms, check_choice, check_labels, check_positive,
-                          check_probability, check_vector, check_weight_sensitivity, feature_names_of,
+from ._validation import (check_array, check_both_arms, check_choice, check_positive, check_probability,
+                          check_treatment, check_vector, check_weight_sensitivity, feature_names_of,
                           resolve_feature_bounds, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from .estimators.owl import DPOWL, prepare_owl
@@ -485,7 +485,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         raise ValueError(f"feature_names must have {p} entries (one per column of X), got {len(names)}.")
     # bounds given by name are matched to the column names (public), then used in column order throughout
     feature_bounds = resolve_feature_bounds("feature_bounds", feature_bounds, p, given_names)
-    A = check_labels("treatment", treatment, length=n)
+    A = check_treatment("treatment", treatment, length=n)
     B = check_vector("benefit", benefit, length=n)
     rng = resolve_rng(random_state)
 

@@ -321,3 +321,12 @@ def test_dask_dataframe_with_bounds_by_name_in_another_order():
     np.testing.assert_allclose(dsk.coef_, ref.coef_[[2, 0, 3, 1]], rtol=1e-8)
     np.testing.assert_array_equal(dsk.predict(data.X), ref.predict(data.X))  # matched by name
     assert mem.n_clipped_features_ == 0
+
+
+def test_owl_treatment_coded_zero_one_on_dask():
+    X, A, B, P, _ = _owl(900, seed=9)
+    zero_one = (A + 1) / 2
+    mem, dsk = _fit_both(KW, X, zero_one, B, P, 300, 5)
+    ref = DPOWL(**KW, random_state=5).fit(X, A, B, P)
+    assert _rel(dsk.scaled_coef_, ref.scaled_coef_) <= RTOL
+    np.testing.assert_array_equal(mem.scaled_coef_, ref.scaled_coef_)

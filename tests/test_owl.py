@@ -119,7 +119,8 @@ def test_logistic_propensity_sets_C_and_known_propensity_does_not():
     (dict(huber_h=-0.1), {}, ValueError, r"huber_h must be in \(0, inf\)"),
     (dict(feature_bounds=([0] * 3, [1] * 3)), {}, ValueError, "lower bounds must have length 4"),
     (dict(feature_bounds=([1] * 4, [0] * 4)), {}, ValueError, "lower must be <= upper"),
-    ({}, dict(treatment="zero_one"), ValueError, r"treatment must take values in \{-1, 1\}"),
+    ({}, dict(treatment="mixed"), ValueError, r"treatment mixes the codings \{-1, 1\} and \{0, 1\}: 1 of 50"),
+    ({}, dict(treatment="zero_two"), ValueError, r"treatment must take values in \{-1, 1\} or \{0, 1\}"),
     ({}, dict(benefit="negative"), ValueError, "benefit must be non-negative .*shift_benefits"),
     ({}, dict(propensity=0.0), ValueError, r"propensity \(the probability of treatment \+1\) must be in \(0, 1\)"),
     ({}, dict(propensity=1.0), ValueError, r"must be in \(0, 1\)"),
@@ -131,8 +132,10 @@ def test_logistic_propensity_sets_C_and_known_propensity_does_not():
 def test_bad_input(kwargs, args, exc, match):
     data = make_synthetic_owl(50, random_state=0)
     X, A, B, p = data.X.to_numpy(), data.treatment.copy(), data.benefit.copy(), 0.5
-    if args.get("treatment") == "zero_one":
-        A = (A + 1) / 2
+    if args.get("treatment") == "mixed":
+        A[np.flatnonzero(A > 0)[0]] = 0.0
+    if args.get("treatment") == "zero_two":
+        A = A + 1
     if args.get("benefit") == "negative":
         B[3] = -1.0
     if args.get("benefit") == "short":
@@ -406,3 +409,13 @@ def test_propensity_model_reads_columns_by_name(cyp):
     b = DPOWL(**base).fit(reordered, cyp.treatment, cyp.benefit, prop)
     assert a.weight_sensitivity_ == b.weight_sensitivity_ > 0
     np.testing.assert_allclose(b.coef_[::-1], a.coef_, rtol=1e-12)
+
+
+def test_treatment_coded_zero_one_is_the_minus_one_plus_one_fit(synth):
+    """Issue 22.5: DPOWL takes the 0/1 coding the CLI and DPWeightedERM take (0 is -1)."""
+    zero_one = (synth.treatment + 1) / 2
+    a = owl(eps=1.0, random_state=4).fit(synth.X, synth.treatment, synth.benefit, 0.5)
+    b = owl(eps=1.0, random_state=4).fit(synth.X, zero_one.astype(int), synth.benefit, 0.5)
+    np.testing.assert_array_equal(a.scaled_coef_, b.scaled_coef_)
+    prop = LogisticPropensity(feature_bounds=([0] * 4, [1] * 4), benefit_bound=10.0, ridge=0.1)
+    np.testing.assert_array_equal(prop.fit(synth.X, zero_one).coef_, prop.fit(synth.X, synth.treatment).coef_)

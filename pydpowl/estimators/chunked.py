@@ -47,8 +47,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import (binary_target_message, check_numeric_dtype, column_labels, feature_names_of, labels_message,
-                           nonfinite_message, nonnegative_message, no_columns_message, one_arm_message, one_d_message)
+from .._validation import (binary_target_message, check_numeric_dtype, column_labels, feature_names_of,
+                           nonfinite_message, nonnegative_message, no_columns_message, one_arm_message, one_d_message,
+                           treatment_counts, treatment_error)
 from ..engine.dask_problem import compute, count_pass, distributed_client, on_client, persist, tree_reduce
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 
@@ -214,9 +215,8 @@ def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
     B = np.asarray(B, dtype=np.float64).ravel()
     s = _finite_counts("X", X, offset)
     s.update(_finite_counts("treatment", A, offset))
-    s.update(_label_counts("treatment", A, offset))
-    s["treatment_plus"] = int(np.count_nonzero(A == 1.0))
-    s["treatment_minus"] = int(np.count_nonzero(A == -1.0))
+    s.update(treatment_counts(A, offset))  # the in-memory rule: {-1, 1} or {0, 1}, judged on the sums
+    A = np.where(A == 0.0, -1.0, A)  # 0 codes -1; a mix of both codings is refused on the client
     s.update(_finite_counts("benefit", B, offset))
     negative = B < 0
     s["benefit_negative"] = int(np.count_nonzero(negative))
@@ -248,8 +248,10 @@ def _raise_owl(s: Dict[str, Any], n: int, p: int, array_propensity: bool) -> Non
 
     _raise_finite("X", s, n * p)
     _raise_finite("treatment", s, n)
-    _raise_labels("treatment", s, n)
-    if s["treatment_plus"] == 0 or s["treatment_minus"] == 0:
+    message = treatment_error(s, n)
+    if message:
+        raise ValueError(message)
+    if s["treatment_plus"] == 0 or s["treatment_minus"] + s["treatment_zero"] == 0:
         raise ValueError(one_arm_message("treatment", n, 1 if s["treatment_plus"] else -1))
     _raise_finite("benefit", s, n)
     if s["benefit_negative"]:
@@ -439,11 +441,6 @@ def _finite_counts(name: str, arr: np.ndarray, offset: int) -> Dict[str, Any]:
     return out
 
 
-def _label_counts(name: str, labels: np.ndarray, offset: int) -> Dict[str, int]:
-    bad = np.isfinite(labels) & (labels != 1.0) & (labels != -1.0)
-    return {f"{name}_bad": int(np.count_nonzero(bad)), f"first_{name}_bad": _first(bad, offset)}
-
-
 #: endings of the count keys that make a chunk (and the data) invalid
 _PROBLEMS = ("_nan", "_inf", "_bad", "_negative", "_outside", "_too_long", "_over")
 
@@ -484,7 +481,3 @@ def _raise_finite(name: str, s: Dict[str, Any], size: int, columns: Optional[Seq
         rows = s.get(f"nonfinite_rows_{name}", ())
         raise ValueError(nonfinite_message(name, n_nan, n_inf, size, rows=rows, columns=labels))
 
-
-def _raise_labels(name: str, s: Dict[str, int], n: int) -> None:
-    if s[f"{name}_bad"]:
-        raise ValueError(labels_message(name, s[f"{name}_bad"], n, s[f"first_{name}_bad"]))

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._base import DPEstimator, store_feature_names
-from .._validation import check_array, check_both_arms, check_diagnose_bounds, check_labels, check_positive, \
+from .._validation import check_array, check_both_arms, check_diagnose_bounds, check_positive, check_treatment, \
     columns_by_name, diagnose_bounds, feature_names_of, resolve_rng
 from ..engine.preprocessing import FeatureScaler
 from ..engine.losses import sigmoid
@@ -123,7 +123,7 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
         n, p = X.shape
         scaler = FeatureScaler.from_bounds(self.feature_bounds, p, True, columns=names)
         diagnose_bounds(X, scaler.lower, scaler.upper, share, columns=names, owner="DPLogisticPropensity")
-        A = check_labels("treatment", treatment, length=n)
+        A = check_treatment("treatment", treatment, length=n)
         check_both_arms("treatment", A)
         gamma = default_propensity_gamma(n, self.epsilon) if self.gamma is None else check_positive("gamma",
                                                                                                      self.gamma)

@@ -25,7 +25,7 @@ from .._validation import (
     check_both_arms,
     check_diagnose_bounds,
     check_epsilon,
-    check_labels,
+    check_treatment,
     check_nonnegative,
     check_positive,
     check_vector,
@@ -142,7 +142,7 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
     ----------
     X : array-like or DataFrame of shape (n, p)
     treatment : array-like of shape (n,)
-        Received treatment in {-1, 1}; both arms must occur.
+        Received treatment coded {-1, 1} or {0, 1} (0 is -1); both arms must occur.
     benefit : array-like of shape (n,)
         Non-negative benefit (larger is better).
     propensity : float, array-like or LogisticPropensity, default=0.5
@@ -174,7 +174,7 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
         bounds = bounds_from_data(X)  # emits PrivacyLeakWarning: the guarantee is void
     scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept, columns=names)
     diagnose_bounds_of(X, scaler.lower, scaler.upper, share, columns=names, owner="DPOWL")
-    A = check_labels("treatment", treatment, length=n)
+    A = check_treatment("treatment", treatment, length=n)
     check_both_arms("treatment", A)
     B = check_benefit(benefit, n)
     # a propensity model fitted on named columns reads X's columns by name
@@ -343,7 +343,8 @@ class DPOWL(DPEstimator):
             DataFrames (any of the inputs) are fitted chunk by chunk on the
             workers: see docs/dask.md.
         treatment : array-like of shape (n,)
-            Received treatment in {-1, 1}.
+            Received treatment coded {-1, 1} or {0, 1} (0 is coded -1, as the CLI does);
+            :meth:`predict` answers -1/+1 (+1: the arm coded 1).
         benefit : array-like of shape (n,)
             Non-negative benefit (larger is better).
         propensity : float, array-like or LogisticPropensity, default=0.5

@@ -67,7 +67,7 @@ from .._validation import (
     check_bool,
     check_both_arms,
     check_diagnose_bounds,
-    check_labels,
+    check_treatment,
     check_positive,
     check_weight_sensitivity,
     columns_by_name,
@@ -196,7 +196,7 @@ class BoundedLogitModel:
     def probability_of(self, X: ArrayLike, treatment: ArrayLike) -> Tuple[NDArray[np.float64], int]:
         """``P(A_i | x_i)`` of the treatment each subject received, and the number of clipped logits."""
         eta, n_clipped = self.linear_predictor(X)
-        A = check_labels("treatment", treatment, length=eta.shape[0])
+        A = check_treatment("treatment", treatment, length=eta.shape[0])
         return sigmoid(A * eta), n_clipped
 
 
@@ -354,7 +354,7 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
             raise ValueError(f"fitted_on must be 'private' or 'external', got fitted_on={self.fitted_on!r}.")
         b_x, kind = self._public_b_x(ridge)  # before the data are read
         diagnose_bounds(X_arr, *self.bounds_, share, columns=names, owner="LogisticPropensity")
-        A = check_labels("treatment", treatment, length=X_arr.shape[0])
+        A = check_treatment("treatment", treatment, length=X_arr.shape[0])
         check_both_arms("treatment", A)
         D = self._design_checked(X_arr)
         a01 = (A + 1.0) / 2.0
