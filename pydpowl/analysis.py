@@ -182,8 +182,24 @@ def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_mode
     "sequential"`` the learning part has ``(1 - split.evaluation) E`` and the
     evaluation part ``split.evaluation E``, so all releases add up to E; under
     ``"parallel"`` each part has E.
+
+    Raises
+    ------
+    ValueError
+        When ``split`` sets a share that no release of this plan uses (a
+        ``propensity`` share other than the default without a propensity
+        model, a ``selection`` share without tuning): it would be ignored.
     """
     E = check_positive("total_epsilon", total_epsilon)
+    unused = [(name, why) for name, why, used in (
+        ("propensity", "the propensity is known (no propensity model is released); give propensity_model="
+                       "'logistic' (CLI: --propensity-model logistic) to release one", propensity_model),
+        ("selection", "gamma is fixed (it is not chosen privately); give gammas instead of gamma to tune it",
+         tune)) if not used and getattr(split, name) != getattr(BudgetSplit, name)]
+    if unused:
+        name, why = unused[0]
+        raise ValueError(f"the budget split's {name}={getattr(split, name)!r} (--budget-split {name}=...) would "
+                         f"be ignored: {why}.")
     if split.composition == "parallel":
         e_learn = e_eval = E
     else:

@@ -267,3 +267,15 @@ def test_bounds_by_name_are_matched_to_the_columns(cyp):
     named = {c: (lo, hi) for c, lo, hi in reversed(list(zip(cyp.X.columns, *cyp.feature_bounds)))}
     a, b = _run(cyp, random_state=7), _run(cyp, random_state=7, feature_bounds=named)
     assert a.model_content == b.model_content and a.value.value == b.value.value
+
+
+@pytest.mark.parametrize("split, kw, match", [
+    ("propensity=0.5", {}, r"budget split's propensity=0.5 .* would be ignored: the propensity is known"),
+    ("selection=0.3", dict(gamma=75.0), r"budget split's selection=0.3 .* would be ignored: gamma is fixed"),
+])
+def test_a_share_no_release_uses_is_refused(cyp, split, kw, match):
+    """Issue 22.5: --budget-split propensity=0.5 with a known propensity was ignored silently."""
+    with pytest.raises(ValueError, match=match):
+        _run(cyp, split=BudgetSplit.parse(split), **kw)
+    assert _run(cyp, split=BudgetSplit.parse(split), **({} if kw else dict(propensity=None,
+                                                                            propensity_model="logistic"))).value

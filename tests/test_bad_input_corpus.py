@@ -277,7 +277,7 @@ def _data(name):
     return lambda files: _fit_argv(files, data=str(files[name]))
 
 
-def _model(edit):
+def _model(edit, data="good"):
     def argv(files):
         from pydpowl.cli import main
 
@@ -286,7 +286,7 @@ def _model(edit):
         content = json.loads(path.read_text())
         bad = files["dir"] / "cli_bad_model.json"
         bad.write_text(edit(content))
-        return ["predict", "--model", str(bad), "--data", str(files["good"]), "--out", str(files["dir"] / "p.csv")]
+        return ["predict", "--model", str(bad), "--data", str(files[data]), "--out", str(files["dir"] / "p.csv")]
     return argv
 
 
@@ -307,8 +307,11 @@ CLI = [
     ("fit-labels-0-2", _data("labels02"), r"treatment values \['0', '2'\] are not -1/1 or 0/1"),
     ("fit-negative-benefit", _data("negative"), r"benefit must be non-negative"),
     ("fit-one-row", _data("onerow"), r"treatment column must take exactly 2 values"),
-    ("fit-empty", _data("empty"), r"treatment column must take exactly 2 values, got 0"),
+    ("fit-empty", _data("empty"), r"empty.csv has a header but no data rows"),
     ("fit-missing-file", lambda f: _fit_argv(f, data=str(f["dir"] / "none.csv")), r"data file not found"),
+    ("fit-glob-in-memory", lambda f: _fit_argv(f, data=str(f["dir"] / "*.csv")),
+     r"data file not found: .*\*\.csv is a pattern of several files; .*--engine dask"),
+    ("predict-empty", _model(json.dumps, data="empty"), r"empty.csv has a header but no data rows"),
     ("fit-propensity-zero", lambda f: _fit_argv(f, propensity="0"), r"propensity .* must be in \(0, 1\)"),
     ("fit-propensity-string", lambda f: _fit_argv(f, propensity="abc"), r"propensity must be a probability"),
     ("fit-features-missing", lambda f: _fit_argv(f, features="x1,zz"), r"missing column\(s\) \['zz'\]"),

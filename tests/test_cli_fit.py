@@ -100,3 +100,12 @@ def test_a_propensity_column_needs_a_stated_weight_sensitivity(csv, tmp_path, ca
     assert load_model(tmp_path / "m.json").weight_sensitivity == 0.0
     assert main(args + ["--weight-sensitivity", "trivial"]) == 0
     assert load_model(tmp_path / "m.json").weight_sensitivity == 400 * 30.0
+
+
+def test_bounds_with_a_negative_lower_bound_need_no_equals_sign(csv, tmp_path):
+    """Issue 22.5: '--bounds -1:1,...' was taken for an option by argparse (it needed '--bounds=-1:1,...')."""
+    opts = [o if o != "x1=0:1,x2=0:1,x3=0:1,x4=0:1" else "-1:1,0:1,0:1,0:1" for o in DATA_OPTS]
+    out = tmp_path / "model.json"
+    assert main(["fit", "--data", str(csv), *opts, "--epsilon", "2", "--gamma", "40", "--seed", "1",
+                 "--out", str(out)]) == 0
+    assert load_model(out).lower == (-1.0, 0.0, 0.0, 0.0)

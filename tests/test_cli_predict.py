@@ -100,3 +100,17 @@ def test_signed_model_with_a_key_file(files, tmp_path, capsys):
     status = main(["predict", "--model", str(model), "--data", str(new), "--key-file", str(tmp_path / "nokey"),
                    "--out", str(out)])
     assert status == 2 and "--key-file" in capsys.readouterr().err
+
+
+def test_out_in_a_missing_directory_is_created_and_said(files, tmp_path, capsys):
+    """Issue 22.5: predict --out made missing directories silently; like the other commands it creates them,
+    and now says so; a path through a file is refused by name."""
+    _, new, model = files
+    out = tmp_path / "results" / "today" / "a.csv"
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), "--data", str(new), "--out", str(out)]) == 0
+    assert out.is_file() and f"created directory {out.parent}" in capsys.readouterr().out
+    assert main(["predict", "--model", str(model), "--data", str(new), "--out", str(out)]) == 0
+    assert "created directory" not in capsys.readouterr().out  # only when it was missing
+    status = main(["predict", "--model", str(model), "--data", str(new), "--out", str(out / "b.csv")])
+    assert status == 2 and "is not a directory" in capsys.readouterr().err

@@ -384,3 +384,19 @@ def test_clip_row_norms_keeps_the_direction_of_huge_rows():
     assert n == 2
     np.testing.assert_allclose(Y, [[0.6, -0.8], [0.3, 0.4], [0.6, 0.8], [0.0, 0.0]], rtol=1e-15)
     assert np.all(np.linalg.norm(Y, axis=1) <= 1.0 + 1e-15)
+
+
+def test_predict_proba_of_the_logistic_loss_is_post_processing_of_the_release(toy):
+    """Issue 22.5: a logistic DPWeightedERM had no predict_proba."""
+    Z, y, w = toy
+    m = DPWeightedERM(loss="logistic", epsilon=2.0, weights_upper_bound=2.0, random_state=1).fit(Z, y, w)
+    p = m.predict_proba(Z)
+    eta = Z @ m.coef_
+    np.testing.assert_allclose(p[:, 1], 1.0 / (1.0 + np.exp(-eta)), rtol=1e-12)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(m.classes_[np.argmax(p, axis=1)], m.predict(Z))  # columns in classes_ order
+    np.testing.assert_allclose(m.predict_log_proba(Z), np.log(p), rtol=1e-10)
+    huber = DPWeightedERM(epsilon=2.0, weights_upper_bound=2.0)
+    assert not hasattr(huber, "predict_proba")  # the Huber hinge estimates no probabilities
+    with pytest.raises(AttributeError, match="predict_proba is available only with loss='logistic'"):
+        huber.predict_proba(Z)

@@ -4,8 +4,39 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
+
+
+#: a value that argparse would take for an option: a negative number followed by more (``-1:89``, ``-1,2``)
+_NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf)", re.IGNORECASE)
+
+
+def attach_negative_values(argv: Sequence[str]) -> List[str]:
+    """``--bounds -1:89`` as ``--bounds=-1:89``: an option's value that starts with a minus sign.
+
+    argparse takes a token that starts with ``-`` for an option unless it is a
+    plain negative number, so ranges such as ``-1:89`` (``--bounds``,
+    ``--benefit-bounds``) needed the ``--option=value`` form; such a token right
+    after a long option is attached to it.
+    """
+    out: List[str] = []
+    for tok in argv:
+        if (out and out[-1].startswith("--") and "=" not in out[-1] and _NEGATIVE_VALUE.match(tok)
+                and not _is_number(tok)):
+            out[-1] = f"{out[-1]}={tok}"
+        else:
+            out.append(tok)
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def float_list(text: str) -> List[float]:
@@ -62,7 +93,8 @@ def add_data_options(parser: argparse.ArgumentParser, *, required: bool, data_he
     g.add_argument("--benefit", metavar="COL", help="benefit column (larger is better)")
     g.add_argument("--features", type=name_list, metavar="COLS", help="comma-separated numeric feature columns")
     g.add_argument("--bounds", metavar="SPEC",
-                   help="public feature bounds: name=lo:hi,... (or lo:hi,... in feature order)")
+                   help="public feature bounds: name=lo:hi,... (matched by name), or lo:hi,... in the order of "
+                        "--features; negative values are fine (--bounds -1:89,0:1)")
     g.add_argument("--weights-upper-bound", type=float, metavar="W",
                    help="public bound W on benefit / propensity (weights above are clipped)")
     g.add_argument("--propensity", default="0.5", metavar="P",
@@ -185,6 +217,23 @@ def arm_labels(text: Optional[str], coded: Tuple[str, str]) -> Tuple[str, str]:
 def show_progress(args: argparse.Namespace) -> bool:
     """Progress bars unless ``--no-progress``."""
     return not getattr(args, "no_progress", False)
+
+
+def output_file(path: "Path", option: str = "--out") -> "Path":
+    """The file an option names, its folder created when missing, with a message saying so.
+
+    Every command writes its outputs where it is told and makes the folders it
+    needs; making one is said, so that a mistyped path is noticed. A path
+    through an existing file is refused by name.
+    """
+    folder = path.parent
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise ValueError(f"{option} {path}: {existing} is not a directory.")
+    if not folder.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        say(f"created directory {folder} (for {option})")
+    return path
 
 
 def say(text: str = "") -> None:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from ._common import (add_budget_options, add_data_options, add_key_option, arm_labels, data_from_args, open_budget,
-                      read_key, say)
+                      output_file, read_key, say)
 
 EPILOG = """examples:
   pydpowl fit --data trial.csv --treatment arm --treated G --benefit benefit \\
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         model.fit(data.X, data.treatment, data.benefit, data.propensity)
     names = list(data.feature_names) if args.engine == "dask" else list(data.X.columns)
     plus, minus = arm_labels(args.labels, coded)
-    path = export_model(model, args.out, feature_names=names, treatment_labels=(plus, minus), key=key)
+    path = export_model(model, output_file(args.out), feature_names=names, treatment_labels=(plus, minus), key=key)
     if budget is not None:  # spent only after the release succeeded
         budget.spend(args.epsilon, label=label)
         budget.save(args.budget_file)

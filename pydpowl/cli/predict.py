@@ -14,7 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
-from ._common import add_key_option, read_key, say
+from ._common import add_key_option, output_file, read_key, say
 
 EPILOG = """examples:
   pydpowl predict --model model.json --data new_patients.csv --out assignments.csv
@@ -64,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
                                               for r in rec]})
     if args.id_column:
         out.insert(0, args.id_column, frame[args.id_column].to_numpy())
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(args.out, index=False)
+    out.to_csv(output_file(args.out), index=False)
     n_plus = int((rec > 0).sum())
     say(f"model: epsilon = {model.epsilon:g} (total {model.epsilon_total:g}), gamma = {model.gamma:g}, "
         f"features {list(model.feature_names)}; tuning: {model.tuning}")

@@ -25,16 +25,36 @@ __all__ = ["read_table", "parse_bounds", "parse_propensity", "owl_data_from_fram
            "propensity_statement"]
 
 
+#: characters that make a path a pattern of several files (as ``glob`` reads them)
+_GLOB_CHARS = frozenset("*?[")
+
+
 def read_table(path: Union[str, Path]) -> pd.DataFrame:
-    """Read a CSV (UTF-8, an optional byte-order mark is ignored)."""
+    """Read one CSV into memory (UTF-8, an optional byte-order mark is ignored).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` is not a file; the message says when it is a pattern of
+        several files (read by ``pydpowl fit --engine dask``).
+    ValueError
+        If the file cannot be read as CSV or has a header but no data rows.
+    """
     path = Path(path)
     if not path.is_file():
+        if _GLOB_CHARS & set(str(path)):
+            raise FileNotFoundError(f"data file not found: {path} is a pattern of several files; this reads one "
+                                    "CSV into memory: give one file, or read several with 'pydpowl fit --engine "
+                                    "dask'.")
         raise FileNotFoundError(f"data file not found: {path}")
     try:
-        return pd.read_csv(path, encoding="utf-8-sig")
+        frame = pd.read_csv(path, encoding="utf-8-sig")
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"could not read {path.name} as CSV: {first}") from None
+    if frame.shape[0] == 0:
+        raise ValueError(f"{path.name} has a header but no data rows (columns {list(frame.columns)[:10]}).")
+    return frame
 
 
 def parse_bounds(text: str, features: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:

@@ -21,8 +21,19 @@ __all__ = ["DPLinearRegression", "check_target_bounds"]
 
 
 def check_target_bounds(bounds: Any) -> Tuple[float, float]:
-    """Public bounds ``(lower, upper)`` on the target, finite with ``lower < upper``."""
-    if isinstance(bounds, str) or bounds is None:
+    """Public bounds ``(lower, upper)`` on the target, finite with ``lower < upper``.
+
+    Raises
+    ------
+    ValueError
+        When they are missing (None), as for every missing public bound, or out of order or not finite.
+    TypeError
+        For a string or another object that is not a pair.
+    """
+    if bounds is None:
+        raise ValueError("target_bounds must be a pair (lower, upper) of public bounds on y, got None; they are "
+                         "required (known before seeing the data).")
+    if isinstance(bounds, str):
         raise TypeError(f"target_bounds must be a pair (lower, upper) of public bounds on y, got {bounds!r}.")
     try:
         lo, hi = bounds

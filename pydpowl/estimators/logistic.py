@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._base import feature_names_in, store_feature_names
 from .._validation import check_array, check_binary_target, feature_names_of, resolve_rng
-from ..engine.losses import sigmoid
+from ..engine.losses import class_probabilities
 from ._family import BinaryERMClassifier, check_common_settings, store_release
 from ._family_core import DPPACK_OPTIMIZER_GAMMA, fit_classifier
 
@@ -132,10 +132,8 @@ class DPLogisticRegression(BinaryERMClassifier):
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``[1 - s, s]`` with ``s = sigmoid(decision)`` (DPpack's ``raw.value``), columns in ``classes_`` order."""
-        s = sigmoid(self.decision_function(X))
-        return np.column_stack([1.0 - s, s])
+        return class_probabilities(self.decision_function(X))
 
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Logarithm of :meth:`predict_proba`, computed stably."""
-        eta = self.decision_function(X)
-        return np.column_stack([-np.logaddexp(0.0, eta), -np.logaddexp(0.0, -eta)])
+        return class_probabilities(self.decision_function(X), log=True)
