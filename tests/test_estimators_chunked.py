@@ -330,3 +330,21 @@ def test_owl_treatment_coded_zero_one_on_dask():
     ref = DPOWL(**KW, random_state=5).fit(X, A, B, P)
     assert _rel(dsk.scaled_coef_, ref.scaled_coef_) <= RTOL
     np.testing.assert_array_equal(mem.scaled_coef_, ref.scaled_coef_)
+
+
+def test_dask_propensity_model_reads_columns_by_name_and_the_diagnostic_runs():
+    from pydpowl.datasets import make_cyp_guides_style
+    from pydpowl.exceptions import BoundsDiagnosticWarning
+
+    d = make_cyp_guides_style(1500, random_state=1)
+    frame = dd.from_pandas(d.X[d.X.columns[::-1]], npartitions=3)
+    prop = LogisticPropensity(feature_bounds=d.bounds_by_name, benefit_bound=10.0, ridge=0.1).fit(d.X, d.treatment)
+    kw = dict(epsilon=np.inf, gamma=75.0, weights_upper_bound=60.0, feature_bounds=d.bounds_by_name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the blocks read the model's columns by name: no warning
+        dsk = DPOWL(**kw).fit(frame, d.treatment, d.benefit, prop)
+    ref = DPOWL(**kw).fit(d.X, d.treatment, d.benefit, prop)
+    np.testing.assert_allclose(dsk.coef_[::-1], ref.coef_, rtol=1e-8)
+    with pytest.warns(BoundsDiagnosticWarning, match=r"column\(s\) 'mdd', 'age'"):  # opt-in, on Dask too
+        DPOWL(**dict(kw, feature_bounds=d.feature_bounds, diagnose_bounds=True)).fit(frame, d.treatment, d.benefit,
+                                                                                     2 / 3)

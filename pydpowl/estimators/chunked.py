@@ -49,7 +49,7 @@ import numpy as np
 
 from .._validation import (binary_target_message, check_numeric_dtype, column_labels, feature_names_of,
                            nonfinite_message, nonnegative_message, no_columns_message, one_arm_message, one_d_message,
-                           treatment_counts, treatment_error)
+                           treatment_counts, treatment_error, columns_by_name)
 from ..engine.dask_problem import compute, count_pass, distributed_client, on_client, persist, tree_reduce
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 
@@ -192,7 +192,8 @@ def prepare_owl_chunked(X: Any, treatment: Any, benefit: Any, propensity: Any = 
         P, spec = _as_vector("propensity", propensity, n, rows), None
     else:
         P, spec = None, propensity
-    outs = [_delayed(_owl_block, 4)(xb, ab, bb, pb, off, spec, scaler, w_max, c_b)
+    columns = _propensity_columns(spec, names, p)  # a model fitted on named columns reads them by name
+    outs = [_delayed(_owl_block, 4)(xb, ab, bb, pb, off, spec, scaler, w_max, c_b, columns)
             for xb, ab, bb, pb, off in zip(*_blocks(X, A, B, P), _offsets(rows))]
     Z, A, w, stats = _assemble(outs, rows, scaler.n_coefficients)
     Z, A, w, stats = _materialise(Z, A, w, stats)
@@ -203,9 +204,25 @@ def prepare_owl_chunked(X: Any, treatment: Any, benefit: Any, propensity: Any = 
                       n_clipped_benefits=stats["clipped_benefits"])
 
 
-def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
+def _propensity_columns(spec: Any, names: Optional[Sequence[str]], p: int):
+    """``(fitted names, positions in X)`` of the columns a propensity model fitted on named columns reads, matched
+    by name once on the client (an X without names: in order, with the warning of
+    :func:`~pydpowl._validation.columns_by_name`); None for any other propensity."""
+    fitted = getattr(spec, "feature_names_in_", None)
+    if fitted is None:
+        return None
+    import pandas as pd
+
+    probe = pd.DataFrame(columns=list(names)) if names is not None else np.empty((0, p))
+    columns_by_name(probe, fitted, owner=type(spec).__name__)  # refuses a missing column; warns for an array
+    fitted = [str(c) for c in fitted]
+    return fitted, [list(names).index(c) for c in fitted] if names is not None else list(range(len(fitted)))
+
+
+def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound, columns=None):
     """One chunk of DP-OWL data: counts for the checks; if the chunk passes them, the in-memory
-    preparation of the chunk (propensities, clipped weights, clipped and scaled rows)."""
+    preparation of the chunk (propensities, clipped weights, clipped and scaled rows). ``columns``: what
+    :func:`_propensity_columns` found (the propensity model reads a frame of those columns)."""
     from .owl import clip_benefits, owl_weights
     from .propensity import resolve_propensity
     from ..value import received_propensity_outside
@@ -233,7 +250,12 @@ def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
         s.update(clipped_weights=0, clipped_features=0, clipped_logits=0, clipped_benefits=0)
         return np.full((k, d), np.nan), A, nan, s
     # the chunk's probabilities (C was resolved on the client for the total n: any statement passes here)
-    resolved = resolve_propensity(spec if P is None else P, X, A, weight_sensitivity=None if P is None else 0.0)
+    Xp = X
+    if columns is not None:
+        import pandas as pd
+
+        Xp = pd.DataFrame(X[:, columns[1]], columns=columns[0])
+    resolved = resolve_propensity(spec if P is None else P, Xp, A, weight_sensitivity=None if P is None else 0.0)
     B, n_benefits = clip_benefits(B, benefit_bound)  # C relies on B <= C_B: clipped by design, counted
     w, n_weights = owl_weights(B, resolved.probability, w_max)
     Z, n_features = scaler.transform_checked(X)
