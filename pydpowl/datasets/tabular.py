@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bounds, check_positive
+from .._validation import check_bounds, check_positive, resolve_feature_bounds
 from ..estimators.benefits import shift_benefits
 from ._container import OWLData
 from ..value import arm_propensity
@@ -174,8 +174,9 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         Column names. Larger benefit is better.
     features : sequence of str
         Numeric feature columns.
-    bounds : str or (lower, upper)
-        Public feature bounds (see :func:`parse_bounds` for the text form).
+    bounds : str, dict or (lower, upper)
+        Public feature bounds: text (:func:`parse_bounds`), by name
+        (``{column: (lower, upper)}``, any order) or a pair in the order of ``features``.
     weights_upper_bound : float
         Public bound W on ``B / P(A | x)``.
     propensity : float or str, default=0.5
@@ -235,8 +236,8 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         B, n_clip = shift_benefits(B, float(benefit_lower_bound))
         notes.append(f"benefit shifted by the public lower bound {float(benefit_lower_bound):g}; "
                      f"{n_clip} value(s) below it clipped")
-    lower, upper = parse_bounds(bounds, features) if isinstance(bounds, str) else check_bounds(
-        "bounds", bounds, len(features))
+    lower, upper = parse_bounds(bounds, features) if isinstance(bounds, str) else resolve_feature_bounds(
+        "bounds", bounds, len(features), features)
     W = check_positive("weights_upper_bound", weights_upper_bound)
     if isinstance(prop, str):
         p_plus = pd.to_numeric(frame[prop], errors="coerce").to_numpy(dtype=float)
