@@ -6,6 +6,7 @@ import argparse
 import math
 import re
 import sys
+from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 
@@ -128,8 +129,6 @@ def add_budget_options(parser: argparse.ArgumentParser) -> None:
 
 def add_key_option(parser: argparse.ArgumentParser, *, writes: bool) -> None:
     """``--key-file FILE``: the secret key that signs (``writes``) or verifies a model file."""
-    from pathlib import Path
-
     what = ("sign the model file (HMAC-SHA256) with the secret key in FILE, so that 'pydpowl predict --key-file' "
             "detects any change; without it the file has only a checksum, which detects accidental edits, not "
             "forgery" if writes else
@@ -219,7 +218,7 @@ def show_progress(args: argparse.Namespace) -> bool:
     return not getattr(args, "no_progress", False)
 
 
-def output_file(path: "Path", option: str = "--out") -> "Path":
+def output_file(path: Path, option: str = "--out") -> Path:
     """The file an option names, its folder created when missing, with a message saying so.
 
     Every command writes its outputs where it is told and makes the folders it
