@@ -324,9 +324,12 @@ def treatment_counts(A: NDArray[np.float64], offset: int = 0) -> Dict[str, int]:
     Counts of several blocks add up (first positions: the smallest), so in-memory and chunked data are
     judged by one rule (:func:`treatment_error`).
     """
-    bad = (A != 1.0) & (A != -1.0) & (A != 0.0)
+    bad = np.isfinite(A) & (A != 1.0) & (A != -1.0) & (A != 0.0)  # non-finite entries are reported as such
     zero = A == 0.0
-    first = (lambda m: int(np.flatnonzero(m)[0]) + offset if m.any() else -1)
+
+    def first(mask: NDArray[np.bool_]) -> int:
+        return int(np.flatnonzero(mask)[0]) + offset if mask.any() else -1
+
     return {"treatment_bad": int(np.count_nonzero(bad)), "first_treatment_bad": first(bad),
             "treatment_zero": int(np.count_nonzero(zero)), "first_treatment_zero": first(zero),
             "treatment_minus": int(np.count_nonzero(A == -1.0)), "treatment_plus": int(np.count_nonzero(A == 1.0))}
