@@ -164,17 +164,13 @@ def test_a_failing_block_is_reported_with_its_place(tmp_path):
     assert done.returncode == 1 and "the shown output differs" in done.stderr
 
 
-def test_markers_are_read():
-    doc_blocks = code_blocks(ROOT / "README.md")
-    assert all(b.language == "python" for b in doc_blocks)
-    text = "<!-- not-run: needs a running scheduler -->\n\n```python\nboom()\n```\n"
-    path = ROOT / "tests" / "_not_run_probe.md"
-    try:
-        path.write_text(text)
-        (block,) = code_blocks(path)
-        assert block.not_run == "needs a running scheduler"
-    finally:
-        path.unlink()
+def test_markers_are_read(tmp_path):
+    path = tmp_path / "probe.md"
+    path.write_text("<!-- not-run: needs a running scheduler -->\n\n```python\nboom()\n```\n\n```sh\nls\n```\n"
+                    "```r\nx <- 1\n```\n")
+    first, second = code_blocks(path)
+    assert (first.not_run, first.language) == ("needs a running scheduler", "python")
+    assert (second.not_run, second.language, second.code) == (None, "r", "x <- 1\n")
 
 
 # ---- R -----------------------------------------------------------------------------------------------------------
