@@ -97,6 +97,7 @@ _NAMES: Dict[str, str] = {
     "PrivacyLeakWarning": ".exceptions",
     "BudgetExceededError": ".exceptions",
     "ConvergenceError": ".exceptions",
+    "BoundsDiagnosticWarning": ".exceptions",
     "NotFittedError": "._base",
 }
 

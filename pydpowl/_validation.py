@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any, List, Optional, Sequence, Tuple
+from collections.abc import Mapping
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -28,6 +29,9 @@ __all__ = [
     "check_numeric_dtype",
     "check_vector",
     "check_labels",
+    "check_treatment",
+    "treatment_counts",
+    "treatment_error",
     "check_binary_target",
     "binary_target_message",
     "check_both_arms",
@@ -35,6 +39,11 @@ __all__ = [
     "check_nonnegative",
     "check_in_interval",
     "check_bounds",
+    "named_bounds",
+    "resolve_feature_bounds",
+    "columns_by_name",
+    "check_diagnose_bounds",
+    "diagnose_bounds",
     "check_weight_sensitivity",
     "feature_names_of",
     "resolve_rng",
@@ -308,6 +317,56 @@ def labels_message(name: str, n_bad: int, size: int, first: int, *, allowed: Tup
             f"(first at position {first}).{' ' + hint if hint else ''}")
 
 
+def treatment_counts(A: NDArray[np.float64], offset: int = 0) -> Dict[str, int]:
+    """What :func:`check_treatment` decides from, for finite treatments ``A`` (one block of them, whose first
+    entry is at position ``offset``): entries outside {-1, 0, 1}, zeros, -1s, +1s and the first positions.
+
+    Counts of several blocks add up (first positions: the smallest), so in-memory and chunked data are
+    judged by one rule (:func:`treatment_error`).
+    """
+    bad = np.isfinite(A) & (A != 1.0) & (A != -1.0) & (A != 0.0)  # non-finite entries are reported as such
+    zero = A == 0.0
+
+    def first(mask: NDArray[np.bool_]) -> int:
+        return int(np.flatnonzero(mask)[0]) + offset if mask.any() else -1
+
+    return {"treatment_bad": int(np.count_nonzero(bad)), "first_treatment_bad": first(bad),
+            "treatment_zero": int(np.count_nonzero(zero)), "first_treatment_zero": first(zero),
+            "treatment_minus": int(np.count_nonzero(A == -1.0)), "treatment_plus": int(np.count_nonzero(A == 1.0))}
+
+
+def treatment_error(counts: Dict[str, int], size: int, name: str = "treatment") -> Optional[str]:
+    """The message for treatments that are neither coded {-1, 1} nor {0, 1} (None when they are).
+
+    {0, 1} codes 0 as -1 (the control arm), as the CLI does and as
+    :class:`~pydpowl.DPWeightedERM` maps the sorted labels 0 and 1.
+    """
+    if counts["treatment_bad"]:
+        return (f"{name} must take values in {{-1, 1}} or {{0, 1}} (0 is coded -1); {counts['treatment_bad']} of "
+                f"{size} entries do not (first at position {counts['first_treatment_bad']}).")
+    if counts["treatment_zero"] and counts["treatment_minus"]:
+        return (f"{name} mixes the codings {{-1, 1}} and {{0, 1}}: {counts['treatment_zero']} of {size} entries "
+                f"are 0 while others are -1 (first 0 at position {counts['first_treatment_zero']}).")
+    return None
+
+
+def check_treatment(name: str, value: ArrayLike, *, length: Optional[int] = None, index_base: int = 0
+                    ) -> NDArray[np.float64]:
+    """Received treatments coded {-1, 1} or {0, 1}, returned coded {-1, 1} (0 -> -1).
+
+    Raises
+    ------
+    ValueError
+        For values outside both codings or a mix of them (:func:`treatment_error`), and every error of
+        :func:`check_vector`.
+    """
+    arr = check_vector(name, value, length=length, index_base=index_base)
+    message = treatment_error(treatment_counts(arr, index_base), arr.size, name)
+    if message:
+        raise ValueError(message)
+    return np.where(arr == 0.0, -1.0, arr) if np.any(arr == 0.0) else arr
+
+
 def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = None,
                         classes: Optional[Sequence[Any]] = None) -> Tuple[NDArray[Any], NDArray[np.float64]]:
     """Class labels of a binary classifier: ``(classes, labels in {-1, 1})``.
@@ -483,6 +542,184 @@ def check_bounds(
             raise ValueError(f"max(|{lo}|, |{up}|) must be > 0 for every feature (used as its scale); it is 0 at "
                              f"position(s) {_positions(zero, index_base)}.")
     return lower, upper
+
+
+def _is_pandas(value: Any, kind: str) -> bool:
+    """True for a pandas ``Series`` or ``DataFrame`` (``kind``), without importing pandas."""
+    return type(value).__name__ == kind and type(value).__module__.startswith("pandas")
+
+
+def _labelled_series(value: Any) -> bool:
+    """A pandas Series whose index holds strings (column names): bounds given by name."""
+    return _is_pandas(value, "Series") and len(value.index) > 0 and all(isinstance(k, str) for k in value.index)
+
+
+def named_bounds(name: str, bounds: Any) -> Optional[Dict[str, Tuple[Any, Any]]]:
+    """Bounds given by column name as ``{column: (lower, upper)}``, or None for bounds given by position.
+
+    By name are: a mapping ``{column: (lower, upper)}``; a pair ``(lower, upper)``
+    of pandas Series indexed by column names (e.g. ``X.min()``-shaped objects);
+    a DataFrame with columns ``lower`` and ``upper`` indexed by column name, or
+    with rows ``lower`` and ``upper`` and one column per feature. A pair of
+    array-likes without names is by position.
+
+    Raises
+    ------
+    TypeError
+        For a pair with one side named and the other not, a DataFrame of
+        another shape, or an entry of a mapping that is not a pair.
+    """
+    if _is_pandas(bounds, "DataFrame"):
+        cols, rows = [str(c) for c in bounds.columns], [str(r) for r in bounds.index]
+        if sorted(cols) == ["lower", "upper"]:
+            return {str(k): (bounds.loc[k, bounds.columns[cols.index("lower")]],
+                             bounds.loc[k, bounds.columns[cols.index("upper")]]) for k in bounds.index}
+        if sorted(rows) == ["lower", "upper"]:
+            lo, up = bounds.index[rows.index("lower")], bounds.index[rows.index("upper")]
+            return {str(c): (bounds.loc[lo, c], bounds.loc[up, c]) for c in bounds.columns}
+        raise TypeError(f"{name} given as a DataFrame must have columns 'lower' and 'upper' (one row per feature, "
+                        f"indexed by column name) or rows 'lower' and 'upper' (one column per feature), got columns "
+                        f"{cols[:5]} and index {rows[:5]}.")
+    if isinstance(bounds, Mapping):
+        out: Dict[str, Tuple[Any, Any]] = {}
+        for key, pair in bounds.items():
+            if isinstance(pair, (str, bytes)) or np.ndim(pair) != 1 or len(pair) != 2:
+                raise TypeError(f"{name}[{key!r}] must be a pair (lower, upper) of numbers, got {_describe(pair)}.")
+            out[str(key)] = (pair[0], pair[1])
+        return out
+    if isinstance(bounds, (list, tuple)) and len(bounds) == 2:
+        named = [_labelled_series(side) for side in bounds]
+        if all(named):
+            lower, upper = bounds
+            if set(lower.index) != set(upper.index):
+                raise ValueError(f"{name}: the lower and upper Series must name the same columns; "
+                                 f"{sorted(set(lower.index) ^ set(upper.index))[:5]} are in one only.")
+            return {str(k): (lower[k], upper[k]) for k in lower.index}
+        if any(named):
+            raise TypeError(f"{name}: give both lower and upper by column name (pandas Series indexed by column) "
+                            "or both by position, not one of each.")
+    return None
+
+
+def resolve_feature_bounds(name: str, bounds: Any, n_features: int, columns: Optional[Sequence[str]] = None,
+                           ) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Public per-feature bounds ``(lower, upper)`` in the order of X's columns (the one place bounds meet columns).
+
+    Bounds given by name (:func:`named_bounds`) are matched to ``columns``, the
+    column names of X: every column needs a bound and every bound a column, in
+    any order. Bounds given by position (a pair of array-likes) apply to the
+    columns in order; with a DataFrame the caller records the column names, so
+    prediction checks them.
+
+    Raises
+    ------
+    ValueError
+        Bounds by name for an X without column names, names that are not
+        columns of X, columns without a bound, and every error of
+        :func:`check_bounds`.
+    """
+    by_name = named_bounds(name, bounds)
+    if by_name is None:
+        return check_bounds(name, bounds, n_features)
+    if columns is None:
+        raise ValueError(f"{name} are given by column name ({', '.join(repr(k) for k in list(by_name)[:5])}"
+                         f"{', ...' if len(by_name) > 5 else ''}) but X has no column names: pass X as a pandas "
+                         "DataFrame with these columns, or the bounds as a pair (lower, upper) in column order.")
+    columns = [str(c) for c in columns]
+    unknown = [k for k in by_name if k not in set(columns)]
+    if unknown:
+        raise ValueError(f"{name} name column(s) {unknown[:5]} that X does not have; X's columns are "
+                         f"{columns[:20]}.")
+    missing = [c for c in columns if c not in by_name]
+    if missing:
+        raise ValueError(f"{name} have no bounds for column(s) {missing[:5]} of X; every feature needs public "
+                         "bounds (known before seeing the data).")
+    lower, upper = [], []
+    for c in columns:
+        lo, up = (float(v) for v in check_vector(f"{name}[{c!r}]", list(by_name[c])))
+        if lo > up:
+            raise ValueError(f"{name}[{c!r}]: lower must be <= upper, got ({lo!r}, {up!r}).")
+        if max(abs(lo), abs(up)) == 0:
+            raise ValueError(f"{name}[{c!r}]: max(|lower|, |upper|) must be > 0 (used as the column's scale), "
+                             f"got ({lo!r}, {up!r}).")
+        lower.append(lo)
+        upper.append(up)
+    return check_bounds(name, (np.array(lower), np.array(upper)), n_features)
+
+
+def columns_by_name(X: Any, fitted: Optional[Sequence[str]], *, owner: str, name: str = "X") -> Any:
+    """X's columns matched to the fitted feature names: a DataFrame is reordered by name.
+
+    ``fitted`` are the column names recorded at fit (None: fitted without
+    names, X is used by position). A DataFrame must hold every fitted column
+    (extra columns are ignored) and comes back with exactly those columns in
+    the fitted order. An X without column names is taken by position, with
+    scikit-learn's ``UserWarning`` (its columns must be in the fitted order).
+
+    Raises
+    ------
+    ValueError
+        If X has column names and lacks some of the fitted ones (named, with
+        the columns X has).
+    """
+    if fitted is None:
+        return X
+    fitted = [str(c) for c in fitted]
+    given = feature_names_of(X)
+    if given is None:
+        warnings.warn(f"{name} does not have valid feature names, but {owner} was fitted with feature names: its "
+                      f"columns are taken in the fitted order {fitted[:10]}; pass a DataFrame to match them by name.",
+                      UserWarning, stacklevel=3)
+        return X
+    if given == fitted:
+        return X
+    missing = [c for c in fitted if c not in set(given)]
+    if missing:
+        raise ValueError(f"{name} lacks the column(s) {missing[:5]} that {owner} was fitted on (columns are matched "
+                         f"by name); {name} has {given[:20]}.")
+    if len(set(given)) != len(given):
+        raise ValueError(f"{name} has repeated column names; columns are matched by name.")
+    return X.iloc[:, [given.index(c) for c in fitted]]
+
+
+#: the share of a column's values outside its bounds from which :func:`diagnose_bounds` warns, for ``True``
+DEFAULT_DIAGNOSE_SHARE = 0.5
+
+
+def check_diagnose_bounds(value: Any) -> Optional[float]:
+    """``diagnose_bounds`` as the share it states: None (off), ``True`` (0.5) or a share in (0, 1)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return DEFAULT_DIAGNOSE_SHARE
+    return check_probability("diagnose_bounds", value, high_open=True)
+
+
+def diagnose_bounds(X: Any, lower: NDArray[np.float64], upper: NDArray[np.float64], share: Optional[float], *,
+                    columns: Optional[Sequence[str]] = None, owner: str = "fit") -> None:
+    """Opt-in, NON-PRIVATE diagnostic: warn when more than ``share`` of a column's values lie outside its bounds.
+
+    So many values outside a column's public bounds usually mean the bounds
+    belong to another column (bounds given by position to columns in another
+    order). The warning names the columns only (no counts or shares), but
+    whether it appears depends on the private data: it is not covered by the
+    privacy guarantee, so it runs only when the analyst asks for it
+    (``share`` not None; None does nothing and reads nothing).
+    """
+    if share is None:
+        return
+    outside = (X < lower) | (X > upper)
+    frac = np.asarray(outside.mean(axis=0), dtype=float)  # a Dask array is computed here (one pass)
+    flagged = np.flatnonzero(frac > share).tolist()
+    if flagged:
+        from .exceptions import BoundsDiagnosticWarning
+
+        labels = column_labels(flagged, columns, 0)
+        warnings.warn(f"{owner}: more than {share:.0%} of the values of column(s) {', '.join(labels)} lie outside "
+                      "their public bounds: are the bounds in the columns' order? Give them by name "
+                      "({column: (lower, upper)}). NON-PRIVATE diagnostic (diagnose_bounds is set): this warning "
+                      "depends on the private data and is not covered by the privacy guarantee.",
+                      BoundsDiagnosticWarning, stacklevel=3)
 
 
 def check_weight_sensitivity(value: Any, name: str = "C") -> float:

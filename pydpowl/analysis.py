@@ -67,8 +67,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import (check_array, check_both_arms, check_bounds, check_choice, check_labels, check_positive,
-                          check_probability, check_vector, check_weight_sensitivity, feature_names_of, resolve_rng)
+from ._validation import (check_array, check_both_arms, check_choice, check_positive, check_probability,
+                          check_treatment, check_vector, check_weight_sensitivity, feature_names_of,
+                          resolve_feature_bounds, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from .estimators.owl import DPOWL, prepare_owl
 from .privacy.accountant import BudgetAccountant, compose, rounded_release_spent
@@ -304,7 +305,23 @@ def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_mode
     ``"parallel"`` each part has E. Each value is the largest double not above
     the release's exact share (:func:`budget_shares`), so the mechanisms spend
     at most what the ledger states.
+
+    Raises
+    ------
+    ValueError
+        When ``split`` sets a share that no release of this plan uses (a
+        ``propensity`` share other than the default without a propensity
+        model, a ``selection`` share without tuning): it would be ignored.
     """
+    unused = [(name, why) for name, why, used in (
+        ("propensity", "the propensity is known (no propensity model is released); give propensity_model="
+                       "'logistic' (CLI: --propensity-model logistic) to release one", propensity_model),
+        ("selection", "gamma is fixed (it is not chosen privately); give gammas instead of gamma to tune it",
+         tune)) if not used and getattr(split, name) != getattr(BudgetSplit, name)]
+    if unused:
+        name, why = unused[0]
+        raise ValueError(f"the budget split's {name}={getattr(split, name)!r} (--budget-split {name}=...) would "
+                         f"be ignored: {why}.")
     return {k: _double_at_most(v) for k, v in budget_shares(total_epsilon, split, propensity_model=propensity_model,
                                                              tune=tune).items()}
 
@@ -577,8 +594,9 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         Received treatments in {-1, 1}.
     benefit : array-like of shape (n,)
         Benefits on their own scale (larger is better); clipped to ``benefit_bounds``.
-    feature_bounds : (lower, upper)
-        Public per-feature bounds.
+    feature_bounds : dict or (lower, upper)
+        Public per-feature bounds: by column name (``{column: (lower, upper)}``,
+        matched to X's columns or ``feature_names``) or in column order.
     benefit_bounds : (float, float)
         Public bounds (L, U) of the benefit; the rule uses ``clip(B, L, U) - L``.
     weights_upper_bound : float
@@ -677,14 +695,15 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         learn_acc = eval_acc = BudgetAccountant(E, dataset="whole dataset")
         learn_acc.check_split(learning + evaluation, label="analysis")
 
-    names = list(feature_names) if feature_names is not None else feature_names_of(X)
+    given_names = list(feature_names) if feature_names is not None else feature_names_of(X)
     X = check_array("X", X)
     n, p = X.shape
-    names = names or [f"x{j + 1}" for j in range(p)]
+    names = given_names or [f"x{j + 1}" for j in range(p)]
     if len(names) != p:
         raise ValueError(f"feature_names must have {p} entries (one per column of X), got {len(names)}.")
-    check_bounds("feature_bounds", feature_bounds, p)
-    A = check_labels("treatment", treatment, length=n)
+    # bounds given by name are matched to the column names (public), then used in column order throughout
+    feature_bounds = resolve_feature_bounds("feature_bounds", feature_bounds, p, given_names)
+    A = check_treatment("treatment", treatment, length=n)
     B = check_vector("benefit", benefit, length=n)
     rng = resolve_rng(random_state)
 

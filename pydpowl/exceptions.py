@@ -20,6 +20,7 @@ __all__ = [  # noqa: F822 (NotFittedError: module __getattr__ below)
     "NotFittedError",
     "BudgetExceededError",
     "DataClippedWarning",
+    "BoundsDiagnosticWarning",
 ]
 
 
@@ -56,6 +57,15 @@ class BudgetExceededError(ValueError):
 
 class DataClippedWarning(UserWarning):
     """Values were clipped to their public bounds by design (counted in the result)."""
+
+
+class BoundsDiagnosticWarning(UserWarning):
+    """Opt-in, non-private diagnostic: many values of a column lie outside its public bounds.
+
+    Emitted only when the analyst asks for it (``diagnose_bounds``): whether it
+    appears depends on the private data, so it is not covered by the privacy
+    guarantee. It names columns, never counts or values.
+    """
 
 
 def __getattr__(name: str) -> Any:

@@ -22,22 +22,33 @@ no non-private solution, no noise). Fields (format version 1):
 ``intercept``               released intercept (0 when ``fit_intercept`` is false)
 ``coef``                    released coefficients, p numbers (original feature scale)
 ``treatment_labels``        ``{"+1": text, "-1": text}``: what the two arms are
+``signature``               optional: ``{"hmac-sha256": hex}``, a keyed signature
 ``checksum``                ``{"sha256": hex}`` over the canonical content
 ==========================  ======================================================
 
 The checksum is SHA-256 of the canonical JSON of every other field (keys
-sorted, no whitespace, UTF-8). It detects accidental or careless edits; it is
-not a signature (anyone can recompute it).
+sorted, no whitespace, UTF-8). It detects accidental or careless edits
+(a truncated copy, a hand-edited number); it is NOT a protection against
+forgery: anyone can change the coefficients and recompute it. When integrity
+against tampering matters, sign the file with a secret key that only its
+holders know (``export_model(..., key=)``, ``pydpowl fit --key-file``): the
+``signature`` is HMAC-SHA256 under that key of the canonical JSON of every
+field but ``checksum`` and ``signature``, and ``load_model(..., key=)``
+(``pydpowl predict --key-file``) refuses a file whose signature is missing or
+does not match. Without the key a signed file loads with its checksum checked
+and ``signature_verified=False``.
 
 Loading validates strictly and raises :class:`ModelFileError` with a
 one-line message naming the field: malformed JSON, duplicate keys,
 unknown or missing fields, wrong format or version, wrong types, non-finite
-numbers, inconsistent lengths, reversed bounds, or a checksum mismatch.
+numbers, inconsistent lengths, reversed bounds, a checksum mismatch, or (with
+a key) a missing or mismatched signature.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 from dataclasses import dataclass
@@ -48,10 +59,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._base import check_is_fitted
-from ._validation import check_array
+from ._validation import check_array, columns_by_name, feature_names_of
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "ReleasedModel", "export_model", "load_model",
-           "model_to_dict", "canonical_checksum"]
+           "model_to_dict", "canonical_checksum", "canonical_signature", "check_key"]
 
 FORMAT = "pydpowl.dpowl-model"
 FORMAT_VERSION = 1
@@ -59,6 +70,10 @@ FORMAT_VERSION = 1
 _FIELDS = ("format", "format_version", "package_version", "epsilon", "epsilon_total", "tuning", "gamma",
            "weights_upper_bound", "weight_sensitivity", "huber_h", "fit_intercept", "feature_names",
            "feature_bounds", "intercept", "coef", "treatment_labels", "checksum")
+#: fields a file may hold or not
+_OPTIONAL = ("signature",)
+#: the shortest key accepted for a signature (128 bits)
+MIN_KEY_BYTES = 16
 
 
 class ModelFileError(ValueError):
@@ -88,16 +103,18 @@ class ReleasedModel:
     coef: Tuple[float, ...]
     treatment_labels: Tuple[str, str]
     package_version: str
+    signature_verified: bool = False
+
+    def _features(self, X: ArrayLike) -> NDArray[np.float64]:
+        """X's feature columns: a DataFrame's matched by name (:func:`pydpowl._validation.columns_by_name`), an
+        array's taken in the model's order (every model file names its features, ``x1``, ... by default)."""
+        if feature_names_of(X) is not None:
+            X = columns_by_name(X, self.feature_names, owner="the model")
+        return check_array("X", X)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """``intercept + X @ coef``; a DataFrame is matched by column name."""
-        cols = getattr(X, "columns", None)
-        if cols is not None:
-            missing = [c for c in self.feature_names if c not in cols]
-            if missing:
-                raise ValueError(f"X lacks the model's feature column(s) {missing}.")
-            X = X[list(self.feature_names)]
-        X = check_array("X", X)
+        X = self._features(X)
         if X.shape[1] != len(self.coef):
             raise ValueError(f"X must have {len(self.coef)} columns (the model's features), got {X.shape[1]}.")
         return X @ np.asarray(self.coef) + self.intercept
@@ -108,24 +125,64 @@ class ReleasedModel:
 
     def outside_bounds(self, X: ArrayLike) -> int:
         """Number of rows with a feature outside the public bounds (prediction does not clip)."""
-        cols = getattr(X, "columns", None)
-        if cols is not None:
-            X = X[list(self.feature_names)]
-        X = check_array("X", X)
+        X = self._features(X)
         return int(np.any((X < np.asarray(self.lower)) | (X > np.asarray(self.upper)), axis=1).sum())
 
 
+def _canonical(content: Dict[str, Any], without: Tuple[str, ...]) -> bytes:
+    body = {k: v for k, v in content.items() if k not in without}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
 def canonical_checksum(content: Dict[str, Any]) -> str:
-    """SHA-256 (hex) of the canonical JSON of ``content`` (without ``checksum``)."""
-    body = {k: v for k, v in content.items() if k != "checksum"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """SHA-256 (hex) of the canonical JSON of ``content`` (without ``checksum``).
+
+    Detects accidental edits only: anyone can recompute it (see :func:`canonical_signature`).
+    """
+    return hashlib.sha256(_canonical(content, ("checksum",))).hexdigest()
+
+
+def check_key(key: Any) -> bytes:
+    """A signing key as bytes: ``bytes`` as they are, ``str`` as UTF-8; at least :data:`MIN_KEY_BYTES`.
+
+    Raises
+    ------
+    TypeError
+        For another type.
+    ValueError
+        For a key shorter than 16 bytes.
+    """
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    elif isinstance(key, (bytearray, memoryview)):
+        key = bytes(key)
+    elif not isinstance(key, bytes):
+        raise TypeError(f"key must be bytes or str, got {type(key).__name__}.")
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError(f"key must have at least {MIN_KEY_BYTES} bytes (a random secret, e.g. "
+                         f"secrets.token_hex(32)), got {len(key)}.")
+    return key
+
+
+def canonical_signature(content: Dict[str, Any], key: Any) -> str:
+    """HMAC-SHA256 (hex) under ``key`` of the canonical JSON of ``content`` without ``checksum`` and ``signature``.
+
+    Only holders of the key can make it, so a file that verifies was written by one of them and not changed
+    since (keep the key out of the model file and of the repository).
+    """
+    return hmac.new(check_key(key), _canonical(content, ("checksum", "signature")), hashlib.sha256).hexdigest()
 
 
 def model_to_dict(model: Any, *, feature_names: Optional[Sequence[str]] = None, epsilon_total: Optional[float] = None,
                   tuning: str = "gamma fixed in advance (no tuning on the private data)",
-                  treatment_labels: Tuple[str, str] = ("+1", "-1")) -> Dict[str, Any]:
+                  treatment_labels: Tuple[str, str] = ("+1", "-1"), key: Any = None) -> Dict[str, Any]:
     """The file content of a fitted :class:`pydpowl.DPOWL` (private release + public settings).
+
+    With ``key`` (bytes, or text as UTF-8; at least 16 bytes, kept secret by
+    its holders) the content is signed (``signature``: HMAC-SHA256), so that
+    :func:`load_model` with the same key detects any change, including one
+    whose checksum was recomputed.
 
     The coefficients are the model's floating-point-safe release (``scaled_coef_``
     on its power-of-two grid, mapped to the original space), passed once more
@@ -142,6 +199,8 @@ def model_to_dict(model: Any, *, feature_names: Optional[Sequence[str]] = None, 
     from . import __version__
     from .engine.mechanisms import round_release
 
+    if key is not None:
+        key = check_key(key)  # before anything else is done
     check_is_fitted(model)
     arms = getattr(model, "classes_", ())
     if len(arms) > 2:
@@ -185,6 +244,8 @@ def model_to_dict(model: Any, *, feature_names: Optional[Sequence[str]] = None, 
         "treatment_labels": {"+1": str(treatment_labels[0]), "-1": str(treatment_labels[1])},
     }
     _validate(content, check_sum=False)
+    if key is not None:
+        content["signature"] = {"hmac-sha256": canonical_signature(content, key)}
     content["checksum"] = {"sha256": canonical_checksum(content)}
     return content
 
@@ -211,16 +272,28 @@ def _pairs(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     return out
 
 
-def load_model(path: Union[str, Path]) -> ReleasedModel:
+def load_model(path: Union[str, Path], *, key: Any = None) -> ReleasedModel:
     """Read and validate a model file written by :func:`export_model`.
+
+    Parameters
+    ----------
+    path : str or Path
+    key : bytes or str, optional
+        The key the file was signed with (``export_model(..., key=)``): the file
+        must then carry a signature that matches, which detects any change made
+        without the key. Without it the checksum is checked (accidental edits)
+        and a signature, if any, is not (``signature_verified=False``).
 
     Raises
     ------
     FileNotFoundError
         If ``path`` does not exist.
     ModelFileError
-        If the file is malformed, inconsistent or its checksum does not match.
+        If the file is malformed, inconsistent, its checksum does not match, or
+        (with ``key``) it is unsigned or its signature does not match.
     """
+    if key is not None:
+        key = check_key(key)
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"model file not found: {path}")
@@ -228,10 +301,10 @@ def load_model(path: Union[str, Path]) -> ReleasedModel:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ModelFileError(f"model file {path.name} is not UTF-8 text.") from None
-    return model_from_json(text)
+    return model_from_json(text, key=key)
 
 
-def model_from_json(text: str) -> ReleasedModel:
+def model_from_json(text: str, *, key: Any = None) -> ReleasedModel:
     """Validate the JSON text of a model file (see :func:`load_model`)."""
     try:
         content = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constants)
@@ -239,6 +312,15 @@ def model_from_json(text: str) -> ReleasedModel:
         raise ModelFileError(f"model file is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).") \
             from None
     _validate(content, check_sum=True)
+    verified = False
+    if key is not None:
+        if "signature" not in content:
+            raise ModelFileError("model file is not signed: a key was given, so only a file signed with it "
+                                 "(export_model(..., key=), pydpowl fit --key-file) is accepted.")
+        if not hmac.compare_digest(content["signature"]["hmac-sha256"], canonical_signature(content, key)):
+            raise ModelFileError("model file: signature mismatch: the content was modified after it was signed, or "
+                                 "the key is not the one it was signed with.")
+        verified = True
     b = content["feature_bounds"]
     labels = content["treatment_labels"]
     return ReleasedModel(
@@ -249,6 +331,7 @@ def model_from_json(text: str) -> ReleasedModel:
         lower=tuple(float(v) for v in b["lower"]), upper=tuple(float(v) for v in b["upper"]),
         intercept=float(content["intercept"]), coef=tuple(float(v) for v in content["coef"]),
         treatment_labels=(labels["+1"], labels["-1"]), package_version=content["package_version"],
+        signature_verified=verified,
     )
 
 
@@ -286,7 +369,7 @@ def _validate(content: Any, *, check_sum: bool) -> None:
     if not isinstance(content, dict):
         raise ModelFileError(f"model file must hold a JSON object, got {type(content).__name__}.")
     expected = set(_FIELDS) if check_sum else set(_FIELDS) - {"checksum"}
-    unknown = sorted(set(content) - expected)
+    unknown = sorted(set(content) - expected - set(_OPTIONAL))
     if unknown:
         raise ModelFileError(f"model file: unknown field(s) {unknown}.")
     missing = [k for k in _FIELDS if k in expected and k not in content]
@@ -342,3 +425,9 @@ def _validate(content: Any, *, check_sum: bool) -> None:
             raise ModelFileError("model file: checksum must be an object with exactly one field 'sha256'.")
         if cs["sha256"] != canonical_checksum(content):
             raise ModelFileError("model file: checksum mismatch: the content was modified after export.")
+    if "signature" in content:
+        sig = content["signature"]
+        if (not isinstance(sig, dict) or set(sig) != {"hmac-sha256"} or not isinstance(sig["hmac-sha256"], str)
+                or len(sig["hmac-sha256"]) != 64 or not set(sig["hmac-sha256"]) <= set("0123456789abcdef")):
+            raise ModelFileError("model file: signature must be an object with exactly one field 'hmac-sha256' "
+                                 "(64 hexadecimal digits).")

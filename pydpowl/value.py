@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_labels, check_same_length, check_vector
+from ._validation import check_labels, check_same_length, check_treatment, check_vector
 
 __all__ = [
     "empirical_value",
@@ -117,7 +117,7 @@ def ipw_values(recommends_plus: ArrayLike, treatment: ArrayLike, benefit: ArrayL
 
 def _inputs(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any):
     rule = check_labels("rule", rule)
-    treatment = check_labels("treatment", treatment)
+    treatment = check_treatment("treatment", treatment)
     benefit = check_vector("benefit", benefit)
     check_same_length(("rule", "treatment", "benefit"), (rule.size, treatment.size, benefit.size))
     return rule, treatment, benefit, received_propensity(propensity, treatment)

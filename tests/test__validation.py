@@ -254,3 +254,65 @@ def test_check_weight_sensitivity_is_the_one_check_of_C():
             check_weight_sensitivity(bad)
     with pytest.raises(ValueError, match=r"^weight_sensitivity must be in \[0, inf\), got weight_sensitivity=-2\.$"):
         check_weight_sensitivity(-2, "weight_sensitivity")
+
+
+# ---- bounds by column name and columns matched by name (issue 22.1) ----
+
+def test_named_bounds_recognises_every_named_form():
+    import pandas as pd
+
+    from pydpowl._validation import named_bounds
+
+    want = {"a": (0, 1), "b": (-2, 2)}
+    assert named_bounds("fb", want) == want
+    got = named_bounds("fb", (pd.Series([0, -2], index=["a", "b"]), pd.Series([1, 2], index=["a", "b"])))
+    assert {k: tuple(map(float, v)) for k, v in got.items()} == want
+    got = named_bounds("fb", pd.DataFrame({"upper": [1, 2], "lower": [0, -2]}, index=["a", "b"]))
+    assert {k: tuple(map(float, v)) for k, v in got.items()} == want
+    got = named_bounds("fb", pd.DataFrame({"a": [0, 1], "b": [-2, 2]}, index=["lower", "upper"]))
+    assert {k: tuple(map(float, v)) for k, v in got.items()} == want
+    assert named_bounds("fb", ([0, -2], [1, 2])) is None  # by position
+    assert named_bounds("fb", (pd.Series([0, -2]), pd.Series([1, 2]))) is None  # a RangeIndex names nothing
+    with pytest.raises(TypeError, match="both lower and upper by column name"):
+        named_bounds("fb", (pd.Series([0, -2], index=["a", "b"]), [1, 2]))
+    with pytest.raises(TypeError, match=r"fb\['a'\] must be a pair"):
+        named_bounds("fb", {"a": 1.0})
+    with pytest.raises(TypeError, match="columns 'lower' and 'upper'"):
+        named_bounds("fb", pd.DataFrame({"lo": [0], "hi": [1]}))
+
+
+def test_resolve_feature_bounds_orders_by_column():
+    from pydpowl._validation import resolve_feature_bounds
+
+    lo, up = resolve_feature_bounds("fb", {"b": (-2, 2), "a": (0, 1)}, 2, ["a", "b"])
+    np.testing.assert_array_equal(lo, [0, -2])
+    np.testing.assert_array_equal(up, [1, 2])
+    lo, up = resolve_feature_bounds("fb", ([0, -2], [1, 2]), 2, ["b", "a"])  # positional: column order
+    np.testing.assert_array_equal(lo, [0, -2])
+    with pytest.raises(ValueError, match=r"fb\['a'\]: max\(\|lower\|, \|upper\|\) must be > 0"):
+        resolve_feature_bounds("fb", {"a": (0, 0), "b": (0, 1)}, 2, ["a", "b"])
+    with pytest.raises(ValueError, match=r"fb\['a'\] must be finite"):
+        resolve_feature_bounds("fb", {"a": (0, np.inf), "b": (0, 1)}, 2, ["a", "b"])
+
+
+def test_columns_by_name():
+    import pandas as pd
+
+    from pydpowl._validation import columns_by_name
+
+    X = pd.DataFrame({"b": [1.0], "a": [2.0], "c": [3.0]})
+    assert list(columns_by_name(X, ["a", "b"], owner="M").columns) == ["a", "b"]
+    assert columns_by_name(X, None, owner="M") is X
+    with pytest.raises(ValueError, match=r"X lacks the column\(s\) \['d'\] that M was fitted on"):
+        columns_by_name(X, ["a", "d"], owner="M")
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but M was fitted"):
+        columns_by_name(X.to_numpy(), ["a", "b", "c"], owner="M")
+
+
+def test_check_diagnose_bounds():
+    from pydpowl._validation import check_diagnose_bounds
+
+    assert check_diagnose_bounds(None) is None and check_diagnose_bounds(False) is None
+    assert check_diagnose_bounds(True) == 0.5 and check_diagnose_bounds(0.1) == 0.1
+    with pytest.raises(ValueError, match=r"diagnose_bounds must be in \(0, 1\)"):
+        check_diagnose_bounds(1.0)

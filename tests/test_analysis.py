@@ -317,3 +317,22 @@ def test_a_loose_weight_bound_is_tightened_to_the_public_maximum_weight(cyp):
     assert res.model.sensitivity_ == pytest.approx(2 * LOG_YEAR * 3 / 75.0)
     tight = _run(cyp, weights_upper_bound=10.0, gamma=75.0)
     assert tight.model_content["weights_upper_bound"] == 10.0
+
+
+def test_bounds_by_name_are_matched_to_the_columns(cyp):
+    """Issue 22.1: a dict of bounds in another order than X's columns gives the analysis of positional bounds."""
+    named = {c: (lo, hi) for c, lo, hi in reversed(list(zip(cyp.X.columns, *cyp.feature_bounds)))}
+    a, b = _run(cyp, random_state=7), _run(cyp, random_state=7, feature_bounds=named)
+    assert a.model_content == b.model_content and a.value.value == b.value.value
+
+
+@pytest.mark.parametrize("split, kw, match", [
+    ("propensity=0.5", {}, r"budget split's propensity=0.5 .* would be ignored: the propensity is known"),
+    ("selection=0.3", dict(gamma=75.0), r"budget split's selection=0.3 .* would be ignored: gamma is fixed"),
+])
+def test_a_share_no_release_uses_is_refused(cyp, split, kw, match):
+    """Issue 22.5: --budget-split propensity=0.5 with a known propensity was ignored silently."""
+    with pytest.raises(ValueError, match=match):
+        _run(cyp, split=BudgetSplit.parse(split), **kw)
+    assert _run(cyp, split=BudgetSplit.parse(split), **({} if kw else dict(propensity=None,
+                                                                            propensity_model="logistic"))).value

@@ -162,7 +162,7 @@ API = [
      ValueError, r"X and treatment: .*use ridge > 0"),
     ("propensity-ridge-string", lambda: _lp(ridge="1").fit(X, A), TypeError, r"^ridge must be a real number"),
     ("propensity-logit_bound-huge", lambda: _lp(logit_bound=1e3).fit(X, A), ValueError, r"^logit_bound must be in"),
-    ("propensity-treatment-0-1", lambda: _lp().fit(X, (A + 1) / 2), ValueError, r"^treatment must take values"),
+    ("propensity-treatment-0-2", lambda: _lp().fit(X, A + 1), ValueError, r"^treatment must take values"),
     ("propensity-fitted_on", lambda: _lp(fitted_on="public").fit(X, A), ValueError,
      r"^fitted_on must be 'private' or 'external'"),
     ("shift-lower-string", lambda: shift_benefits(B, "0"), ValueError, r"^lower_bound must be a real number"),
@@ -281,7 +281,7 @@ def _data(name):
     return lambda files: _fit_argv(files, data=str(files[name]))
 
 
-def _model(edit):
+def _model(edit, data="good"):
     def argv(files):
         from pydpowl.cli import main
 
@@ -290,7 +290,7 @@ def _model(edit):
         content = json.loads(path.read_text())
         bad = files["dir"] / "cli_bad_model.json"
         bad.write_text(edit(content))
-        return ["predict", "--model", str(bad), "--data", str(files["good"]), "--out", str(files["dir"] / "p.csv")]
+        return ["predict", "--model", str(bad), "--data", str(files[data]), "--out", str(files["dir"] / "p.csv")]
     return argv
 
 
@@ -311,8 +311,11 @@ CLI = [
     ("fit-labels-0-2", _data("labels02"), r"treatment values \['0', '2'\] are not -1/1 or 0/1"),
     ("fit-negative-benefit", _data("negative"), r"benefit must be non-negative"),
     ("fit-one-row", _data("onerow"), r"treatment column must take exactly 2 values"),
-    ("fit-empty", _data("empty"), r"treatment column must take exactly 2 values, got 0"),
+    ("fit-empty", _data("empty"), r"empty.csv has a header but no data rows"),
     ("fit-missing-file", lambda f: _fit_argv(f, data=str(f["dir"] / "none.csv")), r"data file not found"),
+    ("fit-glob-in-memory", lambda f: _fit_argv(f, data=str(f["dir"] / "*.csv")),
+     r"data file not found: .*\*\.csv is a pattern of several files; .*--engine dask"),
+    ("predict-empty", _model(json.dumps, data="empty"), r"empty.csv has a header but no data rows"),
     ("fit-propensity-zero", lambda f: _fit_argv(f, propensity="0"), r"propensity .* must be in \(0, 1\)"),
     ("fit-propensity-string", lambda f: _fit_argv(f, propensity="abc"), r"propensity must be a probability"),
     ("fit-features-missing", lambda f: _fit_argv(f, features="x1,zz"), r"missing column\(s\) \['zz'\]"),

@@ -55,3 +55,32 @@ def test_gamma_sensitivity_table(cohort):
 def test_gamma_sensitivity_rejects_empty_grids(cohort):
     with pytest.raises(ValueError, match="gammas must hold at least one value"):
         gamma_sensitivity(cohort, gammas=(), n_runs=5)
+
+
+def _result(**row):
+    import pandas as pd
+
+    from pydpowl.studies.casestudy import CaseStudyResult
+
+    base = dict(epsilon=1.0, value_mean=4.2, value_sd=0.1, concordance_mean=0.97, concordance_sd=0.06,
+                concordance_lo=0.85, concordance_hi=1.0, allocation_p_median=0.0, association_p_median=0.0,
+                n_plus_mean=700.0, n_plus_sd=10.0, n_minus_mean=759.0)
+    base.update(row)
+    return CaseStudyResult(table=pd.DataFrame([base]), gamma=75.0, n_runs=20, description="test",
+                           nonprivate_coef=(0.0,), coefficient_names=("(intercept)",))
+
+
+def test_a_p_value_below_the_float_range_prints_as_a_bound():
+    """Issue 22.5: a chi-squared p that underflows to 0 printed as 0."""
+    from pydpowl.studies.casestudy import format_p_value
+
+    text = _result(allocation_p_median=0.0).format_table()
+    assert "< 1e-300" in text and " 0 " not in text
+    assert format_p_value(0.0) == "< 1e-300" and format_p_value(3e-301) == "< 1e-300"
+    assert format_p_value(0.0123) == "0.0123" and format_p_value(float("nan")) == "nan"
+
+
+def test_run_records_concordance_quantiles_within_zero_one(cohort):
+    res = run_case_study(cohort, epsilons=(5, math.inf), gamma=30, n_runs=30, random_state=2)
+    row = res.table.set_index("epsilon").loc[5]
+    assert 0 <= row.concordance_lo <= row.concordance_mean <= row.concordance_hi <= 1

@@ -17,3 +17,11 @@ def test_arm_labels_refuses_anything_but_two_names(text):
 
 def test_float_list_reads_comma_separated_numbers():
     assert float_list("0.1, 1,10") == [0.1, 1.0, 10.0]
+
+
+def test_attach_negative_values():
+    from pydpowl.cli._common import attach_negative_values
+
+    assert attach_negative_values(["fit", "--bounds", "-1:89,0:1", "--gamma", "-2", "--x", "-inf:0"]) == [
+        "fit", "--bounds=-1:89,0:1", "--gamma", "-2", "--x=-inf:0"]  # a plain number stays (argparse reads it)
+    assert attach_negative_values(["--bounds=-1:2", "-h"]) == ["--bounds=-1:2", "-h"]

@@ -140,3 +140,12 @@ def test_n_is_printed_only_when_declared_public(csv, tmp_path, capsys):
     assert "400" not in text and "n not released" in text
     assert main([*base, "--public-n", "--out", str(tmp_path / "b.json")]) == 0
     assert "n = 400 rows (declared public with --public-n)" in capsys.readouterr().out
+
+
+def test_bounds_with_a_negative_lower_bound_need_no_equals_sign(csv, tmp_path):
+    """Issue 22.5: '--bounds -1:1,...' was taken for an option by argparse (it needed '--bounds=-1:1,...')."""
+    opts = [o if o != "x1=0:1,x2=0:1,x3=0:1,x4=0:1" else "-1:1,0:1,0:1,0:1" for o in DATA_OPTS]
+    out = tmp_path / "model.json"
+    assert main(["fit", "--data", str(csv), *opts, "--epsilon", "2", "--gamma", "40", "--seed", "1",
+                 "--out", str(out)]) == 0
+    assert load_model(out).lower == (-1.0, 0.0, 0.0, 0.0)

@@ -70,3 +70,47 @@ def test_missing_feature_column_is_named(files, tmp_path, capsys):
     status = main(["predict", "--model", str(model), "--data", str(new), "--out", str(tmp_path / "a.csv")])
     err = capsys.readouterr().err.strip()
     assert status == 2 and "['x3']" in err and len(err.splitlines()) == 1
+
+
+def test_signed_model_with_a_key_file(files, tmp_path, capsys):
+    """Issue 22.8: fit --key-file signs the model; predict --key-file refuses a forged one (checksum recomputed)."""
+    from pydpowl.model_io import canonical_checksum
+
+    frame, new, _ = files
+    train = tmp_path / "train.csv"
+    key = tmp_path / "model.key"
+    key.write_text("3f6c0d5e9a8b7c6d5e4f3a2b1c0d9e8f\n")  # a trailing newline, as `openssl rand -hex 16 >` writes
+    model = tmp_path / "signed.json"
+    assert main(["fit", "--data", str(train), *DATA_OPTS, "--epsilon", "50", "--gamma", "30", "--seed", "2",
+                 "--key-file", str(key), "--out", str(model)]) == 0
+    assert "signature" in json.loads(model.read_text())
+    capsys.readouterr()
+    out = tmp_path / "a.csv"
+    assert main(["predict", "--model", str(model), "--data", str(new), "--key-file", str(key), "--out",
+                 str(out)]) == 0
+    assert "signature verified with the key in" in capsys.readouterr().out
+    content = json.loads(model.read_text())
+    content["coef"][0] += 1.0
+    content["checksum"] = {"sha256": canonical_checksum(content)}
+    model.write_text(json.dumps(content))
+    assert main(["predict", "--model", str(model), "--data", str(new), "--out", str(out)]) == 0  # no key: loads
+    status = main(["predict", "--model", str(model), "--data", str(new), "--key-file", str(key), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2 and "signature mismatch" in err
+    status = main(["predict", "--model", str(model), "--data", str(new), "--key-file", str(tmp_path / "nokey"),
+                   "--out", str(out)])
+    assert status == 2 and "--key-file" in capsys.readouterr().err
+
+
+def test_out_in_a_missing_directory_is_created_and_said(files, tmp_path, capsys):
+    """Issue 22.5: predict --out made missing directories silently; like the other commands it creates them,
+    and now says so; a path through a file is refused by name."""
+    _, new, model = files
+    out = tmp_path / "results" / "today" / "a.csv"
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), "--data", str(new), "--out", str(out)]) == 0
+    assert out.is_file() and f"created directory {out.parent}" in capsys.readouterr().out
+    assert main(["predict", "--model", str(model), "--data", str(new), "--out", str(out)]) == 0
+    assert "created directory" not in capsys.readouterr().out  # only when it was missing
+    status = main(["predict", "--model", str(model), "--data", str(new), "--out", str(out / "b.csv")])
+    assert status == 2 and "is not a directory" in capsys.readouterr().err

@@ -124,3 +124,17 @@ def test_privacy_spent_is_the_engines(data):
     grid = release_grid(sensitivity=m.sensitivity_, epsilon=0.5)
     expected = floating_point_delta(epsilon=0.5, dim=X.shape[1] + 1, grid=grid, noise_scale=m.sensitivity_ / 0.5)
     assert m.privacy_spent_ == (0.5, expected)
+
+
+def test_bounds_by_name_and_prediction_by_name(data):
+    import pandas as pd
+
+    X, A = data
+    frame = pd.DataFrame(X, columns=["age", "male"])
+    named = {"male": (0.0, 1.0), "age": (18.0, 89.0)}
+    m = DPLogisticPropensity(epsilon=1.0, feature_bounds=named, random_state=0).fit(frame, A)
+    ref = DPLogisticPropensity(epsilon=1.0, feature_bounds=BOUNDS, random_state=0).fit(X, A)
+    np.testing.assert_array_equal(m.scaled_coef_, ref.scaled_coef_)
+    np.testing.assert_array_equal(m.predict_proba(frame[["male", "age"]]), ref.predict_proba(X))
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['male'\]"):
+        m.predict_proba(frame[["age"]])

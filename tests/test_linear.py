@@ -129,7 +129,10 @@ def test_infinite_epsilon_draws_like_dppack_and_refuses_delta(data):
 
 
 @pytest.mark.parametrize("kwargs, err, match", [
-    (dict(target_bounds=None), TypeError, "target_bounds must be a pair"),
+    # missing bounds are a ValueError, as every estimator's missing feature_bounds (issue 22.5); a string a TypeError
+    (dict(target_bounds=None), ValueError, r"target_bounds must be a pair \(lower, upper\) of public bounds on y, "
+                                           "got None"),
+    (dict(target_bounds="0:1"), TypeError, "target_bounds must be a pair"),
     (dict(target_bounds=(3.0, 1.0)), ValueError, "lower must be < upper"),
     (dict(target_bounds=(0.0, math.inf)), ValueError, "upper must be a finite number"),
     (dict(delta=1.5), ValueError, r"delta must be in \[0, 1\)"),

@@ -141,3 +141,64 @@ def test_a_validation_fit_reproducing_dppack_is_not_exported(tmp_path):
                       reproduce_dppack=True, random_state=1).fit(data.X, data.treatment, data.benefit, 0.5)
     with pytest.raises(ValueError, match="not floating-point safe"):
         export_model(model, tmp_path / "m.json")
+
+
+# ---- keyed signature (issue 22.8): the checksum detects accidents, an HMAC with the user's key detects forgery ----
+
+KEY = b"0123456789abcdef-a-user-held-secret"
+
+
+def test_a_recomputed_checksum_accepts_forged_coefficients(content, tmp_path):
+    """What the checksum is not: anyone can recompute it, so forged numbers load without a key."""
+    forged = _write(tmp_path, {**content, "coef": [9.0] * len(content["coef"])})
+    assert load_model(forged).coef == (9.0,) * len(content["coef"])
+
+
+def test_a_signed_model_loads_with_its_key_and_refuses_forgery(fitted, tmp_path):
+    import hmac
+
+    path = export_model(fitted[0], tmp_path / "signed.json", key=KEY)
+    content = json.loads(path.read_text())
+    body = {k: v for k, v in content.items() if k not in ("checksum", "signature")}
+    canon = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert content["signature"] == {"hmac-sha256": hmac.new(KEY, canon.encode(), hashlib.sha256).hexdigest()}
+    whole = {k: v for k, v in content.items() if k != "checksum"}  # the checksum covers the signature too
+    assert content["checksum"]["sha256"] == hashlib.sha256(
+        json.dumps(whole, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    model = load_model(path, key=KEY)
+    assert model.signature_verified and model.coef == tuple(content["coef"])
+    assert load_model(path, key=KEY.decode()).signature_verified  # a text key is its UTF-8 bytes
+    unverified = load_model(path)  # without the key the signature cannot be checked (the checksum still is)
+    assert not unverified.signature_verified and unverified.coef == model.coef
+    forged = _write(tmp_path, {**content, "coef": [9.0] * len(content["coef"])})  # checksum recomputed
+    with pytest.raises(ModelFileError, match="signature mismatch: the content was modified after it was signed, "
+                                             "or the key is not the one it was signed with"):
+        load_model(forged, key=KEY)
+    with pytest.raises(ModelFileError, match="signature mismatch"):
+        load_model(path, key=b"another key of 16+ bytes")
+    unsigned = export_model(fitted[0], tmp_path / "unsigned.json")
+    with pytest.raises(ModelFileError, match="not signed: a key was given"):
+        load_model(unsigned, key=KEY)
+    with pytest.raises(ModelFileError, match="not signed"):  # removing the signature does not help
+        load_model(_write(tmp_path, {k: v for k, v in content.items() if k != "signature"}), key=KEY)
+
+
+@pytest.mark.parametrize("key, error, match", [
+    (b"short", ValueError, r"key must have at least 16 bytes \(a random secret"),
+    ("", ValueError, "key must have at least 16 bytes"),
+    (12345, TypeError, "key must be bytes or str, got int"),
+])
+def test_bad_keys_are_refused(fitted, tmp_path, key, error, match):
+    with pytest.raises(error, match=match):
+        export_model(fitted[0], tmp_path / "m.json", key=key)
+    path = export_model(fitted[0], tmp_path / "ok.json", key=KEY)
+    with pytest.raises(error, match=match):
+        load_model(path, key=key)
+
+
+def test_signature_field_is_checked(fitted, tmp_path):
+    content = json.loads(export_model(fitted[0], tmp_path / "s.json", key=KEY).read_text())
+    with pytest.raises(ModelFileError, match="signature must be an object with exactly one field 'hmac-sha256'"):
+        load_model(_write(tmp_path, {**content, "signature": "abc"}), key=KEY)
+    with pytest.raises(ModelFileError, match="64 hexadecimal digits"):
+        load_model(_write(tmp_path, {**content, "signature": {"hmac-sha256": "\u00e9" * 64}}), key=KEY)

@@ -310,6 +310,117 @@ def test_prepare_owl_checks_public_settings_before_the_data(synth):
         prepare_owl("not data", None, None, weights_upper_bound=1.0, feature_bounds=None, fit_intercept=1)
 
 
+# ---- columns by name (issue 22.1): bounds matched to a DataFrame's columns, prediction by column name ----
+
+@pytest.fixture(scope="module")
+def cyp():
+    return make_cyp_guides_style(1459, random_state=1)
+
+
+def _cyp_owl(data, bounds, **kw):
+    base = dict(epsilon=5.0, gamma=75.0, weights_upper_bound=data.weights_upper_bound, feature_bounds=bounds,
+                weight_sensitivity=0.0, random_state=3)
+    return DPOWL(**{**base, **kw})
+
+
+def _by_name(data):
+    lower, upper = data.feature_bounds
+    return {c: (lo, hi) for c, lo, hi in zip(data.X.columns, lower, upper)}
+
+
+def test_bounds_by_name_fit_a_reordered_dataframe_as_the_ordered_one(cyp):
+    # the exact rule (the noise's coordinates follow the column order, so compare the minimisers)
+    ordered = _cyp_owl(cyp, cyp.feature_bounds, epsilon=math.inf).fit(cyp.X, cyp.treatment, cyp.benefit,
+                                                                       cyp.propensity)
+    reordered = cyp.X[cyp.X.columns[::-1]]
+    named = _cyp_owl(cyp, _by_name(cyp), epsilon=math.inf).fit(reordered, cyp.treatment, cyp.benefit,
+                                                                 cyp.propensity)
+    assert named.n_clipped_features_ == ordered.n_clipped_features_ == 0
+    assert named.feature_names_in_ == ["mdd", "nonwhite", "male", "age"]
+    np.testing.assert_allclose(named.coef_[::-1], ordered.coef_, rtol=1e-12)
+    assert named.intercept_ == pytest.approx(ordered.intercept_, rel=1e-12)
+    assert np.all(named.predict(reordered) == ordered.predict(cyp.X))
+    # the bounds given by name in any order, and the other named forms, are the same bounds
+    import pandas as pd
+
+    lower, upper = cyp.feature_bounds
+    names = list(cyp.X.columns)
+    forms = [dict(reversed(list(_by_name(cyp).items()))),
+             (pd.Series(lower, index=names), pd.Series(upper, index=names)),
+             pd.DataFrame({"lower": lower, "upper": upper}, index=names),
+             pd.DataFrame([lower, upper], index=["lower", "upper"], columns=names)]
+    for bounds in forms:
+        m = _cyp_owl(cyp, bounds, epsilon=math.inf).fit(reordered, cyp.treatment, cyp.benefit, cyp.propensity)
+        np.testing.assert_array_equal(m.coef_, named.coef_)
+
+
+def test_predict_matches_a_reordered_dataframe_by_name(cyp):
+    m = _cyp_owl(cyp, cyp.feature_bounds).fit(cyp.X, cyp.treatment, cyp.benefit, cyp.propensity)
+    reordered = cyp.X[cyp.X.columns[::-1]]
+    np.testing.assert_array_equal(m.decision_function(reordered), m.decision_function(cyp.X))
+    np.testing.assert_array_equal(m.predict(reordered), m.predict(cyp.X))
+    wider = cyp.X.assign(site=1.0)[["site", "mdd", "age", "male", "nonwhite"]]  # extra columns are not features
+    np.testing.assert_array_equal(m.predict(wider), m.predict(cyp.X))
+    with pytest.raises(ValueError, match=r"X lacks the column\(s\) \['mdd'\] that DPOWL was fitted on"):
+        m.predict(cyp.X.drop(columns="mdd").assign(depression=0.0))
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but DPOWL was fitted with"):
+        np.testing.assert_array_equal(m.predict(cyp.X.to_numpy()), m.predict(cyp.X))
+
+
+def test_bounds_by_name_need_named_columns(cyp):
+    with pytest.raises(ValueError, match="given by column name .* but X has no column names"):
+        _cyp_owl(cyp, _by_name(cyp)).fit(cyp.X.to_numpy(), cyp.treatment, cyp.benefit, cyp.propensity)
+    bad = dict(_by_name(cyp), bmi=(15.0, 60.0))
+    with pytest.raises(ValueError, match=r"name column\(s\) \['bmi'\] that X does not have"):
+        _cyp_owl(cyp, bad).fit(cyp.X, cyp.treatment, cyp.benefit, cyp.propensity)
+    short = {k: v for k, v in _by_name(cyp).items() if k != "male"}
+    with pytest.raises(ValueError, match=r"no bounds for column\(s\) \['male'\]"):
+        _cyp_owl(cyp, short).fit(cyp.X, cyp.treatment, cyp.benefit, cyp.propensity)
+    with pytest.raises(ValueError, match=r"feature_bounds\['age'\]: lower must be <= upper"):
+        _cyp_owl(cyp, dict(_by_name(cyp), age=(89, 18))).fit(cyp.X, cyp.treatment, cyp.benefit, cyp.propensity)
+
+
+def test_misaligned_bounds_warn_only_when_the_diagnostic_is_asked_for(cyp):
+    import warnings
+
+    from pydpowl.exceptions import BoundsDiagnosticWarning
+
+    reordered = cyp.X[cyp.X.columns[::-1]]  # positional bounds now meet the wrong columns
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundsDiagnosticWarning)  # by default nothing data-dependent is said
+        _cyp_owl(cyp, cyp.feature_bounds).fit(reordered, cyp.treatment, cyp.benefit, cyp.propensity)
+    with pytest.warns(BoundsDiagnosticWarning) as caught:
+        m = _cyp_owl(cyp, cyp.feature_bounds, diagnose_bounds=True).fit(reordered, cyp.treatment, cyp.benefit,
+                                                                          cyp.propensity)
+    text = str(caught[0].message)
+    assert "'mdd'" in text and "'age'" in text and "NON-PRIVATE" in text and "more than 50%" in text
+    assert str(m.n_clipped_features_) not in text and "1459" not in text  # columns named, counts never
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundsDiagnosticWarning)  # bounds that fit their columns: silent
+        _cyp_owl(cyp, cyp.feature_bounds, diagnose_bounds=0.2).fit(cyp.X, cyp.treatment, cyp.benefit, cyp.propensity)
+    with pytest.raises(ValueError, match=r"diagnose_bounds must be in \(0, 1\)"):
+        _cyp_owl(cyp, cyp.feature_bounds, diagnose_bounds=1.5).fit(cyp.X, cyp.treatment, cyp.benefit, cyp.propensity)
+
+
+def test_propensity_model_reads_columns_by_name(cyp):
+    names = _by_name(cyp)
+    prop = LogisticPropensity(feature_bounds=names, benefit_bound=10.0, ridge=0.1).fit(cyp.X, cyp.treatment)
+    reordered = cyp.X[cyp.X.columns[::-1]]
+    np.testing.assert_array_equal(prop.predict_proba(reordered), prop.predict_proba(cyp.X))
+    base = dict(epsilon=math.inf, gamma=75.0, weights_upper_bound=60.0, feature_bounds=names)
+    a = DPOWL(**base).fit(cyp.X, cyp.treatment, cyp.benefit, prop)
+    b = DPOWL(**base).fit(reordered, cyp.treatment, cyp.benefit, prop)
+    assert a.weight_sensitivity_ == b.weight_sensitivity_ > 0
+    np.testing.assert_allclose(b.coef_[::-1], a.coef_, rtol=1e-12)
+
+
+def test_propensity_models_take_treatment_coded_zero_one(synth):
+    """Issue 22.5: the 0/1 coding the CLI and DPWeightedERM take (0 is -1); DPOWL's labels: the test above."""
+    zero_one = (synth.treatment + 1) / 2
+    prop = LogisticPropensity(feature_bounds=([0] * 4, [1] * 4), benefit_bound=10.0, ridge=0.1)
+    np.testing.assert_array_equal(prop.fit(synth.X, zero_one).coef_, prop.fit(synth.X, synth.treatment).coef_)
+
+
 # ------------------------------------------------------------------ treatment labels of any kind, K arms (issue 25)
 def test_two_arm_labels_of_any_kind_give_the_same_release():
     data = make_synthetic_owl(300, random_state=3)
@@ -356,3 +467,20 @@ def test_three_arms_release_the_angle_based_rule():
         model_to_dict(priv)
     with pytest.raises(AttributeError, match=r"DPpack's svmDP has two arms"):
         priv.dppack_coeff_
+
+
+def test_three_arms_match_bounds_and_columns_by_name():
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    n = 600
+    X = pd.DataFrame({"age": rng.uniform(18, 89, n), "dose": rng.uniform(0, 2, n), "male": rng.integers(0, 2, n)})
+    A = rng.choice(["a", "b", "c"], n)
+    B = 1.0 + (A == np.where(X["dose"] > 1, "a", "b")) + rng.uniform(0, 0.2, n)
+    named = {"male": (0, 1), "age": (18, 89), "dose": (0, 2)}
+    kw = dict(epsilon=np.inf, gamma=1.0, weights_upper_bound=10.0)
+    ordered = DPOWL(feature_bounds=([18, 0, 0], [89, 2, 1]), **kw).fit(X, A, B, 1 / 3)
+    reordered = X[["dose", "male", "age"]]
+    m = DPOWL(feature_bounds=named, **kw).fit(reordered, A, B, 1 / 3)
+    np.testing.assert_allclose(m.coef_[:, [2, 0, 1]], ordered.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(ordered.predict(reordered), ordered.predict(X))

@@ -29,3 +29,19 @@ def test_all_figures_are_written(tmp_path):
                                  gammas=(1, 10, 100), m=100, r=3, random_state=6)
     assert isinstance(curves, pd.DataFrame)
     assert _is_png(plot_tuning_curves(curves, tmp_path / "tune.png"))
+
+
+def test_concordance_bars_stay_within_zero_one():
+    """Issue 22.5: mean +- SD bars of concordance ran past 1; the bars are the runs' 2.5%-97.5% quantiles."""
+    from pydpowl.studies.casestudy import CaseStudyResult
+    from pydpowl.studies.plots import case_study_figure
+
+    table = pd.DataFrame([dict(epsilon=1.0, value_mean=4.2, value_sd=0.1, concordance_mean=0.97, concordance_sd=0.06,
+                               concordance_lo=0.85, concordance_hi=1.0)])
+    fig = case_study_figure(CaseStudyResult(table=table, gamma=75.0, n_runs=20, description="test",
+                                            nonprivate_coef=(0.0,), coefficient_names=("(intercept)",)))
+    bars = fig.axes[1].containers[0].lines[2][0].get_segments()
+    lows, highs = [seg[0][1] for seg in bars], [seg[1][1] for seg in bars]
+    assert min(lows) >= 0 and max(highs) <= 1
+    assert (lows, highs) == ([0.85], [1.0])
+    assert "2.5%" in fig.axes[1].get_legend().get_texts()[0].get_text()

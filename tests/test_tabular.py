@@ -115,3 +115,11 @@ def test_infinite_feature_or_benefit_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"infinite values in feature column\(s\) \{'x': 1\}"):
         owl_data_from_frame(frame, treatment="arm", treated="a", benefit="B", features=["x"],
                             bounds={"x": (0.0, 1.0)}, weights_upper_bound=10.0, propensity=0.5)
+
+
+def test_frame_bounds_by_name_in_any_order():
+    kw = dict(treatment="arm", treated="G", benefit="b", features=["age", "male"], weights_upper_bound=10.0,
+              benefit_lower_bound=-1.0)
+    data = owl_data_from_frame(_frame(), bounds={"male": (0, 1), "age": (18, 89)}, **kw)
+    np.testing.assert_array_equal(data.feature_bounds[0], [18, 0])
+    assert data.bounds_by_name == {"age": (18.0, 89.0), "male": (0.0, 1.0)}

@@ -412,3 +412,19 @@ def test_an_r_stream_release_states_the_delta_of_rs_samplers():
         assert f"{expected:.1e})-DP" in " ".join(fit.summary().notes)
     assert 1e-9 < fits["numpy"].release_delta_ < 1e-8 and 2e-6 < fits["R"].release_delta_ < 2e-5
     assert "R's samplers" in " ".join(fits["R"].summary().notes)
+
+
+def test_predict_proba_of_the_logistic_loss_is_post_processing_of_the_release(toy):
+    """Issue 22.5: a logistic DPWeightedERM had no predict_proba."""
+    Z, y, w = toy
+    m = DPWeightedERM(loss="logistic", epsilon=2.0, weights_upper_bound=2.0, random_state=1).fit(Z, y, w)
+    p = m.predict_proba(Z)
+    eta = Z @ m.coef_
+    np.testing.assert_allclose(p[:, 1], 1.0 / (1.0 + np.exp(-eta)), rtol=1e-12)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(m.classes_[np.argmax(p, axis=1)], m.predict(Z))  # columns in classes_ order
+    np.testing.assert_allclose(m.predict_log_proba(Z), np.log(p), rtol=1e-10)
+    huber = DPWeightedERM(epsilon=2.0, weights_upper_bound=2.0)
+    assert not hasattr(huber, "predict_proba")  # the Huber hinge estimates no probabilities
+    with pytest.raises(AttributeError, match="predict_proba is available only with loss='logistic'"):
+        huber.predict_proba(Z)

@@ -74,8 +74,10 @@ def _one_line(exc: BaseException) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``pydpowl`` console script; returns the exit status."""
+    from ._common import attach_negative_values
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(attach_negative_values(sys.argv[1:] if argv is None else argv))
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

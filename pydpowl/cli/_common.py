@@ -4,8 +4,40 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
-from typing import List, Optional, Tuple
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+
+#: a value that argparse would take for an option: a negative number followed by more (``-1:89``, ``-1,2``)
+_NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf)", re.IGNORECASE)
+
+
+def attach_negative_values(argv: Sequence[str]) -> List[str]:
+    """``--bounds -1:89`` as ``--bounds=-1:89``: an option's value that starts with a minus sign.
+
+    argparse takes a token that starts with ``-`` for an option unless it is a
+    plain negative number, so ranges such as ``-1:89`` (``--bounds``,
+    ``--benefit-bounds``) needed the ``--option=value`` form; such a token right
+    after a long option is attached to it.
+    """
+    out: List[str] = []
+    for tok in argv:
+        if (out and out[-1].startswith("--") and "=" not in out[-1] and _NEGATIVE_VALUE.match(tok)
+                and not _is_number(tok)):
+            out[-1] = f"{out[-1]}={tok}"
+        else:
+            out.append(tok)
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def float_list(text: str) -> List[float]:
@@ -62,7 +94,8 @@ def add_data_options(parser: argparse.ArgumentParser, *, required: bool, data_he
     g.add_argument("--benefit", metavar="COL", help="benefit column (larger is better)")
     g.add_argument("--features", type=name_list, metavar="COLS", help="comma-separated numeric feature columns")
     g.add_argument("--bounds", metavar="SPEC",
-                   help="public feature bounds: name=lo:hi,... (or lo:hi,... in feature order)")
+                   help="public feature bounds: name=lo:hi,... (matched by name), or lo:hi,... in the order of "
+                        "--features; negative values are fine (--bounds -1:89,0:1)")
     g.add_argument("--weights-upper-bound", type=float, metavar="W",
                    help="public bound W on benefit / propensity (weights above are clipped)")
     g.add_argument("--propensity", default="0.5", metavar="P",
@@ -93,6 +126,32 @@ def add_budget_options(parser: argparse.ArgumentParser) -> None:
                         "before the data are read")
     g.add_argument("--total-epsilon", type=float, metavar="E",
                    help="total budget of the data file, fixed when --budget-file is created")
+
+
+def add_key_option(parser: argparse.ArgumentParser, *, writes: bool) -> None:
+    """``--key-file FILE``: the secret key that signs (``writes``) or verifies a model file."""
+    what = ("sign the model file (HMAC-SHA256) with the secret key in FILE, so that 'pydpowl predict --key-file' "
+            "detects any change; without it the file has only a checksum, which detects accidental edits, not "
+            "forgery" if writes else
+            "verify the model's signature with the secret key in FILE: an unsigned file, or one changed since it "
+            "was signed, is refused; without it only the checksum (accidental edits) is checked")
+    parser.add_argument("--key-file", type=Path, metavar="FILE",
+                        help=what + " (at least 16 bytes; surrounding whitespace is ignored; keep it secret)")
+
+
+def read_key(args: argparse.Namespace) -> Optional[bytes]:
+    """The key of ``--key-file`` (surrounding whitespace removed, at least 16 bytes), or None."""
+    from ..model_io import check_key
+
+    path = getattr(args, "key_file", None)
+    if path is None:
+        return None
+    if not path.is_file():
+        raise ValueError(f"--key-file {path}: no such file.")
+    try:
+        return check_key(path.read_bytes().strip())
+    except ValueError as exc:
+        raise ValueError(f"--key-file {path}: {exc}") from None
 
 
 def open_budget(args: argparse.Namespace):
@@ -159,6 +218,23 @@ def arm_labels(text: Optional[str], coded: Tuple[str, str]) -> Tuple[str, str]:
 def show_progress(args: argparse.Namespace) -> bool:
     """Progress bars unless ``--no-progress``."""
     return not getattr(args, "no_progress", False)
+
+
+def output_file(path: Path, option: str = "--out") -> Path:
+    """The file an option names, its folder created when missing, with a message saying so.
+
+    Every command writes its outputs where it is told and makes the folders it
+    needs; making one is said, so that a mistyped path is noticed. A path
+    through an existing file is refused by name.
+    """
+    folder = path.parent
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise ValueError(f"{option} {path}: {existing} is not a directory.")
+    if not folder.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        say(f"created directory {folder} (for {option})")
+    return path
 
 
 def say(text: str = "") -> None:

@@ -12,7 +12,8 @@ import contextlib
 import time
 from pathlib import Path
 
-from ._common import add_budget_options, add_data_options, arm_labels, data_from_args, open_budget, say
+from ._common import (add_budget_options, add_data_options, add_key_option, arm_labels, data_from_args, open_budget,
+                      output_file, read_key, say)
 from ._disclosure import add_disclosure_options, budget_text, say_data, say_diagnostics
 
 EPILOG = """examples:
@@ -57,6 +58,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_budget_options(parser)
     add_disclosure_options(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="model file to write (JSON)")
+    add_key_option(parser, writes=True)
     parser.set_defaults(func=run)
     return parser
 
@@ -72,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--epsilon must be a finite number > 0 for a release, got {args.epsilon!r}.")
     if args.scheduler is not None and args.engine != "dask":
         raise ValueError("--scheduler needs --engine dask.")
+    key = read_key(args)  # before the data are read
     budget = open_budget(args)
     label = f"pydpowl fit --epsilon {args.epsilon:g} -> {args.out.name}"
     if budget is not None:
@@ -90,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         model.fit(data.X, data.treatment, data.benefit, data.propensity)
     names = list(data.feature_names) if args.engine == "dask" else list(data.X.columns)
     plus, minus = arm_labels(args.labels, coded)
-    path = export_model(model, args.out, feature_names=names, treatment_labels=(plus, minus))
+    path = export_model(model, output_file(args.out), feature_names=names, treatment_labels=(plus, minus), key=key)
     if budget is not None:  # spent only after the release succeeded
         budget.spend(args.epsilon, label=label, delta=model.privacy_spent_[1])
         budget.save(args.budget_file)

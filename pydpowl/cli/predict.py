@@ -2,8 +2,10 @@
 
 Writes one row per input row: the decision value, the recommended treatment
 (+1 / -1) and the arm's name from the model. Applying a released model costs
-no privacy budget. Model files that are malformed or were modified after
-export are rejected.
+no privacy budget. Model files that are malformed or whose checksum does not
+match (accidental edits) are rejected; the checksum does not protect against
+deliberate changes (anyone can recompute it): with --key-file the model's
+keyed signature is verified, and an unsigned or changed file is rejected.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import argparse
 import time
 from pathlib import Path
 
-from ._common import say
+from ._common import add_key_option, output_file, read_key, say
 
 EPILOG = """examples:
   pydpowl predict --model model.json --data new_patients.csv --out assignments.csv
   pydpowl predict --model model.json --data new_patients.csv --id-column ID --out assignments.csv
+  pydpowl predict --model model.json --key-file model.key --data new_patients.csv --out assignments.csv
 """
 
 
@@ -30,6 +33,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="CSV holding the model's feature columns")
     parser.add_argument("--id-column", metavar="COL", help="copy this column to the output")
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="CSV to write")
+    add_key_option(parser, writes=False)
     parser.set_defaults(func=run)
     return parser
 
@@ -41,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from ..datasets.tabular import read_table
 
     start = time.perf_counter()
-    model = load_model(args.model)
+    key = read_key(args)
+    model = load_model(args.model, key=key)
     frame = read_table(args.data)
     missing = [c for c in model.feature_names if c not in frame.columns]
     if missing:
@@ -59,11 +64,12 @@ def run(args: argparse.Namespace) -> int:
                                               for r in rec]})
     if args.id_column:
         out.insert(0, args.id_column, frame[args.id_column].to_numpy())
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(args.out, index=False)
+    out.to_csv(output_file(args.out), index=False)
     n_plus = int((rec > 0).sum())
     say(f"model: epsilon = {model.epsilon:g} (total {model.epsilon_total:g}), gamma = {model.gamma:g}, "
         f"features {list(model.feature_names)}; tuning: {model.tuning}")
+    if model.signature_verified:
+        say(f"model: signature verified with the key in {args.key_file}")
     say(f"{len(rec)} rows: {n_plus} recommended +1 ({model.treatment_labels[0]}), {len(rec) - n_plus} recommended "
         f"-1 ({model.treatment_labels[1]})")
     outside = model.outside_bounds(X)

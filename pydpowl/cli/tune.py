@@ -16,8 +16,8 @@ import math
 import time
 from pathlib import Path
 
-from ._common import (add_budget_options, add_data_options, data_from_args, float_list, int_list, open_budget, say,
-                      show_progress)
+from ._common import (add_budget_options, add_data_options, add_key_option, data_from_args, float_list, int_list,
+                      open_budget, read_key, say, show_progress)
 from ._disclosure import add_disclosure_options, budget_text, say_data, say_diagnostics
 
 EPILOG = """examples:
@@ -95,6 +95,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                      data_help="the private data (split-data / split-budget), or describe --d0 with these options")
     add_budget_options(parser)
     add_disclosure_options(parser)
+    add_key_option(parser, writes=True)  # with --data: the released model.json
     parser.set_defaults(func=run)
     return parser
 
@@ -171,6 +172,7 @@ def _run_no_d0(args: argparse.Namespace) -> int:
     if not args.data:
         raise ValueError(f"--method {args.method} needs the private data: --data CSV with its options.")
     start = time.perf_counter()
+    key = read_key(args)
     budget = open_budget(args)
     if budget is not None:  # before the data are read
         planned = [args.epsilon] if args.method == "split-data" else [args.epsilon_select, args.epsilon_fit]
@@ -193,7 +195,7 @@ def _run_no_d0(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     model_path = export_model(result.model, args.out / "model.json", feature_names=list(data.X.columns),
                               epsilon_total=result.epsilon_total,
-                              tuning=f"{result.method}: {result.composition}")
+                              tuning=f"{result.method}: {result.composition}", key=key)
     text = result.describe(public_n=args.public_n)
     (args.out / "tuning.txt").write_text(text + "\n", encoding="utf-8")
     if budget is not None:  # one charge: epsilon_total already applies the right composition

@@ -59,6 +59,13 @@ class OWLData:
     diagnostics: Dict[str, int] = field(default_factory=dict)
 
     @property
+    def bounds_by_name(self) -> Dict[str, Tuple[float, float]]:
+        """The public feature bounds by column name, ``{column: (lower, upper)}``: estimators match them to a
+        DataFrame's columns in any order (``feature_bounds=data.bounds_by_name``)."""
+        lower, upper = self.feature_bounds
+        return {str(c): (float(lo), float(hi)) for c, lo, hi in zip(self.X.columns, lower, upper)}
+
+    @property
     def n(self) -> int:
         """Number of subjects."""
         return int(self.X.shape[0])

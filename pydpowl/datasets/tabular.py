@@ -18,7 +18,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bounds, check_positive
+from .._validation import check_bounds, check_positive, resolve_feature_bounds
 from ..estimators.benefits import shift_benefits
 from ._container import OWLData
 from ..value import arm_propensity
@@ -27,16 +27,36 @@ __all__ = ["read_table", "parse_bounds", "parse_propensity", "owl_data_from_fram
            "propensity_statement"]
 
 
+#: characters that make a path a pattern of several files (as ``glob`` reads them)
+_GLOB_CHARS = frozenset("*?[")
+
+
 def read_table(path: Union[str, Path]) -> pd.DataFrame:
-    """Read a CSV (UTF-8, an optional byte-order mark is ignored)."""
+    """Read one CSV into memory (UTF-8, an optional byte-order mark is ignored).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` is not a file; the message says when it is a pattern of
+        several files (read by ``pydpowl fit --engine dask``).
+    ValueError
+        If the file cannot be read as CSV or has a header but no data rows.
+    """
     path = Path(path)
     if not path.is_file():
+        if _GLOB_CHARS & set(str(path)):
+            raise FileNotFoundError(f"data file not found: {path} is a pattern of several files; this reads one "
+                                    "CSV into memory: give one file, or read several with 'pydpowl fit --engine "
+                                    "dask'.")
         raise FileNotFoundError(f"data file not found: {path}")
     try:
-        return pd.read_csv(path, encoding="utf-8-sig")
+        frame = pd.read_csv(path, encoding="utf-8-sig")
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"could not read {path.name} as CSV: {first}") from None
+    if frame.shape[0] == 0:
+        raise ValueError(f"{path.name} has a header but no data rows (columns {list(frame.columns)[:10]}).")
+    return frame
 
 
 def parse_bounds(text: str, features: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
@@ -160,8 +180,9 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         Column names. Larger benefit is better.
     features : sequence of str
         Numeric feature columns.
-    bounds : str or (lower, upper)
-        Public feature bounds (see :func:`parse_bounds` for the text form).
+    bounds : str, dict or (lower, upper)
+        Public feature bounds: text (:func:`parse_bounds`), by name
+        (``{column: (lower, upper)}``, any order) or a pair in the order of ``features``.
     weights_upper_bound : float
         Public bound W on ``B / P(A | x)``.
     propensity : float or str, default=0.5
@@ -225,8 +246,8 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         notes.append(f"benefit shifted by the public lower bound {float(benefit_lower_bound):g}; values below it "
                      "are clipped to it")
         diagnostics["benefits below the lower bound (clipped)"] = n_clip
-    lower, upper = parse_bounds(bounds, features) if isinstance(bounds, str) else check_bounds(
-        "bounds", bounds, len(features))
+    lower, upper = parse_bounds(bounds, features) if isinstance(bounds, str) else resolve_feature_bounds(
+        "bounds", bounds, len(features), features)
     W = check_positive("weights_upper_bound", weights_upper_bound)
     if isinstance(prop, str):
         p_plus = pd.to_numeric(frame[prop], errors="coerce").to_numpy(dtype=float)

@@ -58,6 +58,7 @@ from .._validation import check_positive
 
 __all__ = [
     "MarginLoss", "HuberHingeLoss", "LogisticLoss", "HuberQuadraticSurrogate", "CustomLoss", "get_loss",
+    "sigmoid", "class_probabilities",
     "check_loss", "huber_hinge_terms", "logistic_terms", "huber_surrogate_terms", "huber_hinge_value",
     "huber_hinge_deriv", "huber_hinge_curvature", "logistic_value", "logistic_slopes", "logistic_deriv",
     "logistic_curvature",
@@ -97,6 +98,15 @@ def huber_surrogate_terms(m, h):
 def sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
     """The logistic function ``1 / (1 + e^-x)``, computed without overflow for any ``x``."""
     return np.exp(-np.logaddexp(0.0, -x))
+
+
+def class_probabilities(eta: NDArray[np.float64], *, log: bool = False) -> NDArray[np.float64]:
+    """``[1 - s, s]`` with ``s = sigmoid(eta)`` (columns: the class coded -1, then +1), or their logarithms,
+    computed stably: the probabilities of a logistic model with linear predictor ``eta``."""
+    if log:
+        return np.column_stack([-np.logaddexp(0.0, eta), -np.logaddexp(0.0, -eta)])
+    s = sigmoid(eta)
+    return np.column_stack([1.0 - s, s])
 
 
 def logistic_value(m):

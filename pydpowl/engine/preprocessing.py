@@ -26,12 +26,12 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 import math
-from typing import Any, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_array, check_bounds, check_int, check_positive
+from .._validation import check_array, check_int, check_positive, resolve_feature_bounds
 from ..exceptions import PrivacyLeakWarning
 from .kernels import use_kernels
 
@@ -74,9 +74,16 @@ class FeatureScaler:
     fit_intercept: bool = True
 
     @classmethod
-    def from_bounds(cls, bounds, n_features: int, fit_intercept: bool = True) -> "FeatureScaler":
-        """Validate ``bounds = (lower, upper)`` for ``n_features`` features."""
-        lower, upper = check_bounds("feature_bounds", bounds, n_features)
+    def from_bounds(cls, bounds: Any, n_features: int, fit_intercept: bool = True,
+                    columns: Optional[Sequence[str]] = None) -> "FeatureScaler":
+        """Validate public bounds for ``n_features`` features, in the order of X's ``columns``.
+
+        ``bounds`` is a pair ``(lower, upper)`` in column order, or bounds by
+        column name (a mapping ``{column: (lower, upper)}``, a pair of pandas
+        Series indexed by column, or a lower/upper DataFrame), matched to
+        ``columns`` (:func:`pydpowl._validation.resolve_feature_bounds`).
+        """
+        lower, upper = resolve_feature_bounds("feature_bounds", bounds, n_features, columns)
         return cls(lower=lower, upper=upper, fit_intercept=bool(fit_intercept))
 
     @property

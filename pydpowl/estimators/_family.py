@@ -9,19 +9,19 @@ Both are DPpack's Chaudhuri-Monteleoni-Sarwate ERM with public feature bounds
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin
 
 from .._base import DPEstimator, check_is_fitted, check_prediction_input
-from .._validation import check_bool, check_epsilon, check_positive
+from .._validation import check_bool, check_diagnose_bounds, check_epsilon, check_positive, diagnose_bounds
 from ..engine.preprocessing import FeatureScaler
 from ..engine.mechanisms import Release, check_perturbation
 from ..privacy.accountant import rounded_release_spent
 
-__all__ = ["BinaryERMClassifier", "check_common_settings", "store_release", "release_spent"]
+__all__ = ["BinaryERMClassifier", "check_common_settings", "feature_bounds_of", "store_release", "release_spent"]
 
 
 def check_common_settings(est: Any) -> Tuple[float, float, str, Optional[float]]:
@@ -32,6 +32,7 @@ def check_common_settings(est: Any) -> Tuple[float, float, str, Optional[float]]
     tol = None if est.tol is None else check_positive("tol", est.tol)
     for name in ("fit_intercept", "reproduce_dppack", "keep_nonprivate"):
         check_bool(name, getattr(est, name))
+    check_diagnose_bounds(est.diagnose_bounds)
     return eps, gamma, perturbation, tol
 
 
@@ -81,25 +82,25 @@ class BinaryERMClassifier(ClassifierMixin, DPEstimator):
 
     _split_intercept = True
 
-    def _scaler(self, n_features: int) -> FeatureScaler:
-        if self.feature_bounds is None or isinstance(self.feature_bounds, str):
-            raise ValueError(
-                "feature_bounds must be a pair (lower, upper) of public bounds, one per feature (DPpack's "
-                f"lower.bounds and upper.bounds), got feature_bounds={self.feature_bounds!r}. Bounds must be "
-                "known before seeing the data.")
-        return FeatureScaler.from_bounds(self.feature_bounds, n_features, self.fit_intercept)
-
-    def _bounds(self, n_features: int) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The checked ``(lower, upper)`` feature bounds."""
-        scaler = self._scaler(n_features)
-        return scaler.lower, scaler.upper
+    def _bounds(self, X: NDArray[np.float64], columns: Optional[Sequence[str]] = None
+                ) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The checked ``(lower, upper)`` feature bounds in the order of X's ``columns`` (bounds by name are
+        matched to them), after the opt-in diagnostic :func:`~pydpowl._validation.diagnose_bounds`."""
+        lower, upper = feature_bounds_of(self, X.shape[1], columns)
+        diagnose_bounds(X, lower, upper, check_diagnose_bounds(self.diagnose_bounds), columns=columns,
+                        owner=type(self).__name__)
+        return lower, upper
 
     def _raw_decision(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         return X @ self.coef_ + self.intercept_
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """The released linear predictor (DPpack's ``raw.value``); new features are not clipped, as in DPpack."""
-        X = check_prediction_input(self, X)
+        """The released linear predictor (DPpack's ``raw.value``); new features are not clipped, as in DPpack.
+
+        Fitted on a DataFrame, X must have the same column names in the same
+        order (scikit-learn's rule); anything else is refused.
+        """
+        X = check_prediction_input(self, X, feature_names=True)
         return self._raw_decision(X)
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
@@ -111,6 +112,19 @@ class BinaryERMClassifier(ClassifierMixin, DPEstimator):
         """``1 / noise_rate_``: scale of the Gamma law of the main noise's norm (public)."""
         check_is_fitted(self)
         return math.inf if self.noise_rate_ == 0 else 1.0 / self.noise_rate_
+
+
+def feature_bounds_of(est: Any, n_features: int, columns: Optional[Sequence[str]] = None
+                      ) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """An estimator's ``feature_bounds`` checked and put in the order of X's ``columns`` (required: never
+    read off the data)."""
+    if est.feature_bounds is None or isinstance(est.feature_bounds, str):
+        raise ValueError(
+            "feature_bounds must be a pair (lower, upper) of public bounds, one per feature in column order "
+            "(DPpack's lower.bounds and upper.bounds), or a dict {column: (lower, upper)}, got "
+            f"feature_bounds={est.feature_bounds!r}. Bounds must be known before seeing the data.")
+    scaler = FeatureScaler.from_bounds(est.feature_bounds, n_features, est.fit_intercept, columns=columns)
+    return scaler.lower, scaler.upper
 
 
 def resolve_optional_positive(name: str, value: Optional[float]) -> Optional[float]:

@@ -47,8 +47,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import (binary_target_message, check_numeric_dtype, column_labels, labels_message, nonfinite_message,
-                           nonnegative_message, no_columns_message, one_arm_message, one_d_message)
+from .._validation import (binary_target_message, check_numeric_dtype, column_labels, feature_names_of,
+                           nonfinite_message, nonnegative_message, no_columns_message, one_arm_message, one_d_message,
+                           treatment_counts, treatment_error, columns_by_name)
 from ..engine.dask_problem import compute, count_pass, distributed_client, on_client, persist, tree_reduce
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 
@@ -174,12 +175,13 @@ def prepare_owl_chunked(X: Any, treatment: Any, benefit: Any, propensity: Any = 
     from .propensity import propensity_constants
 
     w_max = weights_upper_bound
+    names = feature_names_of(X)  # a Dask DataFrame's columns: bounds given by name are matched to them
     X = _as_matrix("X", X, treatment, benefit, propensity)
     (n, p), rows = X.shape, X.chunks[0]
     bounds = feature_bounds
     if isinstance(bounds, str) and bounds == "data":
         bounds = _bounds_from_chunks(X)  # emits PrivacyLeakWarning: the guarantee is void
-    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept)
+    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept, columns=names)
     A = _as_vector("treatment", treatment, n, rows)
     B = _as_vector("benefit", benefit, n, rows)
     array = is_chunked(propensity) or _is_array(propensity)
@@ -190,7 +192,8 @@ def prepare_owl_chunked(X: Any, treatment: Any, benefit: Any, propensity: Any = 
         P, spec = _as_vector("propensity", propensity, n, rows), None
     else:
         P, spec = None, propensity
-    outs = [_delayed(_owl_block, 4)(xb, ab, bb, pb, off, spec, scaler, w_max, c_b)
+    columns = _propensity_columns(spec, names, p)  # a model fitted on named columns reads them by name
+    outs = [_delayed(_owl_block, 4)(xb, ab, bb, pb, off, spec, scaler, w_max, c_b, columns)
             for xb, ab, bb, pb, off in zip(*_blocks(X, A, B, P), _offsets(rows))]
     Z, A, w, stats = _assemble(outs, rows, scaler.n_coefficients)
     Z, A, w, stats = _materialise(Z, A, w, stats)
@@ -201,9 +204,25 @@ def prepare_owl_chunked(X: Any, treatment: Any, benefit: Any, propensity: Any = 
                       n_clipped_benefits=stats["clipped_benefits"])
 
 
-def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
+def _propensity_columns(spec: Any, names: Optional[Sequence[str]], p: int):
+    """``(fitted names, positions in X)`` of the columns a propensity model fitted on named columns reads, matched
+    by name once on the client (an X without names: in order, with the warning of
+    :func:`~pydpowl._validation.columns_by_name`); None for any other propensity."""
+    fitted = getattr(spec, "feature_names_in_", None)
+    if fitted is None:
+        return None
+    import pandas as pd
+
+    probe = pd.DataFrame(columns=list(names)) if names is not None else np.empty((0, p))
+    columns_by_name(probe, fitted, owner=type(spec).__name__)  # refuses a missing column; warns for an array
+    fitted = [str(c) for c in fitted]
+    return fitted, [list(names).index(c) for c in fitted] if names is not None else list(range(len(fitted)))
+
+
+def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound, columns=None):
     """One chunk of DP-OWL data: counts for the checks; if the chunk passes them, the in-memory
-    preparation of the chunk (propensities, clipped weights, clipped and scaled rows)."""
+    preparation of the chunk (propensities, clipped weights, clipped and scaled rows). ``columns``: what
+    :func:`_propensity_columns` found (the propensity model reads a frame of those columns)."""
     from .owl import clip_benefits, owl_weights
     from .propensity import resolve_propensity
     from ..value import received_propensity_outside
@@ -213,9 +232,8 @@ def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
     B = np.asarray(B, dtype=np.float64).ravel()
     s = _finite_counts("X", X, offset)
     s.update(_finite_counts("treatment", A, offset))
-    s.update(_label_counts("treatment", A, offset))
-    s["treatment_plus"] = int(np.count_nonzero(A == 1.0))
-    s["treatment_minus"] = int(np.count_nonzero(A == -1.0))
+    s.update(treatment_counts(A, offset))  # the in-memory rule: {-1, 1} or {0, 1}, judged on the sums
+    A = np.where(A == 0.0, -1.0, A)  # 0 codes -1; a mix of both codings is refused on the client
     s.update(_finite_counts("benefit", B, offset))
     negative = B < 0
     s["benefit_negative"] = int(np.count_nonzero(negative))
@@ -232,7 +250,12 @@ def _owl_block(X, A, B, P, offset, spec, scaler, w_max, benefit_bound):
         s.update(clipped_weights=0, clipped_features=0, clipped_logits=0, clipped_benefits=0)
         return np.full((k, d), np.nan), A, nan, s
     # the chunk's probabilities (C was resolved on the client for the total n: any statement passes here)
-    resolved = resolve_propensity(spec if P is None else P, X, A, weight_sensitivity=None if P is None else 0.0)
+    Xp = X
+    if columns is not None:
+        import pandas as pd
+
+        Xp = pd.DataFrame(X[:, columns[1]], columns=columns[0])
+    resolved = resolve_propensity(spec if P is None else P, Xp, A, weight_sensitivity=None if P is None else 0.0)
     B, n_benefits = clip_benefits(B, benefit_bound)  # C relies on B <= C_B: clipped by design, counted
     w, n_weights = owl_weights(B, resolved.probability, w_max)
     Z, n_features = scaler.transform_checked(X)
@@ -247,8 +270,10 @@ def _raise_owl(s: Dict[str, Any], n: int, p: int, array_propensity: bool) -> Non
 
     _raise_finite("X", s, n * p)
     _raise_finite("treatment", s, n)
-    _raise_labels("treatment", s, n)
-    if s["treatment_plus"] == 0 or s["treatment_minus"] == 0:
+    message = treatment_error(s, n)
+    if message:
+        raise ValueError(message)
+    if s["treatment_plus"] == 0 or s["treatment_minus"] + s["treatment_zero"] == 0:
         raise ValueError(one_arm_message("treatment", n, 1 if s["treatment_plus"] else -1))
     _raise_finite("benefit", s, n)
     if s["benefit_negative"]:
@@ -438,11 +463,6 @@ def _finite_counts(name: str, arr: np.ndarray, offset: int) -> Dict[str, Any]:
     return out
 
 
-def _label_counts(name: str, labels: np.ndarray, offset: int) -> Dict[str, int]:
-    bad = np.isfinite(labels) & (labels != 1.0) & (labels != -1.0)
-    return {f"{name}_bad": int(np.count_nonzero(bad)), f"first_{name}_bad": _first(bad, offset)}
-
-
 #: endings of the count keys that make a chunk (and the data) invalid
 _PROBLEMS = ("_nan", "_inf", "_bad", "_negative", "_outside", "_too_long", "_over")
 
@@ -483,7 +503,3 @@ def _raise_finite(name: str, s: Dict[str, Any], size: int, columns: Optional[Seq
         rows = s.get(f"nonfinite_rows_{name}", ())
         raise ValueError(nonfinite_message(name, n_nan, n_inf, size, rows=rows, columns=labels))
 
-
-def _raise_labels(name: str, s: Dict[str, int], n: int) -> None:
-    if s[f"{name}_bad"]:
-        raise ValueError(labels_message(name, s[f"{name}_bad"], n, s[f"first_{name}_bad"]))

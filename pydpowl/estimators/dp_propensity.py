@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import DPEstimator
-from .._validation import check_array, check_both_arms, check_labels, check_positive, resolve_rng
+from .._base import DPEstimator, store_feature_names
+from .._validation import check_array, check_both_arms, check_diagnose_bounds, check_positive, check_treatment, \
+    columns_by_name, diagnose_bounds, feature_names_of, resolve_rng
 from ..engine.preprocessing import FeatureScaler
 from ..engine.losses import sigmoid
 from .propensity import BoundedLogitModel
@@ -65,8 +66,11 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
     ----------
     epsilon : float
         Privacy budget of the release, in (0, inf); ``inf`` (no noise) for validation only.
-    feature_bounds : tuple (lower, upper)
-        Public per-feature bounds (features are clipped to them, counted).
+    feature_bounds : dict or tuple (lower, upper)
+        Public per-feature bounds, by column name (a dict ``{column: (lower,
+        upper)}``, matched to a DataFrame's columns) or in column order
+        (features are clipped to them, counted). Fitted on a DataFrame, the
+        model reads later inputs' columns by name.
     gamma : float or None, default=None
         Regularisation constant in DPpack's convention; None uses
         :func:`default_propensity_gamma` with the training size.
@@ -75,6 +79,9 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
         is applied, so propensities lie in ``[1/(1+e^M), e^M/(1+e^M)]``.
     random_state : None, int, numpy.random.Generator, default=None
         Source of the noise (None: operating-system entropy, as real releases need).
+    diagnose_bounds : None, True or float in (0, 1), default=None
+        Opt-in, NON-PRIVATE diagnostic of bounds given in another column order
+        (see :class:`pydpowl.DPOWL`). None reads nothing.
 
     Attributes
     ----------
@@ -101,20 +108,25 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
     """
 
     def __init__(self, *, epsilon: float, feature_bounds: Any, gamma: Any = None,
-                 logit_bound: float = DEFAULT_LOGIT_BOUND, random_state: Any = None) -> None:
+                 logit_bound: float = DEFAULT_LOGIT_BOUND, random_state: Any = None,
+                 diagnose_bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.feature_bounds = feature_bounds
         self.gamma = gamma
         self.logit_bound = logit_bound
         self.random_state = random_state
+        self.diagnose_bounds = diagnose_bounds
 
     def fit(self, X: ArrayLike, treatment: ArrayLike) -> "DPLogisticPropensity":
         """Fit on ``(X, treatment)`` and keep only the private release."""
         check_positive("logit_bound", self.logit_bound)
+        share = check_diagnose_bounds(self.diagnose_bounds)
+        names = feature_names_of(X)
         X = check_array("X", X)
         n, p = X.shape
-        scaler = FeatureScaler.from_bounds(self.feature_bounds, p, True)
-        A = check_labels("treatment", treatment, length=n)
+        scaler = FeatureScaler.from_bounds(self.feature_bounds, p, True, columns=names)
+        diagnose_bounds(X, scaler.lower, scaler.upper, share, columns=names, owner="DPLogisticPropensity")
+        A = check_treatment("treatment", treatment, length=n)
         check_both_arms("treatment", A)
         gamma = default_propensity_gamma(n, self.epsilon) if self.gamma is None else check_positive("gamma",
                                                                                                      self.gamma)
@@ -130,6 +142,7 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
         self.scaler_ = scaler
         self.n_features_in_ = p
         self.n_clipped_features_ = n_clipped
+        store_feature_names(self, names)  # prediction matches a DataFrame's columns by name
         return self
 
     @property
@@ -138,5 +151,6 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
         return float(sigmoid(np.array([-float(self.logit_bound)]))[0])
 
     def _unclipped_linear_predictor(self, X: ArrayLike) -> NDArray[np.float64]:
+        X = columns_by_name(X, getattr(self, "feature_names_in_", None), owner="DPLogisticPropensity")
         Z, _ = self.scaler_.transform(X)  # features clipped to the bounds and scaled
         return Z @ self.scaled_coef_

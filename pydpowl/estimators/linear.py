@@ -10,9 +10,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
-from .._base import DPEstimator, check_prediction_input
-from .._validation import check_array, check_bool, check_epsilon, check_positive, check_vector, \
-    feature_names_of, resolve_rng
+from .._base import DPEstimator, check_prediction_input, feature_names_in, store_feature_names
+from .._validation import check_array, check_bool, check_diagnose_bounds, check_epsilon, check_positive, \
+    check_vector, diagnose_bounds, feature_names_of, resolve_rng
 from ..engine.mechanisms import kst_calibration
 from ..engine.preprocessing import FeatureScaler
 from ._family import release_spent
@@ -22,8 +22,19 @@ __all__ = ["DPLinearRegression", "check_target_bounds"]
 
 
 def check_target_bounds(bounds: Any) -> Tuple[float, float]:
-    """Public bounds ``(lower, upper)`` on the target, finite with ``lower < upper``."""
-    if isinstance(bounds, str) or bounds is None:
+    """Public bounds ``(lower, upper)`` on the target, finite with ``lower < upper``.
+
+    Raises
+    ------
+    ValueError
+        When they are missing (None), as for every missing public bound, or out of order or not finite.
+    TypeError
+        For a string or another object that is not a pair.
+    """
+    if bounds is None:
+        raise ValueError("target_bounds must be a pair (lower, upper) of public bounds on y, got None; they are "
+                         "required (known before seeing the data).")
+    if isinstance(bounds, str):
         raise TypeError(f"target_bounds must be a pair (lower, upper) of public bounds on y, got {bounds!r}.")
     try:
         lo, hi = bounds
@@ -63,8 +74,9 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         In [0, 1) (DPpack's ``delta``).
     gamma : float, default=1.0
         Regularisation constant in (0, inf).
-    feature_bounds : tuple (lower, upper)
-        Public per-feature bounds (DPpack's bounds vectors without their last entry).
+    feature_bounds : dict or tuple (lower, upper)
+        Public per-feature bounds (DPpack's bounds vectors without their last entry), by column name or
+        in column order as in :class:`~pydpowl.estimators.svm.DPSVM`.
     target_bounds : tuple (lower, upper)
         Public bounds on y (the last entries of DPpack's bounds vectors), ``lower < upper``.
     fit_intercept : bool, default=False
@@ -82,6 +94,8 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
     random_state : None, int, numpy.random.Generator or RRandom, default=None
         Source of the noise. With an :class:`pydpowl.RRandom` the draws are DPpack's: ``rgamma(1, p,
         rate)`` and ``rnorm(p)`` (delta = 0) or ``MASS::mvrnorm``'s ``rnorm(p)`` (delta > 0).
+    diagnose_bounds : None, True or float in (0, 1), default=None
+        Opt-in, NON-PRIVATE diagnostic (see :class:`~pydpowl.estimators.svm.DPSVM`).
 
     Attributes
     ----------
@@ -125,7 +139,8 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 0.0, gamma: float = 1.0, feature_bounds: Any = None,
                  target_bounds: Any = None, fit_intercept: bool = False, reproduce_dppack: bool = False,
-                 tol: Optional[float] = None, keep_nonprivate: bool = False, random_state: Any = None) -> None:
+                 tol: Optional[float] = None, keep_nonprivate: bool = False, random_state: Any = None,
+                 diagnose_bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.gamma = gamma
@@ -136,6 +151,7 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         self.tol = tol
         self.keep_nonprivate = keep_nonprivate
         self.random_state = random_state
+        self.diagnose_bounds = diagnose_bounds
 
     def _settings(self):
         eps = check_epsilon(self.epsilon)
@@ -146,8 +162,10 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         kst_calibration(epsilon=eps, delta=self.delta, p=1)  # checks delta (and epsilon = inf with delta > 0)
         lo_y, hi_y = check_target_bounds(self.target_bounds)
         if self.feature_bounds is None or isinstance(self.feature_bounds, str):
-            raise ValueError("feature_bounds must be a pair (lower, upper) of public bounds, one per feature, got "
+            raise ValueError("feature_bounds must be a pair (lower, upper) of public bounds, one per feature in "
+                             "column order, or a dict {column: (lower, upper)}, got "
                              f"feature_bounds={self.feature_bounds!r}.")
+        check_diagnose_bounds(self.diagnose_bounds)
         return eps, float(self.delta), gamma, tol, lo_y, hi_y
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "DPLinearRegression":
@@ -162,12 +180,14 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         -------
         self
         """
-        names = feature_names_of(X)
+        names, columns = feature_names_in(X), feature_names_of(X)
         eps, delta, gamma, tol, lo_y, hi_y = self._settings()
         X = check_array("X", X, order="K")  # read column by column: no row-major copy
         n, p = X.shape
         y = check_vector("y", y, length=n)
-        scaler = FeatureScaler.from_bounds(self.feature_bounds, p, self.fit_intercept)
+        scaler = FeatureScaler.from_bounds(self.feature_bounds, p, self.fit_intercept, columns=columns)
+        diagnose_bounds(X, scaler.lower, scaler.upper, check_diagnose_bounds(self.diagnose_bounds), columns=columns,
+                        owner="DPLinearRegression")
         fit = fit_linear_regression(X, y, epsilon=eps, delta=delta, gamma=gamma,
                                     feature_bounds=(scaler.lower, scaler.upper), target_bounds=(lo_y, hi_y),
                                     fit_intercept=bool(self.fit_intercept),
@@ -201,13 +221,15 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
             self.minimiser_ = release.minimiser.copy()
             self.noise_ = release.noise.copy()
             self.linear_term_ = release.linear_term.copy()
-        if names is not None:
-            self.feature_names_in_ = names
+        store_feature_names(self, names)
         return self
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """``X coef_ + intercept_`` (DPpack's ``predict``; new features are not clipped)."""
-        X = check_prediction_input(self, X)
+        """``X coef_ + intercept_`` (DPpack's ``predict``; new features are not clipped).
+
+        Fitted on a DataFrame, X must have the same column names in the same order (scikit-learn's rule).
+        """
+        X = check_prediction_input(self, X, feature_names=True)
         return X @ self.coef_ + self.intercept_
 
     def prediction_range(self) -> Tuple[float, float]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._base import feature_names_in, store_feature_names
 from .._validation import check_array, check_binary_target, feature_names_of, resolve_rng
-from ..engine.losses import sigmoid
+from ..engine.losses import class_probabilities
 from ._family import BinaryERMClassifier, check_common_settings, store_release
 from ._family_core import DPPACK_OPTIMIZER_GAMMA, fit_classifier
 
@@ -37,9 +38,10 @@ class DPLogisticRegression(BinaryERMClassifier):
         Regularisation constant in (0, inf) (DPpack's convention).
     perturbation : {"objective", "output"}, default="objective"
         DPpack's ``perturbation.method``.
-    feature_bounds : tuple (lower, upper)
-        Public per-feature bounds (DPpack's ``lower.bounds``/``upper.bounds``); features are clipped to
-        them (by design; counted in ``n_clipped_features_``).
+    feature_bounds : dict or tuple (lower, upper)
+        Public per-feature bounds, by column name or in column order as in
+        :class:`~pydpowl.estimators.svm.DPSVM` (DPpack's ``lower.bounds``/``upper.bounds``); features are
+        clipped to them (by design; counted in ``n_clipped_features_``).
     fit_intercept : bool, default=False
         DPpack's ``add.bias`` (a column of ones first, regularised like every coefficient).
     reproduce_dppack : bool, default=False
@@ -58,6 +60,8 @@ class DPLogisticRegression(BinaryERMClassifier):
         against 15 ms per fit at 200,000 rows); "numba" forces the kernels. The release is the same.
     random_state : None, int, numpy.random.Generator or RRandom, default=None
         Source of the noise (see :class:`pydpowl.estimators.svm.DPSVM`).
+    diagnose_bounds : None, True or float in (0, 1), default=None
+        Opt-in, NON-PRIVATE diagnostic (see :class:`~pydpowl.estimators.svm.DPSVM`).
 
     Attributes
     ----------
@@ -82,7 +86,7 @@ class DPLogisticRegression(BinaryERMClassifier):
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, perturbation: str = "objective",
                  feature_bounds: Any = None, fit_intercept: bool = False, reproduce_dppack: bool = False,
                  tol: Optional[float] = None, keep_nonprivate: bool = False, backend: str = "auto",
-                 random_state: Any = None) -> None:
+                 random_state: Any = None, diagnose_bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
         self.perturbation = perturbation
@@ -93,6 +97,7 @@ class DPLogisticRegression(BinaryERMClassifier):
         self.keep_nonprivate = keep_nonprivate
         self.backend = backend
         self.random_state = random_state
+        self.diagnose_bounds = diagnose_bounds
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "DPLogisticRegression":
         """Fit privately.
@@ -107,22 +112,21 @@ class DPLogisticRegression(BinaryERMClassifier):
         -------
         self
         """
-        names = feature_names_of(X)
+        names, columns = feature_names_in(X), feature_names_of(X)
         check_common_settings(self)
         X = check_array("X", X, order="K")  # read column by column: no row-major copy
         classes, y_pm = check_binary_target("y", y, length=X.shape[0])
-        self._fit_checked(X, y_pm, classes)
-        if names is not None:
-            self.feature_names_in_ = names
+        self._fit_checked(X, y_pm, classes, columns=columns)
+        store_feature_names(self, names)
         return self
 
-    def _fit_checked(self, X: NDArray[np.float64], y_pm: NDArray[np.float64],
-                     classes: NDArray[Any]) -> "DPLogisticRegression":
-        """:meth:`fit` for a checked float array and labels in {-1, 1}."""
+    def _fit_checked(self, X: NDArray[np.float64], y_pm: NDArray[np.float64], classes: NDArray[Any], *,
+                     columns: Optional[Sequence[str]] = None) -> "DPLogisticRegression":
+        """:meth:`fit` for a checked float array and labels in {-1, 1}; ``columns`` as in DPSVM's."""
         eps, gamma, perturbation, tol = check_common_settings(self)
         n, p = X.shape
         fit = fit_classifier(X, y_pm, None, model="logistic", epsilon=eps, gamma=gamma, perturbation=perturbation,
-                             feature_bounds=self._bounds(p), fit_intercept=bool(self.fit_intercept),
+                             feature_bounds=self._bounds(X, columns), fit_intercept=bool(self.fit_intercept),
                              reproduce_dppack=bool(self.reproduce_dppack), tol=tol, backend=self.backend,
                              rng=resolve_rng(self.random_state))
         self.classes_ = np.asarray(classes)
@@ -135,10 +139,8 @@ class DPLogisticRegression(BinaryERMClassifier):
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``[1 - s, s]`` with ``s = sigmoid(decision)`` (DPpack's ``raw.value``), columns in ``classes_`` order."""
-        s = sigmoid(self.decision_function(X))
-        return np.column_stack([1.0 - s, s])
+        return class_probabilities(self.decision_function(X))
 
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Logarithm of :meth:`predict_proba`, computed stably."""
-        eta = self.decision_function(X)
-        return np.column_stack([-np.logaddexp(0.0, eta), -np.logaddexp(0.0, -eta)])
+        return class_probabilities(self.decision_function(X), log=True)

@@ -421,7 +421,9 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     ``scaled_coef_`` is ``Theta`` (``(K-1) x d``, scaled space, the release),
     ``coef_`` and ``intercept_`` its original-space form (post-processing).
     """
-    from .._validation import check_array, check_bool, check_epsilon, resolve_rng
+    from .._base import store_feature_names
+    from .._validation import (check_array, check_bool, check_diagnose_bounds, check_epsilon, diagnose_bounds,
+                               resolve_rng)
     from ..engine.preprocessing import bounds_from_data
     from .owl import check_benefit
 
@@ -441,7 +443,9 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     bounds = estimator.feature_bounds
     if isinstance(bounds, str) and bounds == "data":
         bounds = bounds_from_data(X)  # emits PrivacyLeakWarning: the guarantee is void
-    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept)
+    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept, columns=names)  # bounds by name: X's columns
+    diagnose_bounds(X, scaler.lower, scaler.upper, check_diagnose_bounds(estimator.diagnose_bounds), columns=names,
+                    owner="DPOWL")
     B = check_benefit(benefit, n)
     prop = resolve_arm_propensity(propensity, classes, codes, weight_sensitivity=estimator.weight_sensitivity,
                                   weights_upper_bound=w_max)
@@ -467,10 +471,7 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     estimator.n_clipped_features_ = n_clipped_x
     estimator.n_clipped_logits_ = 0
     estimator.n_clipped_benefits_ = 0
-    if names is not None:
-        estimator.feature_names_in_ = names
-    elif hasattr(estimator, "feature_names_in_"):
-        del estimator.feature_names_in_
+    store_feature_names(estimator, names)  # prediction matches a DataFrame's columns by name
     if estimator.keep_nonprivate:
         estimator.nonprivate_scaled_coef_ = out.nonprivate_coef.reshape(K - 1, -1)
         full = scaler.coef_to_original(estimator.nonprivate_scaled_coef_)

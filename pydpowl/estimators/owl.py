@@ -18,16 +18,19 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import DPEstimator, check_is_fitted, check_prediction_input
+from .._base import DPEstimator, check_is_fitted, check_prediction_input, store_feature_names
 from .._validation import (
     check_array,
     check_bool,
     check_both_arms,
+    check_diagnose_bounds,
     check_epsilon,
-    check_labels,
+    check_treatment,
     check_nonnegative,
     check_positive,
     check_vector,
+    columns_by_name,
+    diagnose_bounds as diagnose_bounds_of,
     feature_names_of,
     resolve_rng,
 )
@@ -126,7 +129,7 @@ class OWLProblem:
 
 def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5, *,
                 weights_upper_bound: float, feature_bounds: Any, fit_intercept: bool = True,
-                weight_sensitivity: Any = None) -> OWLProblem:
+                weight_sensitivity: Any = None, diagnose_bounds: Any = None) -> OWLProblem:
     """Validate the data and turn it into the DP-wERM problem of DP-OWL (the one preparation).
 
     The settings are those of :class:`DPOWL` (public, fixed before seeing the
@@ -139,12 +142,12 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
     ----------
     X : array-like or DataFrame of shape (n, p)
     treatment : array-like of shape (n,)
-        Received treatment in {-1, 1}; both arms must occur.
+        Received treatment coded {-1, 1} or {0, 1} (0 is -1); both arms must occur.
     benefit : array-like of shape (n,)
         Non-negative benefit (larger is better).
     propensity : float, array-like or LogisticPropensity, default=0.5
         As in :meth:`DPOWL.fit`.
-    weights_upper_bound, feature_bounds, fit_intercept, weight_sensitivity
+    weights_upper_bound, feature_bounds, fit_intercept, weight_sensitivity, diagnose_bounds
         As in :class:`DPOWL`.
 
     Returns
@@ -153,20 +156,30 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
     """
     w_max = check_positive("weights_upper_bound", weights_upper_bound)
     fit_intercept = check_bool("fit_intercept", fit_intercept)
+    share = check_diagnose_bounds(diagnose_bounds)
+    names = feature_names_of(X)
     if is_chunked(X, treatment, benefit, propensity):  # Dask inputs: prepared per chunk (estimators.chunked)
-        return prepare_owl_chunked(X, treatment, benefit, propensity, weights_upper_bound=w_max,
-                                   feature_bounds=feature_bounds, fit_intercept=fit_intercept,
-                                   weight_sensitivity=weight_sensitivity)
+        problem = prepare_owl_chunked(X, treatment, benefit, propensity, weights_upper_bound=w_max,
+                                      feature_bounds=feature_bounds, fit_intercept=fit_intercept,
+                                      weight_sensitivity=weight_sensitivity)
+        if share is not None:
+            Xa = X.to_dask_array(lengths=True) if hasattr(X, "to_dask_array") else X
+            diagnose_bounds_of(Xa, problem.scaler.lower, problem.scaler.upper, share, columns=names, owner="DPOWL")
+        return problem
+    frame = X
     X = check_array("X", X)
     n, p = X.shape
     bounds = feature_bounds
     if isinstance(bounds, str) and bounds == "data":
         bounds = bounds_from_data(X)  # emits PrivacyLeakWarning: the guarantee is void
-    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept)
-    A = check_labels("treatment", treatment, length=n)
+    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept, columns=names)
+    diagnose_bounds_of(X, scaler.lower, scaler.upper, share, columns=names, owner="DPOWL")
+    A = check_treatment("treatment", treatment, length=n)
     check_both_arms("treatment", A)
     B = check_benefit(benefit, n)
-    resolved = resolve_propensity(propensity, X, A, weight_sensitivity=weight_sensitivity, weights_upper_bound=w_max)
+    # a propensity model fitted on named columns reads X's columns by name
+    resolved = resolve_propensity(propensity, frame if names is not None else X, A,
+                                  weight_sensitivity=weight_sensitivity, weights_upper_bound=w_max)
     B, n_clipped_b = clip_benefits(B, resolved.benefit_bound)
     w, n_clipped_w = owl_weights(B, resolved.probability, w_max)
     Z, n_clipped_x = scaler.transform_checked(X)
@@ -194,10 +207,16 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
     weights_upper_bound : float
         Public bound W on the OWL weights; larger weights are clipped to W (by
         design; counted in ``n_clipped_weights_``).
-    feature_bounds : tuple (lower, upper) or "data"
-        Public per-feature bounds, each of length p. Features are clipped to them
-        (by design; counted in ``n_clipped_features_``). ``"data"`` reads them off
-        the training data for exploration only: it emits
+    feature_bounds : dict, tuple (lower, upper) or "data"
+        Public per-feature bounds. By column name (matched to the columns of a
+        DataFrame X in any order): a dict ``{column: (lower, upper)}``, a pair
+        of pandas Series indexed by column, or a DataFrame with columns
+        ``lower`` and ``upper`` indexed by column. By position: a pair
+        ``(lower, upper)`` of length-p array-likes, applied to X's columns in
+        order (with a DataFrame its column names are recorded and prediction
+        matches them by name). Features are clipped to them (by design;
+        counted in ``n_clipped_features_``). ``"data"`` reads them off the
+        training data for exploration only: it emits
         :class:`PrivacyLeakWarning` because the privacy guarantee is then void.
     huber_h : float, default=0.5
         Huber smoothing parameter h.
@@ -215,6 +234,14 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
     tol : float, default=1e-10
         Certified gradient-norm tolerance of the solver (scaled space); enters
         Delta as ``2 n tol / gamma``.
+    diagnose_bounds : None, True or float in (0, 1), default=None
+        Opt-in, NON-PRIVATE diagnostic: warn
+        (:class:`~pydpowl.exceptions.BoundsDiagnosticWarning`, naming the
+        columns, no counts) when more than this share of a column's training
+        values lie outside its bounds (``True``: 0.5), the usual sign of bounds
+        given in another column order. Whether the warning appears depends on
+        the private data, so it is not covered by the guarantee: use it while
+        setting an analysis up. None reads nothing.
     reproduce_dppack : bool, default=False
         Reproduce DPpack's arithmetic exactly (full-precision release, noise rate
         without the tolerance term): NOT floating-point safe, for validation
@@ -277,7 +304,7 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
     def __init__(self, *, epsilon: float, gamma: float, weights_upper_bound: float, feature_bounds: Any,
                  huber_h: float = 0.5, fit_intercept: bool = True, weight_sensitivity: Any = None,
                  tol: float = DEFAULT_TOL, reproduce_dppack: bool = False, keep_nonprivate: bool = False,
-                 random_state: Any = None) -> None:
+                 random_state: Any = None, diagnose_bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
         self.weights_upper_bound = weights_upper_bound
@@ -289,10 +316,12 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
         self.reproduce_dppack = reproduce_dppack
         self.keep_nonprivate = keep_nonprivate
         self.random_state = random_state
+        self.diagnose_bounds = diagnose_bounds
 
     def _problem_settings(self) -> dict:
         return dict(weights_upper_bound=self.weights_upper_bound, feature_bounds=self.feature_bounds,
-                    fit_intercept=self.fit_intercept, weight_sensitivity=self.weight_sensitivity)
+                    fit_intercept=self.fit_intercept, weight_sensitivity=self.weight_sensitivity,
+                    diagnose_bounds=self.diagnose_bounds)
 
     def prepare(self, X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5):
         """Deprecated: use :func:`pydpowl.prepare_owl`, which returns a typed :class:`OWLProblem`.
@@ -323,7 +352,10 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
             DataFrames (any of the inputs) are fitted chunk by chunk on the
             workers: see docs/dask.md.
         treatment : array-like of shape (n,)
-            Received treatment in {-1, 1}.
+            Received treatment: labels of any kind (``classes_``, sorted; with two arms
+            ``classes_[1]`` is arm +1, so -1/+1 and 0/1 code as the CLI does, and
+            :meth:`predict` answers in these labels); three or more arms fit the multi-arm
+            rule. Dask inputs take -1/+1 or 0/1 (0 is -1; ``classes_`` is [-1, 1]).
         benefit : array-like of shape (n,)
             Non-negative benefit (larger is better).
         propensity : float, array-like or LogisticPropensity, default=0.5
@@ -372,8 +404,7 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
         self.n_clipped_features_ = problem.n_clipped_features
         self.n_clipped_logits_ = problem.n_clipped_logits
         self.n_clipped_benefits_ = problem.n_clipped_benefits
-        if names is not None:
-            self.feature_names_in_ = names
+        store_feature_names(self, names)
         if self.keep_nonprivate:
             self.nonprivate_scaled_coef_ = engine.nonprivate_coef_
             full = scaler.coef_to_original(engine.nonprivate_coef_)
@@ -411,7 +442,13 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
 
         With three or more arms: the arm scores ``<V_a, intercept_ + coef_ x>``, shape (n, K), columns in
         the order of ``classes_`` (the rule recommends the largest).
+
+        Fitted on a DataFrame, X's columns are matched by name: a DataFrame in
+        another column order is reordered, one lacking a fitted column is
+        refused, and an array is taken in the fitted order (with a warning).
         """
+        check_is_fitted(self)
+        X = columns_by_name(X, getattr(self, "feature_names_in_", None), owner="DPOWL")
         X = check_prediction_input(self, X)
         if self._n_arms() > 2:
             from ..engine.multicategory import arm_scores, simplex_vertices
@@ -421,7 +458,8 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Recommended treatment: ``classes_[1]`` where the decision function is > 0, else ``classes_[0]``
-        (-1/+1 labels give -1 or +1, as before); with three or more arms the arm of the largest score."""
+        (-1/+1 labels give -1 or +1, as before); with three or more arms the arm of the largest score. X as in
+        :meth:`decision_function` (columns matched by name)."""
         decision = self.decision_function(X)
         classes = getattr(self, "classes_", np.array([-1, 1]))
         if self._n_arms() > 2:

@@ -61,15 +61,19 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import DPEstimator, check_is_fitted
+from .._base import DPEstimator, check_is_fitted, store_feature_names
 from .._validation import (
     check_array,
     check_bool,
     check_both_arms,
-    check_bounds,
-    check_labels,
+    check_diagnose_bounds,
+    check_treatment,
     check_positive,
     check_weight_sensitivity,
+    columns_by_name,
+    diagnose_bounds,
+    feature_names_of,
+    resolve_feature_bounds,
 )
 from ..engine.losses import sigmoid
 from ..exceptions import ConvergenceError, PrivacyLeakWarning
@@ -192,7 +196,7 @@ class BoundedLogitModel:
     def probability_of(self, X: ArrayLike, treatment: ArrayLike) -> Tuple[NDArray[np.float64], int]:
         """``P(A_i | x_i)`` of the treatment each subject received, and the number of clipped logits."""
         eta, n_clipped = self.linear_predictor(X)
-        A = check_labels("treatment", treatment, length=eta.shape[0])
+        A = check_treatment("treatment", treatment, length=eta.shape[0])
         return sigmoid(A * eta), n_clipped
 
 
@@ -201,9 +205,12 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
 
     Parameters
     ----------
-    feature_bounds : tuple of array-like
-        Public bounds ``(lower, upper)`` of the features; the design is clipped to
-        them and C_x is computed from them.
+    feature_bounds : dict or tuple of array-like
+        Public bounds of the features, by column name (a dict ``{column:
+        (lower, upper)}``, matched to a DataFrame's columns) or a pair
+        ``(lower, upper)`` in column order; the design is clipped to them and
+        C_x is computed from them. Fitted on a DataFrame, the model reads the
+        columns of later inputs by name.
     benefit_bound : float
         C_B, public upper bound on the benefits used in the OWL weights. When
         the model was fitted on private data, :class:`~pydpowl.DPOWL` clips
@@ -239,6 +246,9 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
     fitted_on : {"private", "external"}, default="private"
         "external" when the model is fitted on data independent of the data the
         DP-OWL fit protects (then C = 0).
+    diagnose_bounds : None, True or float in (0, 1), default=None
+        Opt-in, NON-PRIVATE diagnostic of bounds given in another column order
+        (see :class:`pydpowl.DPOWL`). None reads nothing.
 
     Attributes
     ----------
@@ -257,7 +267,7 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
     def __init__(self, *, feature_bounds, benefit_bound: float, logit_bound: float = 3.0,
                  ridge: float = 0.0, hessian_lower_bound: Optional[float] = None,
                  hessian_bound_kind: str = "hessian", assume_hessian_bound: bool = False,
-                 fitted_on: str = "private") -> None:
+                 fitted_on: str = "private", diagnose_bounds: Any = None) -> None:
         self.feature_bounds = feature_bounds
         self.benefit_bound = benefit_bound
         self.logit_bound = logit_bound
@@ -266,9 +276,14 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
         self.hessian_bound_kind = hessian_bound_kind
         self.assume_hessian_bound = assume_hessian_bound
         self.fitted_on = fitted_on
+        self.diagnose_bounds = diagnose_bounds
 
     def _design(self, X: ArrayLike) -> NDArray[np.float64]:
-        X = check_array("X", X)
+        """``[1, clip(X)]`` for new inputs, a DataFrame's columns matched by name to the fitted ones."""
+        X = columns_by_name(X, getattr(self, "feature_names_in_", None), owner="LogisticPropensity")
+        return self._design_checked(check_array("X", X))
+
+    def _design_checked(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         lower, upper = self.bounds_
         if X.shape[1] != lower.shape[0]:
             raise ValueError(f"X must have {lower.shape[0]} columns, got {X.shape[1]}.")
@@ -322,8 +337,10 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
         """Fit P(A = +1 | x) by (ridge-penalised) maximum likelihood, certified to ``PROPENSITY_TOL``."""
         import statsmodels.api as sm
 
+        names = feature_names_of(X)
         X_arr = check_array("X", X)
-        self.bounds_ = check_bounds("feature_bounds", self.feature_bounds, X_arr.shape[1])
+        self.bounds_ = resolve_feature_bounds("feature_bounds", self.feature_bounds, X_arr.shape[1], names)
+        share = check_diagnose_bounds(self.diagnose_bounds)
         check_positive("benefit_bound", self.benefit_bound)
         if check_positive("logit_bound", self.logit_bound) > _MAX_LOGIT_BOUND:
             raise ValueError(f"logit_bound must be in (0, {_MAX_LOGIT_BOUND:g}] (larger values make H overflow), "
@@ -336,9 +353,10 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
         if not isinstance(self.fitted_on, str) or self.fitted_on not in ("private", "external"):
             raise ValueError(f"fitted_on must be 'private' or 'external', got fitted_on={self.fitted_on!r}.")
         b_x, kind = self._public_b_x(ridge)  # before the data are read
-        A = check_labels("treatment", treatment, length=X_arr.shape[0])
+        diagnose_bounds(X_arr, *self.bounds_, share, columns=names, owner="LogisticPropensity")
+        A = check_treatment("treatment", treatment, length=X_arr.shape[0])
         check_both_arms("treatment", A)
-        D = self._design(X_arr)
+        D = self._design_checked(X_arr)
         a01 = (A + 1.0) / 2.0
         if ridge > 0:
             res = sm.GLM(a01, D, family=sm.families.Binomial()).fit_regularized(alpha=ridge, L1_wt=0.0)
@@ -362,6 +380,7 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
             Hbar = (D * (p * (1 - p))[:, None]).T @ D / D.shape[0] + ridge * np.eye(D.shape[1])
             b_x = float(np.linalg.eigvalsh(Hbar)[0])
         self.hessian_lower_bound_ = b_x
+        store_feature_names(self, names)  # later inputs' columns are matched by name
         return self
 
     def _unclipped_linear_predictor(self, X: ArrayLike) -> NDArray[np.float64]:

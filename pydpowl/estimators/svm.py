@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._base import feature_names_in, store_feature_names
 from .._validation import check_array, check_binary_target, check_int, check_positive, feature_names_of, \
     resolve_rng
 from ._family import BinaryERMClassifier, check_common_settings, resolve_optional_positive, store_release
@@ -48,11 +49,13 @@ class DPSVM(BinaryERMClassifier):
         ``1 / n_features`` (intercept not counted), as DPpack.
     huber_h : float, default=0.5
         Huber smoothing ``h`` (DPpack's ``huber.h``); the loss curvature bound is ``c = 1/(2h)``.
-    feature_bounds : tuple (lower, upper), optional
-        Public per-feature bounds (DPpack's ``lower.bounds``/``upper.bounds``), required for the linear
-        kernel; features are clipped to them (by design; counted in ``n_clipped_features_``). The
-        Gaussian kernel needs none (its features are bounded by construction; DPpack ignores the bounds
-        there): leave None.
+    feature_bounds : dict or tuple (lower, upper), optional
+        Public per-feature bounds, required for the linear kernel: by column name (a dict ``{column:
+        (lower, upper)}``, a pair of pandas Series indexed by column, or a lower/upper DataFrame), matched
+        to the columns of a DataFrame X in any order, or a pair ``(lower, upper)`` in column order
+        (DPpack's ``lower.bounds``/``upper.bounds``). Features are clipped to them (by design; counted in
+        ``n_clipped_features_``). The Gaussian kernel needs none (its features are bounded by
+        construction; DPpack ignores the bounds there): leave None.
     fit_intercept : bool, default=False
         DPpack's ``add.bias``: a column of ones first (bounds [1, 1]); it is regularised like every
         coefficient. With the Gaussian kernel the column is an input of the random features.
@@ -74,6 +77,10 @@ class DPSVM(BinaryERMClassifier):
         Solver backend (:func:`pydpowl.engine.solver.solve_weighted_erm`): "auto" uses the compiled
         kernels from 100,000 rows; "numba" always (about 0.2 s to load once per process, then 2-4 times
         faster fits: for repeated fits at tens of thousands of rows). The release is the same.
+    diagnose_bounds : None, True or float in (0, 1), default=None
+        Opt-in, NON-PRIVATE diagnostic of bounds given in another column order (see
+        :class:`pydpowl.DPOWL`): warn when more than this share of a column's values lie outside its
+        bounds. It depends on the private data; None reads nothing.
     random_state : None, int, numpy.random.Generator or RRandom, default=None
         Source of the random features and the noise; None uses operating-system entropy (real
         releases). With an :class:`pydpowl.RRandom` at R's ``.Random.seed`` the draws are DPpack's:
@@ -115,8 +122,9 @@ class DPSVM(BinaryERMClassifier):
         Entries clipped to the public bounds. NON-PRIVATE diagnostics computed from the private data: not
         part of the release, never printed by default.
     n_features_in_ : int
-    feature_names_in_ : list of str
-        Only when X was a DataFrame.
+    feature_names_in_ : ndarray of str
+        Only when X was a DataFrame whose column names are all strings (scikit-learn's rule: prediction
+        then refuses other names or another order).
     n_iter_ : int
         Newton iterations (a NON-PRIVATE diagnostic, as the counts).
 
@@ -139,7 +147,8 @@ class DPSVM(BinaryERMClassifier):
                  kernel: str = "linear", n_components: Optional[int] = None, kernel_param: Optional[float] = None,
                  huber_h: float = 0.5, feature_bounds: Any = None, fit_intercept: bool = False,
                  weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False, tol: Optional[float] = None,
-                 keep_nonprivate: bool = False, backend: str = "auto", random_state: Any = None) -> None:
+                 keep_nonprivate: bool = False, backend: str = "auto", random_state: Any = None,
+                 diagnose_bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
         self.perturbation = perturbation
@@ -155,6 +164,7 @@ class DPSVM(BinaryERMClassifier):
         self.keep_nonprivate = keep_nonprivate
         self.backend = backend
         self.random_state = random_state
+        self.diagnose_bounds = diagnose_bounds
 
     def _settings(self):
         eps, gamma, perturbation, tol = check_common_settings(self)
@@ -191,22 +201,22 @@ class DPSVM(BinaryERMClassifier):
         -------
         self
         """
-        names = feature_names_of(X)
+        names, columns = feature_names_in(X), feature_names_of(X)
         self._settings()  # settings are checked before the data
         X = check_array("X", X, order="K")  # read column by column: no row-major copy
         classes, y_pm = check_binary_target("y", y, length=X.shape[0])
-        self._fit_checked(X, y_pm, sample_weight, classes)
-        if names is not None:
-            self.feature_names_in_ = names
+        self._fit_checked(X, y_pm, sample_weight, classes, columns=columns)
+        store_feature_names(self, names)
         return self
 
     def _fit_checked(self, X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_weight: Optional[ArrayLike],
-                     classes: NDArray[Any]) -> "DPSVM":
-        """:meth:`fit` for a checked float array and labels already in {-1, 1} (``classes`` gives their names)."""
+                     classes: NDArray[Any], *, columns: Optional[Sequence[str]] = None) -> "DPSVM":
+        """:meth:`fit` for a checked float array and labels already in {-1, 1} (``classes`` gives their names);
+        ``columns`` are X's column names (bounds given by name are matched to them)."""
         eps, gamma, perturbation, tol, h, kernel, D, kp, W = self._settings()
         n, p = X.shape
         fit = fit_classifier(X, y_pm, sample_weight, model="svm", epsilon=eps, gamma=gamma, perturbation=perturbation,
-                             feature_bounds=None if kernel == "gaussian" else self._bounds(p),
+                             feature_bounds=None if kernel == "gaussian" else self._bounds(X, columns),
                              fit_intercept=bool(self.fit_intercept), kernel=kernel, n_components=D, kernel_param=kp,
                              huber_h=h, weights_upper_bound=W, reproduce_dppack=bool(self.reproduce_dppack), tol=tol,
                              backend=self.backend, rng=resolve_rng(self.random_state))

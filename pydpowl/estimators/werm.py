@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sklearn.base import ClassifierMixin
+from sklearn.utils.metaestimators import available_if
 
 from .._base import DPEstimator, check_is_fitted, check_prediction_input, feature_names_in, store_feature_names
 from .._validation import (
@@ -22,7 +23,7 @@ from .._validation import (
     check_weight_sensitivity,
     resolve_rng,
 )
-from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
+from ..engine.losses import LogisticLoss, MarginLoss, class_probabilities, get_loss, loss_lipschitz
 from ..engine.mechanisms import (
     check_noise_scale,
     floating_point_delta,
@@ -175,6 +176,15 @@ class RoundedReleaseMixin:
         eps = float(self.epsilon)
         return floating_point_delta(epsilon=eps, dim=len(self._released()), grid=grid,
                                     noise_scale=self.sensitivity_ / eps, stream=self.sampler_model_)
+
+
+def _logistic_loss(estimator: Any) -> bool:
+    """``predict_proba`` exists only for the logistic loss (the Huber hinge estimates no probabilities)."""
+    loss = estimator.loss
+    if (isinstance(loss, str) and loss == "logistic") or isinstance(loss, LogisticLoss):
+        return True
+    raise AttributeError(f"predict_proba is available only with loss='logistic' (a probability model), got "
+                         f"loss={loss!r}.")
 
 
 class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
@@ -398,6 +408,20 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """``classes_[1]`` where the decision function is > 0, else ``classes_[0]`` (a decision of 0 too, as DPpack)."""
         return np.where(self.decision_function(X) > 0, self.classes_[1], self.classes_[0])
+
+    @available_if(_logistic_loss)
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``[1 - s, s]`` with ``s = sigmoid(X @ coef_)``, columns in ``classes_`` order (``loss="logistic"`` only).
+
+        A function of the released coefficients and the new rows only
+        (post-processing): it costs no privacy budget.
+        """
+        return class_probabilities(self.decision_function(X))
+
+    @available_if(_logistic_loss)
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Logarithm of :meth:`predict_proba`, computed stably (``loss="logistic"`` only)."""
+        return class_probabilities(self.decision_function(X), log=True)
 
     def summary(self) -> FitSummary:
         """A frozen summary of the public settings and the release."""

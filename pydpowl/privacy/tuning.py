@@ -33,7 +33,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_array, check_binary_target, check_bool, check_vector, resolve_rng
+from .._validation import check_array, check_binary_target, check_bool, check_vector, feature_names_of, resolve_rng
 from ..engine.mechanisms import exponential_mechanism, exponential_mechanism_delta, is_r_stream
 from ..exceptions import PrivacyLeakWarning
 from .accountant import compose
@@ -174,6 +174,7 @@ def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike,
     from ..estimators.svm import DPSVM
 
     cands = _candidates(models)
+    columns = feature_names_of(X)  # candidates' bounds given by name are matched to them
     X = check_array("X", X)
     n = X.shape[0]
     classes, y_pm = check_binary_target("y", y, length=n, classes=classes)
@@ -185,10 +186,10 @@ def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike,
         model = clone(cands[i])
         model.set_params(random_state=rng)  # after clone: the stream itself, not a copy
         if isinstance(model, DPSVM):
-            return model._fit_checked(X[rows], y_pm[rows], None if w is None else w[rows], classes)
+            return model._fit_checked(X[rows], y_pm[rows], None if w is None else w[rows], classes, columns=columns)
         if w is not None:
             raise ValueError(f"sample_weight is supported for DPSVM candidates only, got {type(model).__name__}.")
-        return model._fit_checked(X[rows], y_pm[rows], classes)
+        return model._fit_checked(X[rows], y_pm[rows], classes, columns=columns)
 
     def misclassified(model: Any, val: np.ndarray) -> float:
         truth = np.where(y_pm[val] > 0, classes[1], classes[0])
@@ -239,19 +240,23 @@ def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLi
                       "the target bounds.", PrivacyLeakWarning, stacklevel=2)
     from sklearn.base import clone
 
+    frame = X if feature_names_of(X) is not None else None  # a DataFrame's rows keep their column names
     X = check_array("X", X)
     n = X.shape[0]
     y = check_vector("y", y, length=n)
     split_rows(n, len(cands))
     rng = resolve_rng(random_state)
 
+    def rows_of(rows: np.ndarray) -> Any:
+        return X[rows] if frame is None else frame.iloc[rows]
+
     def fit(i: int, rows: np.ndarray) -> Any:
         model = clone(cands[i])
         model.set_params(random_state=rng)
-        return model.fit(X[rows], y[rows])
+        return model.fit(rows_of(rows), y[rows])
 
     def sse(model: Any, val: np.ndarray) -> float:
-        return squared_error_score(model.predict(X[val]), y[val], (lo, hi), clip=not reproduce_dppack)
+        return squared_error_score(model.predict(rows_of(val)), y[val], (lo, hi), clip=not reproduce_dppack)
 
     sens = (hi - lo) * (hi - lo)
     k, fitted, val = select_on_validation(n, len(cands), fit, sse, epsilon=cands[0].epsilon, sensitivity=sens,

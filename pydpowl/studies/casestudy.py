@@ -41,6 +41,20 @@ def _nanmedian(values) -> float:
     return float("nan") if np.all(np.isnan(arr)) else float(np.nanmedian(arr))
 
 
+#: p-values below this print as a bound: a chi-squared p this small underflows to 0 in double precision
+P_FLOOR = 1e-300
+#: the runs' quantiles that bound the concordance interval (inside [0, 1] by construction, unlike mean +- SD)
+CONCORDANCE_QUANTILES = (0.025, 0.975)
+
+
+def format_p_value(p: float) -> str:
+    """A p-value for a table: ``"< 1e-300"`` below :data:`P_FLOOR` (0 is an underflow, not a probability 0),
+    ``"nan"`` when undefined, else three significant digits."""
+    if np.isnan(p):
+        return "nan"
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"{p:.3g}"
+
+
 @dataclass(frozen=True)
 class CaseStudyResult:
     """Table 1 rows (one per epsilon) and the settings that produced them."""
@@ -62,7 +76,7 @@ class CaseStudyResult:
                 rows.append(["inf (non-private)", f"{r.value_mean:.4f}", "1", "-",
                              f"{r.n_plus_mean:.0f} : {r.n_minus_mean:.0f}"])
             else:
-                p = "nan" if np.isnan(r.allocation_p_median) else f"{r.allocation_p_median:.3g}"
+                p = format_p_value(r.allocation_p_median)
                 rows.append([eps_text(r.epsilon), f"{r.value_mean:.4f} ({r.value_sd:.4f})",
                              f"{r.concordance_mean:.3f} ({r.concordance_sd:.3f})", p,
                              f"{r.n_plus_mean:.0f} : {r.n_minus_mean:.0f} ({r.n_plus_sd:.0f})"])
@@ -101,14 +115,15 @@ def run_case_study(data: OWLData, *, config: Optional[CaseStudyConfig] = None, r
         data.X, data.treatment, data.benefit, data.propensity)
     X = data.X.to_numpy(dtype=float)
     A, B, p = data.treatment, data.benefit, data.propensity
-    rule0 = model.predict(X)
+    rule0 = model.predict(data.X)
     rows = []
     finite = [e for e in eps_list if e != math.inf]
     with Progress(len(finite) * n_runs, "case study", enabled=progress) as bar:
         for eps in eps_list:
             if eps == math.inf:
                 rows.append(dict(epsilon=eps, value_mean=empirical_value(rule0, A, B, p), value_sd=0.0,
-                                 concordance_mean=1.0, concordance_sd=0.0, allocation_p_median=float("nan"),
+                                 concordance_mean=1.0, concordance_sd=0.0, concordance_lo=1.0, concordance_hi=1.0,
+                                 allocation_p_median=float("nan"),
                                  association_p_median=float("nan"),
                                  n_plus_mean=float((rule0 > 0).sum()), n_plus_sd=0.0,
                                  n_minus_mean=float((rule0 < 0).sum())))
@@ -128,6 +143,8 @@ def run_case_study(data: OWLData, *, config: Optional[CaseStudyConfig] = None, r
             rows.append(dict(epsilon=eps, value_mean=float(np.nanmean(values)),
                              value_sd=float(np.nanstd(values, ddof=1)),
                              concordance_mean=float(np.mean(concs)), concordance_sd=float(np.std(concs, ddof=1)),
+                             concordance_lo=float(np.quantile(concs, CONCORDANCE_QUANTILES[0])),
+                             concordance_hi=float(np.quantile(concs, CONCORDANCE_QUANTILES[1])),
                              allocation_p_median=_nanmedian(p_alloc), association_p_median=_nanmedian(p_assoc),
                              n_plus_mean=float(n_plus.mean()), n_plus_sd=float(n_plus.std(ddof=1)),
                              n_minus_mean=float(len(A) - n_plus.mean())))

@@ -8,11 +8,18 @@ from typing import Union
 
 from .._plotting import pyplot, save_figure
 
-__all__ = ["plot_case_study", "plot_simulation", "plot_gamma_sensitivity", "plot_tuning_curves"]
+__all__ = ["plot_case_study", "case_study_figure", "plot_simulation", "plot_gamma_sensitivity",
+           "plot_tuning_curves"]
 
 
 def plot_case_study(result, path: Union[str, Path]) -> Path:
-    """Value (mean +- SD over DP runs) and concordance against epsilon; non-private as a line."""
+    """:func:`case_study_figure` written as a PNG at ``path``."""
+    return save_figure(case_study_figure(result), path)
+
+
+def case_study_figure(result):
+    """Value (mean +- SD over DP runs) and concordance (mean, bars from the runs' 2.5% to 97.5% quantiles,
+    within [0, 1]) against epsilon; non-private as a line."""
     plt = pyplot()
     table = result.table
     finite = table[table.epsilon != math.inf]
@@ -29,14 +36,23 @@ def plot_case_study(result, path: Union[str, Path]) -> Path:
     ax.set_title(f"value vs ε (γ = {result.gamma:g}, {result.n_runs} runs)")
     ax.legend()
     ax = axes[1]
-    ax.errorbar(finite.epsilon, finite.concordance_mean, yerr=finite.concordance_sd, marker="o", capsize=3)
+    if "concordance_lo" in finite:  # quantiles of the runs: inside [0, 1]
+        lo, hi = finite.concordance_lo, finite.concordance_hi
+        label = "DP-OWL (mean; bars: 2.5%-97.5% of runs)"
+    else:  # a table from an older run: mean +- SD, cut at [0, 1]
+        lo = (finite.concordance_mean - finite.concordance_sd).clip(0, 1)
+        hi = (finite.concordance_mean + finite.concordance_sd).clip(0, 1)
+        label = "DP-OWL (mean ± SD, cut at [0, 1])"
+    yerr = [(finite.concordance_mean - lo).clip(lower=0), (hi - finite.concordance_mean).clip(lower=0)]
+    ax.errorbar(finite.epsilon, finite.concordance_mean, yerr=yerr, marker="o", capsize=3, label=label)
     ax.set_xscale("log")
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("privacy budget ε")
     ax.set_ylabel("concordance with non-private rule")
+    ax.legend(loc="lower right")
     fig.suptitle(result.description, fontsize=9)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fig
 
 
 def _inf_position(finite_eps) -> float:

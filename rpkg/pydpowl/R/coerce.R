@@ -127,3 +127,68 @@ check_flag <- function(x, name, call = sys.call(-1L)) {
   }
   x
 }
+
+# A bounds vector of the family drop-ins (DPpack's upper.bounds / lower.bounds) as the worker receives it,
+# in the order of X's columns: a vector with names is matched to the column names of X (a data frame, or a
+# matrix with column names) in any order; a vector without names applies to the columns in order (DPpack's
+# rule). `extra` entries that are not columns of X (LinearRegressionDP's bound on y) come last.
+bounds_by_name <- function(v, columns, name, call = sys.call(-1L), extra = 0L) {
+  nm <- names(v)
+  x <- as_numeric_arg(v, name, call)
+  if (is.null(nm) || all(nm == "")) return(x)
+  if (is.null(columns)) {
+    arg_error(sprintf(paste0("%s has names (%s) but X has no column names: give X as a data frame with these ",
+                             "columns, or %s without names, in column order."), name,
+                      paste(sQuote(utils::head(nm[nm != ""], 5L), FALSE), collapse = ", "), name), call)
+  }
+  absent <- setdiff(columns, nm)
+  if (length(absent) > 0L) {
+    arg_error(sprintf("%s has no value for column(s) %s of X (bounds given by name need every column).", name,
+                      paste(sQuote(absent, FALSE), collapse = ", ")), call)
+  }
+  if (anyDuplicated(nm[nm %in% columns])) {
+    arg_error(sprintf("%s names column(s) %s more than once.", name,
+                      paste(sQuote(unique(nm[duplicated(nm) & nm %in% columns]), FALSE), collapse = ", ")), call)
+  }
+  rest <- which(!(nm %in% columns))
+  if (length(rest) != extra) {
+    arg_error(sprintf("%s names %s, which %s not column(s) of X; X's columns are %s.", name,
+                      paste(sQuote(nm[rest], FALSE), collapse = ", "), if (length(rest) == 1L) "is" else "are",
+                      paste(sQuote(columns, FALSE), collapse = ", ")), call)
+  }
+  out <- c(x[match(columns, nm)], x[rest])
+  dim(out) <- length(out)
+  out
+}
+
+# The columns of new data matched to the feature names recorded at the fit: a data frame (or a matrix with
+# column names) is reordered by name, extra columns are dropped, a missing one is refused; data without
+# names, or a fit without them, are taken in order.
+columns_by_name <- function(X, fitted, name = "X", call = sys.call(-1L)) {
+  given <- if (is.data.frame(X)) names(X) else colnames(X)
+  if (is.null(fitted) || is.null(given) || identical(given, fitted)) return(X)
+  absent <- setdiff(fitted, given)
+  if (length(absent) > 0L) {
+    arg_error(sprintf("%s lacks the column(s) %s used in the fit (columns are matched by name).", name,
+                      paste(sQuote(absent, FALSE), collapse = ", ")), call)
+  }
+  X[, fitted, drop = FALSE]
+}
+
+# dpowl()'s bounds given per feature, as list(lower = , upper = ) with named vectors (which dpowl() matches to
+# the columns by name): a list or data frame with one pair (lower, upper) per feature, named by column
+# (list(age = c(18, 89), male = c(0, 1)) or data.frame(age = c(18, 89), male = c(0, 1))), or a data frame
+# with columns lower and upper and the features as row names. Any other form is returned as it is.
+bounds_per_feature <- function(bounds) {
+  if (is.data.frame(bounds) && setequal(names(bounds), c("lower", "upper")) &&
+      is.character(attr(bounds, "row.names"))) {
+    return(list(lower = stats::setNames(bounds$lower, rownames(bounds)),
+                upper = stats::setNames(bounds$upper, rownames(bounds))))
+  }
+  nm <- names(bounds)
+  if (!is.list(bounds) || is.null(nm) || any(nm == "") || setequal(nm, c("lower", "upper"))) return(bounds)
+  pairs <- vapply(bounds, function(b) is.numeric(b) && !is.factor(b) && length(b) == 2L, logical(1))
+  if (!all(pairs)) return(bounds)
+  list(lower = vapply(bounds, function(b) as.numeric(b[[1L]]), numeric(1)),
+       upper = vapply(bounds, function(b) as.numeric(b[[2L]]), numeric(1)))
+}

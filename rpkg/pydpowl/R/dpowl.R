@@ -105,9 +105,11 @@ propensity_arg <- function(propensity, call) {
 
 # bounds = list(lower = , upper = ): unnamed vectors give one value per column of
 # the design (in order); named vectors are matched to column names, and columns
-# coming from factor/logical terms (0/1 dummies) default to [0, 1].
+# coming from factor/logical terms (0/1 dummies) default to [0, 1]. Bounds given
+# per feature (list(age = c(18, 89), ...), bounds_per_feature()) are named vectors.
 resolve_bounds <- function(bounds, cols, dummy, call) {
   p <- length(cols)
+  bounds <- bounds_per_feature(bounds)
   if (is.matrix(bounds) && nrow(bounds) == 2L) bounds <- list(lower = bounds[1L, ], upper = bounds[2L, ])
   if (!is.list(bounds) || length(bounds) != 2L) {
     arg_error(sprintf(paste0("bounds must be list(lower = , upper = ) with public bounds for the %d feature(s) ",

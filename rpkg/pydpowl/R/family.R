@@ -92,7 +92,7 @@ linear_scores <- function(self, X, add.bias, call) {
   if (is.null(self$coeff)) {
     arg_error(sprintf("this %s model is not fitted yet; call $fit() first.", class(self)[1L]), call)
   }
-  M <- as_feature_matrix(X, "X", call = call)  # NA rows predict NA, as in DPpack
+  M <- as_feature_matrix(columns_by_name(X, self$feature.names, "X", call), "X", call = call)  # NA rows: NA
   if (check_flag(add.bias, "add.bias", call = call)) M <- add_bias_column(M)
   if (ncol(M) != length(self$coeff)) {
     arg_error(sprintf("X must have %d columns%s to match the %d fitted coefficients, got %d.",
@@ -139,7 +139,8 @@ EmpiricalRiskMinimizationDP.CMS <- R6::R6Class("EmpiricalRiskMinimizationDP.CMS"
   public = list(
     mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
     gamma = NULL, eps = NULL, perturbation.method = NULL, c = NULL, coeff = NULL, kernel = NULL, D = NULL,
-    sampling = NULL, phi = NULL, kernel.param = NULL, prefilter = NULL, reproduce.dppack = NULL, rng = NULL
+    sampling = NULL, phi = NULL, kernel.param = NULL, prefilter = NULL, reproduce.dppack = NULL, rng = NULL,
+    feature.names = NULL  # pydpowl's: X's column names at the fit (predict() matches a data frame's by name)
   )
 )
 
@@ -149,13 +150,14 @@ EmpiricalRiskMinimizationDP.KST <- R6::R6Class("EmpiricalRiskMinimizationDP.KST"
   public = list(
     mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
     gamma = NULL, eps = NULL, delta = NULL, domain = NULL, zeta = NULL, lambda = NULL, coeff = NULL,
-    reproduce.dppack = NULL, rng = NULL
+    reproduce.dppack = NULL, rng = NULL, feature.names = NULL
   )
 )
 
 # The fit results that R keeps (DPpack's fields).
-set_classifier_fit <- function(self, res) {
+set_classifier_fit <- function(self, res, columns = NULL) {
   self$coeff <- as.numeric(res$coeff)
+  self$feature.names <- columns
   if (identical(self$kernel, "Gaussian")) {
     self$kernel.param <- res$kernel_param  # as DPpack: set at the first fit, kept afterwards
     self$prefilter <- res$prefilter
@@ -208,8 +210,8 @@ svmDP <- R6::R6Class("svmDP", inherit = WeightedERMDP.CMS,
       call <- sys.call()
       M <- wire_features(X, "X", call = call)
       args <- list(X = M$values, y = labels01_arg(y, call),
-                   upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-                   lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+                   upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call),
+                   lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call),
                    add.bias = as_setting(add.bias, "add.bias", call),
                    weights = if (!is.null(weights)) as_numeric_arg(weights, "weights", call),
                    weights.upper.bound = as_setting(weights.upper.bound, "weights.upper.bound", call),
@@ -220,7 +222,7 @@ svmDP <- R6::R6Class("svmDP", inherit = WeightedERMDP.CMS,
                    kernel.param = as_setting(self$kernel.param, "kernel.param", call),
                    huber.h = as_setting(self$huber.h, "huber.h", call), columns = M$columns,
                    reproduce.dppack = isTRUE(self$reproduce.dppack))
-      set_classifier_fit(self, engine_with_rng("svmdp_fit", args, rng_choice(self$rng, call), call))
+      set_classifier_fit(self, engine_with_rng("svmdp_fit", args, rng_choice(self$rng, call), call), M$columns)
     },
 
     XtoV = function(X) {
@@ -236,7 +238,7 @@ svmDP <- R6::R6Class("svmDP", inherit = WeightedERMDP.CMS,
         vals <- linear_scores(self, X, add.bias, call)
       } else {
         if (is.null(self$coeff)) arg_error("this svmDP model is not fitted yet; call $fit() first.", call)
-        M <- as_feature_matrix(X, "X", call = call)
+        M <- as_feature_matrix(columns_by_name(X, self$feature.names, "X", call), "X", call = call)
         vals <- engine("svmdp_predict", list(X = wire_matrix(M), coeff = self$coeff,
                                              add.bias = check_flag(add.bias, "add.bias", call = call),
                                              raw.value = TRUE, kernel = "Gaussian", prefilter = self$prefilter),
@@ -287,13 +289,14 @@ LogisticRegressionDP <- R6::R6Class("LogisticRegressionDP", inherit = EmpiricalR
       call <- sys.call()
       M <- wire_features(X, "X", call = call)
       args <- list(X = M$values, y = labels01_arg(y, call),
-                   upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-                   lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+                   upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call),
+                   lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call),
                    add.bias = as_setting(add.bias, "add.bias", call), regularizer = "l2",
                    eps = as_setting(self$eps, "eps", call), gamma = as_setting(self$gamma, "gamma", call),
                    perturbation.method = as_setting(self$perturbation.method, "perturbation.method", call),
                    columns = M$columns, reproduce.dppack = isTRUE(self$reproduce.dppack))
-      set_classifier_fit(self, engine_with_rng("logistic_regression_dp_fit", args, rng_choice(self$rng, call), call))
+      set_classifier_fit(self, engine_with_rng("logistic_regression_dp_fit", args, rng_choice(self$rng, call), call),
+                         M$columns)
     },
 
     predict = function(X, add.bias = FALSE, raw.value = FALSE) {
@@ -338,13 +341,14 @@ LinearRegressionDP <- R6::R6Class("LinearRegressionDP", inherit = EmpiricalRiskM
       call <- sys.call()
       M <- wire_features(X, "X", call = call)
       args <- list(X = M$values, y = as_numeric_arg(y, "y", call),
-                   upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-                   lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+                   upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call, extra = 1L),
+                   lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call, extra = 1L),
                    add.bias = as_setting(add.bias, "add.bias", call), regularizer = "l2",
                    eps = as_setting(self$eps, "eps", call), delta = as_setting(self$delta, "delta", call),
                    gamma = as_setting(self$gamma, "gamma", call), columns = M$columns,
                    reproduce.dppack = isTRUE(self$reproduce.dppack))
-      set_regression_fit(self, engine_with_rng("linear_regression_dp_fit", args, rng_choice(self$rng, call), call))
+      set_regression_fit(self, engine_with_rng("linear_regression_dp_fit", args, rng_choice(self$rng, call), call),
+                         M$columns)
     },
 
     predict = function(X, add.bias = FALSE) linear_scores(self, X, add.bias, sys.call()),
@@ -353,8 +357,9 @@ LinearRegressionDP <- R6::R6Class("LinearRegressionDP", inherit = EmpiricalRiskM
   )
 )
 
-set_regression_fit <- function(self, res) {
+set_regression_fit <- function(self, res, columns = NULL) {
   self$coeff <- as.numeric(res$coeff)
+  self$feature.names <- columns
   self$zeta <- res$zeta
   self$lambda <- res$lambda
   invisible(self)
@@ -418,14 +423,15 @@ tune_classification_model <- function(DPmodels, X, y, upper.bounds, lower.bounds
   models <- tuning_candidates(DPmodels, c("svmDP", "LogisticRegressionDP"), "tune_classification_model", call)
   M <- wire_features(X, "X", call = call)
   args <- list(DPmodels = lapply(models, classifier_spec, call = call), X = M$values,
-               y = labels01_arg(y, call), upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-               lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+               y = labels01_arg(y, call),
+               upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call),
+               lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call),
                add.bias = as_setting(add.bias, "add.bias", call),
                weights = if (!is.null(weights)) as_numeric_arg(weights, "weights", call),
                weights.upper.bound = as_setting(weights.upper.bound, "weights.upper.bound", call),
                columns = M$columns)
   res <- engine_with_rng("tune_classification_model", args, tuning_rng(models, call), call)
-  for (i in seq_along(models)) set_classifier_fit(models[[i]], res$models[[i]])  # in place, as DPpack
+  for (i in seq_along(models)) set_classifier_fit(models[[i]], res$models[[i]], M$columns)  # in place (DPpack)
   models[[res$index]]
 }
 
@@ -439,10 +445,10 @@ tune_linear_regression_model <- function(DPmodels, X, y, upper.bounds, lower.bou
     delta = as_setting(m$delta, "delta", call), gamma = as_setting(m$gamma, "gamma", call),
     reproduce.dppack = isTRUE(m$reproduce.dppack)))
   args <- list(DPmodels = specs, X = M$values, y = as_numeric_arg(y, "y", call),
-               upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
-               lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
+               upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call, extra = 1L),
+               lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call, extra = 1L),
                add.bias = as_setting(add.bias, "add.bias", call), columns = M$columns)
   res <- engine_with_rng("tune_linear_regression_model", args, tuning_rng(models, call), call)
-  for (i in seq_along(models)) set_regression_fit(models[[i]], res$models[[i]])
+  for (i in seq_along(models)) set_regression_fit(models[[i]], res$models[[i]], M$columns)
   models[[res$index]]
 }

@@ -159,7 +159,10 @@ test_that("predict checks its input and needs a fit", {
   expect_error(m$predict(d$X), regexp = "not fitted yet")
   m$fit(d$X, d$y, d$upper, d$lower, add.bias = TRUE)
   expect_error(m$predict(d$X), regexp = "X must have 3 columns to match the 3 fitted coefficients, got 2")
-  expect_error(m$predict(d$X[, 1, drop = FALSE], add.bias = TRUE), regexp = "X must have 2 columns \\(plus the bias\\)")
+  expect_error(m$predict(unname(as.matrix(d$X[, 1, drop = FALSE])), add.bias = TRUE),
+               regexp = "X must have 2 columns \\(plus the bias\\)")
+  expect_error(m$predict(d$X[, 1, drop = FALSE], add.bias = TRUE),  # fitted on named columns: matched by name
+               regexp = "X lacks the column\\(s\\) 'b' used in the fit")
   Xna <- d$X
   Xna$a[2] <- NA
   p <- m$predict(Xna, add.bias = TRUE)
