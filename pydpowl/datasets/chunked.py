@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_bounds, check_positive
-from ..engine.dask_problem import compute, count_pass, tree_reduce
+from ..engine.dask_cluster import compute
+from ..engine.dask_problem import count_pass, tree_reduce
 from .tabular import parse_bounds, parse_propensity, propensity_statement, treatment_codes
 
 __all__ = ["ChunkedOWLData", "write_npy_chunks", "open_npy_chunks", "write_zarr", "open_zarr", "read_csv_chunks",
@@ -297,7 +298,7 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
     parts = frame.to_delayed()
     count_pass("validation", len(parts))
     (stats,) = compute(tree_reduce([delayed(_csv_counts, pure=False)(p, spec) for p in parts],
-                                        _merge_csv_counts))
+                                   _merge_csv_counts), label="the pass reading the CSV files")
     n = int(sum(stats["rows"]))
     na = {c: stats["na"][c] for c in needed if stats["na"][c]}
     if na:
