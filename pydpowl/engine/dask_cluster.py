@@ -153,16 +153,16 @@ def compute(*collections: Any, label: str = "a pass over the data") -> tuple:
     try:
         _wait(client, futures, label)
         return tuple(client.gather(futures))
-    except ImportError as exc:
-        raise _import_error(client, exc, futures, label) from None
-    except DaskClusterError:
-        raise
-    except Exception as exc:
-        if client.status != "running":
-            raise _scheduler_lost(client, label) from exc
-        raise
-    finally:
-        _release(client, futures)
+    except BaseException as exc:
+        error = exc
+        if isinstance(exc, ImportError):
+            error = _import_error(client, exc, futures, label)
+        elif isinstance(exc, Exception) and not isinstance(exc, DaskClusterError) and client.status != "running":
+            error = _scheduler_lost(client, label)
+        _cancel(client, futures)
+        if error is exc:
+            raise
+        raise error from (None if isinstance(exc, ImportError) else exc)
 
 
 def persist(*collections: Any, label: str = "a pass over the data") -> tuple:
@@ -180,12 +180,12 @@ def persist(*collections: Any, label: str = "a pass over the data") -> tuple:
     return tuple(client.persist(list(collections)))
 
 
-def _release(client: Any, futures: Sequence[Any]) -> None:
-    """Cancel what is still running (a pass given up, an interrupt) and drop the futures."""
-    pending = [f for f in futures if not f.done()]
-    if pending and client.status == "running":
+def _cancel(client: Any, futures: Sequence[Any]) -> None:
+    """Stop a pass given up (an error, an interrupt): its tasks and results leave the cluster now, not when
+    the traceback that refers to the futures is collected."""
+    if client.status == "running":
         try:
-            client.cancel(pending)
+            client.cancel(list(futures))
         except Exception:  # pragma: no cover - the client is going away anyway
             pass
 
