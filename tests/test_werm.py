@@ -220,7 +220,7 @@ def test_sensitivity_covers_the_solver_tolerance(monkeypatch):
     Linear zone of the Huber hinge (other rows cancel in pairs): before the fix the two
     certified answers were 3 times Delta = 2W / gamma apart here (11 times at n = 1e5, tol = 1e-4).
     """
-    import pydpowl.engine.release as release_module
+    import pydpowl.engine.mechanisms.output as release_module
 
     n, W, gamma, tol = 2000, 1.0, 50.0, 1e-3
     Z = np.zeros((n, 2))

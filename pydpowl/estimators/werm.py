@@ -23,8 +23,12 @@ from .._validation import (
     resolve_rng,
 )
 from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
-from ..engine.mechanisms import floating_point_delta
-from ..engine.release import check_noise_scale, release_output_perturbation, warn_reproduce_dppack
+from ..engine.mechanisms import (
+    check_noise_scale,
+    floating_point_delta,
+    release_output_perturbation,
+    warn_reproduce_dppack,
+)
 from ..engine.solver import DEFAULT_TOL
 from .chunked import is_chunked
 from .summary import FitSummary

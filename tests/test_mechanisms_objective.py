@@ -1,4 +1,4 @@
-"""pydpowl.estimators._perturbation: one private fit of DPpack's ERM family, on scaled data."""
+"""pydpowl.engine.mechanisms.objective: CMS and KST objective perturbation, solver smoothing, one private fit."""
 
 import math
 
@@ -7,7 +7,83 @@ import pytest
 
 from pydpowl import RRandom
 from pydpowl.engine.losses import HuberHingeLoss, LogisticLoss
-from pydpowl.estimators._perturbation import release_cms, release_kst
+from pydpowl.engine.mechanisms.objective import (
+    cms_calibration,
+    kst_calibration,
+    release_cms,
+    release_kst,
+    sample_kst_noise,
+    smoothing_rate,
+    smoothing_share,
+)
+
+
+def test_cms_calibration_without_extra_curvature():
+    # c = 1 (h = 0.5), gamma = 2: eps' = eps - log(1 + 1 + 1/4) = eps - log(2.25)
+    cal = cms_calibration(epsilon=2.0, gamma=2.0, c=1.0, n=100)
+    assert cal.epsilon_prime == pytest.approx(2.0 - math.log(2.25), rel=1e-15)
+    assert cal.Delta == 0.0 and cal.rate == cal.epsilon_prime / 2
+
+
+def test_cms_calibration_with_extra_curvature():
+    # eps = 0.5, c = 1, gamma = 1: eps - log(4) < 0, so Delta = c/(n(e^{eps/4} - 1)) - gamma/n and eps' = eps/2
+    n = 50
+    cal = cms_calibration(epsilon=0.5, gamma=1.0, c=1.0, n=n)
+    assert cal.epsilon_prime == 0.25 and cal.rate == 0.125
+    assert cal.Delta == pytest.approx(1.0 / (n * (math.exp(0.125) - 1.0)) - 1.0 / n, rel=1e-15)
+    # then (gamma/n + Delta) n = c / (e^{eps/4} - 1): log(1 + c / (n (Lambda + Delta)))^2 = eps/2 exactly
+    lam = 1.0 / n + cal.Delta
+    assert 2 * math.log(1 + 1.0 / (n * lam)) == pytest.approx(0.25, rel=1e-12)
+
+
+def test_cms_calibration_infinite_epsilon():
+    cal = cms_calibration(epsilon=math.inf, gamma=1.0, c=0.25, n=10)
+    assert cal.Delta == 0.0 and cal.rate == math.inf
+
+
+@pytest.mark.parametrize("p", [1, 2, 5])
+def test_kst_constants(p):
+    cal = kst_calibration(epsilon=2.0, delta=0.0, p=p)
+    assert cal.zeta == pytest.approx(2 * p ** 1.5, rel=1e-15) and cal.lam == p
+    assert cal.Delta == pytest.approx(p, rel=1e-15) and cal.rate == pytest.approx(2.0 / (2 * cal.zeta), rel=1e-15)
+    g = kst_calibration(epsilon=2.0, delta=1e-3, p=p)
+    assert g.variance == pytest.approx(cal.zeta ** 2 * (8 * math.log(2e3) + 8.0) / 4.0, rel=1e-14)
+
+
+def test_kst_refuses_infinite_epsilon_with_delta_and_bad_delta():
+    with pytest.raises(ValueError, match="epsilon=inf with delta > 0"):
+        kst_calibration(epsilon=math.inf, delta=0.1, p=2)
+    for bad in (-0.1, 1.0, float("nan"), "0"):
+        with pytest.raises(ValueError, match=r"delta must be in \[0, 1\)"):
+            kst_calibration(epsilon=1.0, delta=bad, p=2)
+
+
+def test_kst_noise_for_infinite_epsilon_draws_like_dppack_and_is_zero(fake_r_stream):
+    fake = fake_r_stream()
+    cal = kst_calibration(epsilon=math.inf, delta=0.0, p=2)
+    assert np.array_equal(sample_kst_noise(cal, rng=fake), np.zeros(2))
+    assert fake.calls == [("rgamma", 1, 2, math.inf), ("rnorm", 2)]
+
+
+def test_smoothing_share_and_rate():
+    # kappa = sqrt(r n mu / s); with r = tol / mu that is sqrt(n tol / s)
+    assert smoothing_share(n=20000, tol=1e-10, error_radius=1e-10 / 1e-4, strong_convexity=1e-4,
+                           gradient_sensitivity=2.0) == pytest.approx(math.sqrt(20000 * 1e-10 / 2), rel=1e-12)
+    assert smoothing_share(n=10 ** 12, tol=1.0, error_radius=1.0, strong_convexity=1.0, gradient_sensitivity=2.0) == 0.5
+    assert smoothing_rate(epsilon=0.5, error_radius=0.25) == 1.0
+    with pytest.raises(ValueError, match="error_radius"):
+        smoothing_rate(epsilon=1.0, error_radius=0.0)
+
+
+def test_smoothing_noise_has_the_l2_laplace_law():
+    from pydpowl.engine.mechanisms import sample_smoothing_noise
+
+    rng = np.random.default_rng(5)
+    norms = np.array([np.linalg.norm(sample_smoothing_noise(3, epsilon=2.0, error_radius=0.5, rng=rng))
+                      for _ in range(4000)])
+    # ||b|| ~ Gamma(3, rate = epsilon / (2 r) = 2): mean 1.5, variance 0.75
+    assert abs(norms.mean() - 1.5) < 4 * math.sqrt(0.75 / 4000)
+
 
 
 def _scaled(seed=0, n=200, d=3):

@@ -1,35 +1,45 @@
-"""One private fit of DPpack's ERM family, assembled from the engine: objective or output perturbation.
+"""Objective perturbation: Chaudhuri-Monteleoni-Sarwate (CMS) and Kifer-Smith-Thakurta (KST), with solver smoothing.
 
-:func:`release_cms` is Chaudhuri, Monteleoni & Sarwate's ERM (DPpack's
-``EmpiricalRiskMinimizationDP.CMS`` and ``WeightedERMDP.CMS``, behind
-``svmDP`` and ``LogisticRegressionDP``) and :func:`release_kst` is Kifer,
-Smith & Thakurta's objective perturbation (``EmpiricalRiskMinimizationDP.KST``,
-behind ``LinearRegressionDP``). Both take data already in DPpack's scaled
-space and draw, from one generator, exactly what DPpack draws, in DPpack's
-order: the linear term of the objective (objective perturbation) before the
-solve, the output noise after it.
+* CMS (2011, Algorithm 2; DPpack's ``EmpiricalRiskMinimizationDP.CMS``, behind
+  ``svmDP`` and ``LogisticRegressionDP``): :func:`cms_calibration` gives the
+  budget ``epsilon'`` of the linear term and the extra curvature ``Delta``;
+  the linear term ``b`` has the same law as output noise with rate
+  ``epsilon'/2``. :func:`release_cms` makes the release (and DPpack's output
+  perturbation of the same class, through :mod:`.output`).
+* KST (2012; DPpack's ``EmpiricalRiskMinimizationDP.KST``, linear regression):
+  :func:`kst_calibration`, :func:`sample_kst_noise` (an l2-Laplace term for
+  ``delta = 0``, an isotropic Gaussian drawn as ``MASS::mvrnorm`` does for
+  ``delta > 0``) and :func:`release_kst`.
+* Solver smoothing (:func:`smoothing_share`, :func:`smoothing_rate`): the
+  objective-perturbation proofs hold for the exact minimiser; the certified
+  solver returns a point within ``r`` of it (``r = tol / mu`` unconstrained,
+  ``2 tol / mu`` on KST's ball, with ``mu`` the public modulus of strong
+  convexity of the solved objective: ``gamma / n + Delta`` for CMS,
+  ``(gamma + Delta) / n`` for KST), which an extra output noise of rate
+  ``epsilon_s / (2 r)`` covers (docs/dppack_family.md). It is drawn
+  (:func:`sample_smoothing_noise`) from a generator derived from the stream's
+  state without advancing it (:func:`~._common.derived_generator`), so an R
+  stream makes exactly DPpack's draws and ends where DPpack's does; the sum is
+  rounded to the release grid of the smoothing noise (:mod:`.rounding`).
 
-Two modes (``reproduce_dppack``):
+Both releases take data already in DPpack's scaled space and draw, from one
+generator, exactly what DPpack draws, in DPpack's order: the linear term of
+the objective before the solve, the output noise after it. Two modes
+(``reproduce_dppack``):
 
 * ``False`` (default): every release has a proof for the answer the certified
-  solver actually returns, which lies within ``r`` of the exact minimiser
-  (``r = tol / mu`` unconstrained, ``2 tol / mu`` on KST's ball, with ``mu`` the
-  public modulus of strong convexity of the solved objective: ``gamma / n +
-  Delta`` for CMS, ``(gamma + Delta) / n`` for KST). Output
-  perturbation adds ``2 n tol`` to the numerator of the sensitivity (``Delta =
-  (2W + 2 n tol) / gamma``); objective perturbation spends a share ``kappa``
-  of the budget (:func:`pydpowl.engine.mechanisms.smoothing_share`) on an
-  extra output noise of rate ``kappa epsilon / (2 r)`` drawn after the solve
-  from a generator derived from the stream's state without advancing it
-  (:func:`pydpowl.engine.mechanisms.sample_smoothing_noise`): an R stream makes
-  exactly DPpack's draws and ends where DPpack's does.
+  solver actually returns (the smoothing above, a share ``kappa`` of the budget).
 * ``True``: DPpack 0.2.2's arithmetic and draws exactly (validation and
   replay). Its proofs assume the exact minimiser, which no optimiser returns,
-  so :class:`~pydpowl.exceptions.PrivacyLeakWarning` is emitted. For
-  ``LogisticRegressionDP`` DPpack's optimiser uses ``gamma = 1`` whatever
+  so :class:`~pydpowl.exceptions.PrivacyLeakWarning` is emitted by the caller.
+  For ``LogisticRegressionDP`` DPpack's optimiser uses ``gamma = 1`` whatever
   ``gamma`` is (a stray ``gamma <- 1`` in its namespace); the caller passes
   ``optimizer_gamma=1.0`` to reproduce it.
 
+A new variant (another calibration of the same perturbed objective) is added
+here as a calibration function and a ``release_*`` function returning a
+:class:`Release`, drawing its linear term with :mod:`.output` or
+:mod:`.gaussian` and its smoothing noise with :func:`sample_smoothing_noise`.
 See docs/dppack_family.md for the constants and the proofs.
 """
 
@@ -42,22 +52,228 @@ from typing import Any, Optional, Union
 import numpy as np
 from numpy.typing import NDArray
 
-from ..engine.losses import MarginLoss
-from ..engine.mechanisms import (
-    cms_calibration,
-    kst_calibration,
-    sample_kst_noise,
-    release_grid,
-    round_release,
-    sample_output_noise,
-    sample_smoothing_noise,
-    smoothing_share,
-)
-from ..engine.release import release_output_perturbation
-from ..engine.problem import QuadraticProblem
-from ..engine.solver import solve_least_squares, solve_weighted_erm
+from ..._validation import check_epsilon, check_int, check_positive
+from ..losses import MarginLoss
+from ..problem import QuadraticProblem
+from ..solver import solve_least_squares, solve_weighted_erm
+from ._common import derived_generator
+from .gaussian import sample_isotropic_gaussian
+from .output import release_output_perturbation, sample_output_noise
+from .rounding import release_grid, round_release
 
-__all__ = ["PERTURBATIONS", "Release", "release_cms", "release_kst", "check_perturbation"]
+__all__ = [
+    "CMSCalibration",
+    "cms_calibration",
+    "KSTCalibration",
+    "kst_calibration",
+    "sample_kst_noise",
+    "smoothing_share",
+    "smoothing_rate",
+    "SMOOTHING_DOMAIN",
+    "sample_smoothing_noise",
+    "PERTURBATIONS",
+    "Release",
+    "check_perturbation",
+    "release_cms",
+    "release_kst",
+]
+
+
+@dataclass(frozen=True)
+class CMSCalibration:
+    """Public constants of objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2).
+
+    In DPpack's scaling the perturbed objective is
+
+        J(theta) = (1/n) sum_i l(y_i z_i'theta) + gamma/(2n) ||theta||^2 + b'theta/n + (Delta/2) ||theta||^2,
+
+    (Chaudhuri's Lambda is ``gamma / n``) and ``||b||`` is Gamma(d, rate), uniform direction.
+
+    Attributes
+    ----------
+    epsilon : float
+        Budget the calibration was computed for.
+    epsilon_prime : float
+        Budget left for the linear term after the curvature term.
+    Delta : float
+        Extra curvature (0 unless ``epsilon - log(1 + 2c/gamma + c^2/gamma^2) <= 0``).
+    rate : float
+        ``epsilon_prime / 2``: rate of the Gamma law of ``||b||`` (``inf`` for ``epsilon = inf``).
+    """
+
+    epsilon: float
+    epsilon_prime: float
+    Delta: float
+    rate: float
+
+
+def cms_calibration(*, epsilon: float, gamma: float, c: float, n: int) -> CMSCalibration:
+    """Objective-perturbation constants in DPpack's arithmetic (``EmpiricalRiskMinimizationDP.CMS$fit``).
+
+    ``epsilon' = epsilon - log(1 + 2c/gamma + c^2/gamma^2)``; if ``epsilon' > 0``
+    then ``Delta = 0``, else ``Delta = c / (n (exp(epsilon/4) - 1)) - gamma/n``
+    and ``epsilon' = epsilon/2``. The linear term's norm has rate ``epsilon'/2``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget in (0, inf]; ``inf`` gives ``Delta = 0`` and no noise.
+    gamma : float
+        Regularisation constant in (0, inf) (DPpack's convention).
+    c : float
+        Bound on the loss curvature ``l''`` (1/(2h) for the Huber hinge, 1/4 for the logistic loss).
+    n : int
+        Number of rows (public).
+    """
+    eps = check_epsilon(epsilon)
+    gamma = check_positive("gamma", gamma)
+    c = check_positive("c", c)
+    n = check_int("n", n, minimum=1)
+    if eps == math.inf:
+        return CMSCalibration(epsilon=eps, epsilon_prime=math.inf, Delta=0.0, rate=math.inf)
+    # R: eps - log(1 + 2*c/gamma + c^2/gamma^2), with x^2 computed as x*x
+    eps_prime = eps - math.log(1.0 + 2.0 * c / gamma + (c * c) / (gamma * gamma))
+    if eps_prime > 0:
+        delta_curv = 0.0
+    else:
+        delta_curv = c / (n * (math.exp(eps / 4.0) - 1.0)) - gamma / n
+        eps_prime = eps / 2.0
+    return CMSCalibration(epsilon=eps, epsilon_prime=eps_prime, Delta=delta_curv, rate=eps_prime / 2.0)
+
+
+# ----------------------------------------------------------------------------- objective perturbation (KST)
+
+
+@dataclass(frozen=True)
+class KSTCalibration:
+    """Public constants of Kifer, Smith & Thakurta's objective perturbation for linear regression.
+
+    DPpack (``LinearRegressionDP``) scales rows to ``|x_j| <= 1`` (so ``||x|| <=
+    sqrt(p)``), targets to ``|y| <= p`` and constrains ``||theta||^2 <= p``: then the
+    per-record gradient is bounded by ``zeta = 2 p^(3/2)`` and the Hessian ``x x'``
+    has rank one and eigenvalue at most ``lambda = p``. The perturbed objective is
+
+        J(theta) = (1/n) sum_i (y_i - x_i'theta)^2 / 2 + (gamma + Delta)/(2n) ||theta||^2 + b'theta/n
+
+    with ``Delta = 2 lambda / epsilon``.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+    p : int
+        Number of coefficients (intercept included).
+    zeta, lam : float
+        Gradient and Hessian bounds on the domain.
+    Delta : float
+        Extra ridge (0 for ``epsilon = inf``).
+    rate : float
+        ``delta = 0``: ``epsilon / (2 zeta)``, rate of the Gamma law of ``||b||``.
+    variance : float
+        ``delta > 0``: ``zeta^2 (8 log(2/delta) + 4 epsilon) / epsilon^2``, per-coordinate variance of ``b``.
+    """
+
+    epsilon: float
+    delta: float
+    p: int
+    zeta: float
+    lam: float
+    Delta: float
+    rate: float
+    variance: float
+
+
+def kst_calibration(*, epsilon: float, delta: float, p: int) -> KSTCalibration:
+    """KST constants in DPpack's arithmetic (``LinearRegressionDP``, ``EmpiricalRiskMinimizationDP.KST$fit``).
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget in (0, inf].
+    delta : float
+        In [0, 1); 0 gives pure epsilon-DP (l2-Laplace ``b``), > 0 gives
+        (epsilon, delta)-DP (Gaussian ``b``). DPpack fails for ``epsilon = inf``
+        with ``delta > 0`` (its covariance is NaN): refused here.
+    p : int
+        Number of coefficients, intercept included.
+    """
+    eps = check_epsilon(epsilon)
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)) \
+            or not (0.0 <= float(delta) < 1.0):
+        raise ValueError(f"delta must be in [0, 1), got delta={delta!r}.")
+    delta = float(delta)
+    p = check_int("p", p, minimum=1)
+    if eps == math.inf and delta > 0:
+        raise ValueError("epsilon=inf with delta > 0 has no noise law (DPpack's covariance is NaN and its fit "
+                         "fails); use delta=0 for a non-private fit.")
+    zeta = 2.0 * math.pow(p, 1.5)  # R: 2*p^(3/2)
+    lam = float(p)
+    Delta = 0.0 if eps == math.inf else 2.0 * lam / eps
+    rate = eps / (2.0 * zeta)
+    variance = math.nan
+    if delta > 0:
+        variance = (zeta * zeta * (8.0 * math.log(2.0 / delta) + 4.0 * eps)) / (eps * eps)
+    return KSTCalibration(epsilon=eps, delta=delta, p=p, zeta=zeta, lam=lam, Delta=Delta, rate=rate,
+                          variance=variance)
+
+
+def sample_kst_noise(calibration: KSTCalibration, *, rng: Any) -> NDArray[np.float64]:
+    """The linear term ``b`` of KST objective perturbation, with DPpack's draws.
+
+    ``delta = 0``: ``rgamma(1, p, rate = epsilon/(2 zeta))`` then ``rnorm(p)``
+    (drawn even for ``epsilon = inf``, as DPpack does, and then discarded: zeros).
+    ``delta > 0``: :func:`sample_isotropic_gaussian`.
+    """
+    cal = calibration
+    if cal.delta == 0:
+        b = sample_output_noise(cal.p, cal.rate, rng=rng)
+        if cal.epsilon == math.inf:
+            return np.zeros(cal.p)
+        return b
+    return sample_isotropic_gaussian(cal.p, cal.variance, rng=rng)
+
+
+def smoothing_share(*, n: int, tol: float, error_radius: float, strong_convexity: float,
+                    gradient_sensitivity: float) -> float:
+    """Share ``kappa`` of the budget given to the solver-smoothing noise.
+
+    The objective-perturbation noise moves the minimiser by about
+    ``gradient_sensitivity / (epsilon n mu)`` and the smoothing noise by about
+    ``2 r / (kappa epsilon)`` (``r`` the certified error radius): the sum is
+    smallest near ``kappa = sqrt(r n mu / gradient_sensitivity)``, capped at 1/2.
+    Public: it depends on ``n``, the solver tolerance and public constants only.
+    """
+    n = check_int("n", n, minimum=1)
+    check_positive("tol", tol)
+    r = check_positive("error_radius", error_radius)
+    mu = check_positive("strong_convexity", strong_convexity)
+    s = check_positive("gradient_sensitivity", gradient_sensitivity)
+    return min(0.5, math.sqrt(r * n * mu / s))
+
+
+def smoothing_rate(*, epsilon: float, error_radius: float) -> float:
+    """Rate ``epsilon / (2 r)`` of the l2-Laplace noise covering a solver error of at most ``r``.
+
+    For neighbours the two certified answers lie within ``r`` of their exact
+    minimisers, so given the exact minimiser the answer has sensitivity ``2 r``.
+    """
+    eps = check_positive("epsilon", epsilon)
+    r = check_positive("error_radius", error_radius)
+    return eps / (2.0 * r)
+
+
+#: domain tag of the generator the solver-smoothing noise is drawn from (:func:`sample_smoothing_noise`)
+SMOOTHING_DOMAIN = "pydpowl/solver-smoothing/v1"
+
+
+def sample_smoothing_noise(dim: int, *, epsilon: float, error_radius: float, rng: Any) -> NDArray[np.float64]:
+    """The solver-smoothing noise of objective perturbation: rate :func:`smoothing_rate`, drawn from
+    :func:`derived_generator` (domain :data:`SMOOTHING_DOMAIN`), so an R stream is not advanced.
+
+    The one place this noise is drawn (CMS and KST alike: :func:`release_cms`, :func:`release_kst`).
+    """
+    rate = smoothing_rate(epsilon=epsilon, error_radius=error_radius)
+    return sample_output_noise(dim, rate, rng=derived_generator(rng, domain=SMOOTHING_DOMAIN))
+
 
 #: DPpack's perturbation methods
 PERTURBATIONS = ("objective", "output")
