@@ -148,8 +148,10 @@ def test_the_solver_gets_dask_arrays_and_the_estimator_keeps_nothing_of_length_n
 
 
 def test_persisted_chunks_are_freed_when_the_fit_returns(dask_client):
+    import gc
     import time
 
+    gc.collect()  # futures of earlier tests held in reference cycles (tracebacks of expected errors) go first
     X, A, B, P, _ = _owl(3000, seed=15)
     with dask.config.set({"pydpowl.persist": True}):
         DPOWL(**KW, random_state=1).fit(*(_chunk(v, 700) for v in (X, A, B, P)))

@@ -330,10 +330,10 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
     # the parsed blocks (X, benefit, propensity, treatment codes) and the fit's prepared chunks (Z, labels, weights)
     if should_persist(_csv_rows_estimate(files) * 8 * ((p_count + 3) + (p_count + 1 + 2))):
         *parsed, counts = persist(*parsed, counts, label="the pass reading the CSV files")
-    (stats,) = compute(counts, label="the pass reading the CSV files")
     try:
+        (stats,) = compute(counts, label="the pass reading the CSV files")
         n, n_plus, (plus, minus), arms, notes = _csv_checks(stats, spec, source, treated, (lower, upper), W)
-    except ValueError:
+    except BaseException:
         parsed, counts = [], None  # the persisted blocks leave the workers now, not when the traceback goes
         raise
     note, stated = propensity_statement(prop, weight_sensitivity)
