@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export PYDPOWL_REQUIRE_R := 1
 
 .PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask \
-	bench-family bench-family-r bench-r-worker lint clean coverage propensity-study policy-eval
+	bench-dask-csv bench-family bench-family-r bench-r-worker lint clean coverage propensity-study policy-eval
 
 setup:
 	@bash scripts/setup.sh
@@ -68,6 +68,13 @@ bench-cold: setup
 BENCH_DASK_ARGS ?= --sizes 1e6,1e7
 bench-dask: setup
 	$(PY) benchmarks/bench_dask.py $(BENCH_DASK_ARGS)
+
+## pydpowl fit --engine dask on CSV files vs dask.dataframe.read_csv + the same fit vs pandas in memory (fresh processes).
+## The issue's size (writes about 2 GB under the temp dir, removed afterwards):
+## make bench-dask-csv BENCH_DASK_CSV_ARGS="--n 2e7 --files 40"
+BENCH_DASK_CSV_ARGS ?= --n 2e6 --files 40
+bench-dask-csv: setup
+	$(PY) benchmarks/bench_dask_csv.py $(BENCH_DASK_CSV_ARGS)
 
 ## DPpack's ERM family (svmDP, LogisticRegressionDP, LinearRegressionDP): warm fits and whole scripts vs DPpack
 bench-family: setup

@@ -162,6 +162,90 @@ def unprivileged():
         shutil.rmtree(root, ignore_errors=True)
 
 
+class DaskProcesses:
+    """A real ``dask-scheduler`` and ``dask-worker`` processes on loopback, started by a test and killed
+    by pid (SIGKILL). Their output goes to log files in ``directory``."""
+
+    def __init__(self, directory) -> None:
+        from pathlib import Path
+
+        self.directory = Path(directory)
+        self.procs: list = []
+        self.address = ""
+
+    def _spawn(self, args, *, cwd=None, env=None):
+        import subprocess
+
+        log = open(self.directory / f"process-{len(self.procs)}.log", "wb")
+        proc = subprocess.Popen(args, cwd=cwd or self.directory, env=env, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        self.procs.append(proc)
+        return proc
+
+    def start_scheduler(self, timeout: float = 60.0) -> str:
+        """Start ``python -m distributed.cli.dask_scheduler`` on a free loopback port; its address."""
+        import json
+        import sys
+        import time
+
+        path = self.directory / "scheduler.json"
+        proc = self._spawn([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                            "--port", "0", "--no-dashboard", "--scheduler-file", str(path)])
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"dask-scheduler exited with status {proc.returncode}; see {self.directory}")
+            try:
+                self.address = json.loads(path.read_text())["address"]
+                return self.address
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.1)
+        raise RuntimeError(f"dask-scheduler did not start within {timeout} s")
+
+    def start_worker(self, python=None, *, cwd=None, env=None):
+        """Start ``python -m distributed.cli.dask_worker`` (no nanny: the process is the worker)."""
+        import sys
+
+        return self._spawn([python or sys.executable, "-m", "distributed.cli.dask_worker", self.address,
+                            "--no-nanny", "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard",
+                            "--death-timeout", "60"], cwd=cwd, env=env)
+
+    def kill(self, proc) -> None:
+        """SIGKILL one process by its pid."""
+        import os
+        import signal
+
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+    def close(self) -> None:
+        for proc in self.procs:
+            self.kill(proc)
+
+
+@pytest.fixture(scope="module")
+def _dask_scheduler_process(tmp_path_factory):
+    processes = DaskProcesses(tmp_path_factory.mktemp("dask-processes"))
+    try:
+        processes.start_scheduler()
+        yield processes
+    finally:
+        processes.close()
+
+
+@pytest.fixture
+def dask_processes(_dask_scheduler_process):
+    """:class:`DaskProcesses` with a running scheduler (one per test module); the test starts its workers,
+    which are killed when it ends."""
+    first = len(_dask_scheduler_process.procs)
+    try:
+        yield _dask_scheduler_process
+    finally:
+        for proc in _dask_scheduler_process.procs[first:]:
+            _dask_scheduler_process.kill(proc)
+
+
 class FakeRStream:
     """Records the order of calls, like R's stream would consume them (``rgamma`` gives 2, ``rnorm`` (3, 4))."""
 

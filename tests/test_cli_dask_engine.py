@@ -2,6 +2,7 @@
 Dask scheduler give the model file the in-memory command gives for the same table."""
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -54,12 +55,39 @@ def test_usage_errors(csvs, tmp_path, capsys):
     assert main(["fit", "--data", str(whole), "--scheduler", "tcp://127.0.0.1:1", *DATA_OPTS, *FIT_OPTS,
                  "--out", str(tmp_path / "m.json")]) == 2
     assert "--scheduler needs --engine dask" in capsys.readouterr().err
+    assert main(["fit", "--data", str(whole), "--dask-timeout", "5", *DATA_OPTS, *FIT_OPTS,
+                 "--out", str(tmp_path / "m.json")]) == 2
+    assert "--dask-timeout needs --engine dask" in capsys.readouterr().err
+    assert main(["fit", "--data", pattern, "--engine", "dask", "--dask-timeout", "0", *DATA_OPTS, *FIT_OPTS,
+                 "--out", str(tmp_path / "m.json")]) == 2
+    assert "--dask-timeout must be in (0, inf], got --dask-timeout=0.0" in capsys.readouterr().err
     assert main(["fit", "--data", str(tmp_path / "none*.csv"), "--engine", "dask", *DATA_OPTS, *FIT_OPTS,
                  "--out", str(tmp_path / "m.json")]) == 2
     assert "no data file matches" in capsys.readouterr().err
 
 
+def test_a_scheduler_without_workers_fails_within_dask_timeout(csvs, tmp_path, dask_processes, capsys):
+    _, pattern = csvs  # dask_processes: a real dask-scheduler process, no worker started
+    start = time.monotonic()
+    assert main(["fit", "--data", pattern, "--engine", "dask", "--scheduler", dask_processes.address,
+                 "--dask-timeout", "2", *DATA_OPTS, *FIT_OPTS, "--out", str(tmp_path / "m.json")]) == 2
+    assert time.monotonic() - start < 20
+    err = capsys.readouterr().err
+    assert f"dask: no Dask worker is connected to the scheduler {dask_processes.address}: the pass reading the CSV " \
+           "files waits for workers (gives up after 2 s)" in err
+    assert f"pydpowl fit: error: no Dask worker has been connected to the scheduler {dask_processes.address} for " \
+           "2 s during the pass reading the CSV files" in err
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_dask_client_closes_its_local_cluster():
-    with dask_client() as client:
+    import dask
+
+    from pydpowl.engine.dask_cluster import logger
+
+    handlers = list(logger.handlers)
+    with dask_client(worker_timeout=7) as client:
         assert client.status == "running" and len(client.scheduler_info()["workers"]) >= 1
+        assert dask.config.get("pydpowl.worker-timeout") == 7 and len(logger.handlers) == len(handlers) + 1
     assert client.status == "closed"
+    assert dask.config.get("pydpowl.worker-timeout", None) is None and logger.handlers == handlers

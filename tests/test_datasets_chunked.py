@@ -31,6 +31,18 @@ def test_npy_chunks_round_trip(tmp_path):
     np.testing.assert_array_equal(arrays["treatment"].compute(), np.concatenate([c["treatment"] for c in expected]))
 
 
+def test_npy_chunks_are_written_in_c_order_and_fortran_files_are_read(tmp_path):
+    X = np.asfortranarray(np.arange(12.0).reshape(4, 3))  # as DataFrame.to_numpy() often returns
+    write_npy_chunks(tmp_path / "d", [{"X": X, "y": np.ones(4)}, {"X": X[:2], "y": np.ones(2)}])
+    with open(tmp_path / "d" / "X" / "000000.npy", "rb") as fh:
+        np.lib.format.read_magic(fh)
+        assert np.lib.format.read_array_header_1_0(fh)[1] is False  # fortran_order
+    arrays = open_npy_chunks(tmp_path / "d")
+    np.testing.assert_array_equal(arrays["X"].compute(), np.vstack([X, X[:2]]))
+    np.save(tmp_path / "d" / "X" / "000001.npy", np.asfortranarray(X[:2] + 1))  # a file written by someone else
+    np.testing.assert_array_equal(open_npy_chunks(tmp_path / "d")["X"].compute(), np.vstack([X, X[:2] + 1]))
+
+
 def test_npy_layout_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="not found"):
         open_npy_chunks(tmp_path / "missing")
@@ -178,3 +190,49 @@ def test_each_csv_chunk_is_parsed_once_per_pass(tmp_path, monkeypatch):
                   weight_sensitivity=data.weight_sensitivity, random_state=1).fit(data.X, data.treatment,
                                                                                   data.benefit, data.propensity)
     assert len(calls) == 3 * log.total  # 3 chunks, once per pass: X, treatment, benefit, propensity from one parse
+
+
+def test_each_block_is_read_and_parsed_once_when_persisted(tmp_path, monkeypatch):
+    import dask
+    import dask.bytes.core
+
+    reads = []
+    real = dask.bytes.core.read_block_from_file
+    monkeypatch.setattr(dask.bytes.core, "read_block_from_file", lambda *a, **k: reads.append(1) or real(*a, **k))
+    # the synchronous scheduler runs each task of a graph once; persisted, the fit reads the parsed blocks
+    with dask.config.set({"pydpowl.persist": True, "scheduler": "sync"}):
+        data = read_csv_chunks(_write(_frame(900), tmp_path / "csv"), **OPTS, treated="new",
+                               benefit_lower_bound=-12.0, blocksize=None)
+        DPOWL(epsilon=1.0, gamma=10.0, weights_upper_bound=30.0, feature_bounds=data.feature_bounds,
+              weight_sensitivity=data.weight_sensitivity, random_state=1).fit(data.X, data.treatment, data.benefit,
+                                                                              data.propensity)
+    assert len(reads) == 3  # 3 files, one block each: read once, by the reader's pass
+
+
+def test_blocks_within_files_with_a_byte_order_mark_and_crlf_lines(tmp_path):
+    frame = _frame(700, seed=8)
+    directory = tmp_path / "csv"
+    directory.mkdir()
+    for k, part in enumerate(np.array_split(np.arange(len(frame)), 2)):
+        text = frame.iloc[part].to_csv(index=False, lineterminator="\r\n")
+        (directory / f"part{k}.csv").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    frame.to_csv(tmp_path / "all.csv", index=False)
+    mem = owl_data_from_frame(read_table(tmp_path / "all.csv"), **OPTS, treated="new", benefit_lower_bound=-12.0)
+    data = read_csv_chunks(str(directory / "*.csv"), **OPTS, treated="new", benefit_lower_bound=-12.0,
+                           blocksize=4000)
+    assert data.X.numblocks[0] > 10  # many blocks per file; the header is given to every block after the first
+    np.testing.assert_array_equal(data.X.compute(), mem.X.to_numpy())
+    for name in ("treatment", "benefit", "propensity"):
+        np.testing.assert_array_equal(getattr(data, name).compute(), getattr(mem, name))
+    assert data.notes == mem.notes
+
+
+def test_a_file_that_is_not_csv_is_named(tmp_path):
+    pattern = _write(_frame(300), tmp_path / "csv")
+    with open(tmp_path / "csv" / "part1.csv", "a") as fh:
+        fh.write('0.5,0.5,0.5,0.5,new,"1\n')  # a quote that is never closed
+    with pytest.raises(ValueError, match=r"could not read part1.csv as CSV: Error tokenizing data"):
+        read_csv_chunks(pattern, **OPTS, treated="new", benefit_lower_bound=-12.0)
+    (tmp_path / "csv" / "part2.csv").write_text("x1,x2\n1,2\n")
+    with pytest.raises(ValueError, match=r"src \(part2.csv\): missing column\(s\) \['arm', 'B', 'x3', 'x4'\]"):
+        read_csv_chunks(pattern, **OPTS, treated="new", source="src")

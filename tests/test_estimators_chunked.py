@@ -148,8 +148,10 @@ def test_the_solver_gets_dask_arrays_and_the_estimator_keeps_nothing_of_length_n
 
 
 def test_persisted_chunks_are_freed_when_the_fit_returns(dask_client):
+    import gc
     import time
 
+    gc.collect()  # futures of earlier tests held in reference cycles (tracebacks of expected errors) go first
     X, A, B, P, _ = _owl(3000, seed=15)
     with dask.config.set({"pydpowl.persist": True}):
         DPOWL(**KW, random_state=1).fit(*(_chunk(v, 700) for v in (X, A, B, P)))
@@ -163,18 +165,18 @@ def test_persisted_chunks_are_freed_when_the_fit_returns(dask_client):
 def test_persist_setting(monkeypatch):
     X, A, B, P, _ = _owl(1000, seed=10)
     ref = DPOWL(**KW, random_state=1).fit(X, A, B, P)
-    assert chunked.persist_setting() == "auto" and chunked._should_persist(8 * 10 ** 6)
-    assert not chunked._should_persist(10 ** 15)  # more than half the workers' memory: streamed
+    assert chunked.persist_setting() == "auto" and chunked.should_persist(8 * 10 ** 6)
+    assert not chunked.should_persist(10 ** 15)  # more than half the workers' memory: streamed
     for setting in (True, False):
         with dask.config.set({"pydpowl.persist": setting}):
-            assert chunked._should_persist(10 ** 15) is setting
+            assert chunked.should_persist(10 ** 15) is setting
             model = DPOWL(**KW, random_state=1).fit(*(_chunk(v, 300) for v in (X, A, B, P)))
         assert _rel(model.scaled_coef_, ref.scaled_coef_) <= RTOL
     with dask.config.set({"pydpowl.persist": "sometimes"}):
         with pytest.raises(ValueError, match="'pydpowl.persist' must be 'auto', True or False"):
             DPOWL(**KW, random_state=1).fit(*(_chunk(v, 300) for v in (X, A, B, P)))
     monkeypatch.setattr(chunked, "distributed_client", lambda: None)
-    assert not chunked._should_persist(8)  # Dask's local scheduler: the chunks would sit in the client
+    assert not chunked.should_persist(8)  # Dask's local scheduler: the chunks would sit in the client
 
 
 def _message(fit):

@@ -55,6 +55,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--scheduler", metavar="ADDR",
                    help="with --engine dask: address of a running dask-scheduler (tcp://host:8786); default: a "
                         "local cluster of threads in this process")
+    g.add_argument("--dask-timeout", type=float, default=None, metavar="SECONDS",
+                   help="with --engine dask: stop the fit when no Dask worker has been connected for this long "
+                        "(default: 60; inf: wait for workers forever)")
     add_budget_options(parser)
     add_disclosure_options(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="model file to write (JSON)")
@@ -72,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if not (args.epsilon > 0 and math.isfinite(args.epsilon)):
         raise ValueError(f"--epsilon must be a finite number > 0 for a release, got {args.epsilon!r}.")
-    if args.scheduler is not None and args.engine != "dask":
-        raise ValueError("--scheduler needs --engine dask.")
+    for option, value in (("--scheduler", args.scheduler), ("--dask-timeout", args.dask_timeout)):
+        if value is not None and args.engine != "dask":
+            raise ValueError(f"{option} needs --engine dask.")
     key = read_key(args)  # before the data are read
     budget = open_budget(args)
     label = f"pydpowl fit --epsilon {args.epsilon:g} -> {args.out.name}"
@@ -83,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         if args.engine == "dask":
             from .dask_engine import chunked_data_from_args, dask_client
 
-            say(f"dask: {stack.enter_context(dask_client(args.scheduler))}")
+            say(f"dask: {stack.enter_context(dask_client(args.scheduler, worker_timeout=args.dask_timeout))}")
             data, coded = chunked_data_from_args(args)
         else:
             data, coded = data_from_args(args, with_labels=True)

@@ -28,7 +28,9 @@ reduced gradient exactly as in memory.
 
 The work runs wherever Dask runs the graph: the ``distributed.Client`` in
 use (a ``LocalCluster`` or a scheduler address), or Dask's local scheduler
-when there is none. Whether the arrays are held in the workers' memory
+when there is none. On a client every pass is watched by
+:func:`pydpowl.engine.dask_cluster.compute` (lost workers, a worker that cannot
+import pydpowl, progress lines). Whether the arrays are held in the workers' memory
 between passes (``persist``) is the caller's choice; the estimators decide it
 (see :mod:`pydpowl.estimators.chunked`).
 
@@ -46,11 +48,11 @@ from typing import Any, Iterator, List, Optional, Tuple
 import numpy as np
 from numpy.typing import NDArray
 
+from .dask_cluster import compute
 from .losses import MarginLoss
 from .problem import LineDerivatives, MarginProblem
 
-__all__ = ["ChunkedRows", "DaskMarginProblem", "PassLog", "track_passes", "count_pass", "tree_reduce", "compute",
-           "persist", "on_client", "distributed_client"]
+__all__ = ["ChunkedRows", "DaskMarginProblem", "PassLog", "track_passes", "count_pass", "tree_reduce"]
 
 #: partial results combined per task of the reduction tree
 _FAN_IN = 8
@@ -128,51 +130,6 @@ def tree_reduce(parts: List[Any], combine) -> Any:
     return parts[0]
 
 
-def distributed_client() -> Optional[Any]:
-    """The ``distributed.Client`` Dask computes on (the current or latest open one), or None."""
-    try:
-        from distributed import default_client
-    except ImportError:  # pragma: no cover - set-up installs distributed
-        return None
-    try:
-        return default_client()
-    except ValueError:
-        return None
-
-
-def _scheduler() -> dict:
-    """``scheduler=`` for Dask's compute: the client of :func:`distributed_client` when Dask would use a
-    distributed client. Named explicitly because, with workers in the client's own process
-    (``LocalCluster(processes=False)``), Dask's implicit look-up can pick up a worker's stale client."""
-    import dask
-
-    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
-        return {}
-    client = distributed_client()
-    return {} if client is None else {"scheduler": client}
-
-
-def on_client() -> Any:
-    """A context in which Dask's implicit compute calls run on :func:`_scheduler`'s client."""
-    import dask
-
-    return dask.config.set(**_scheduler())
-
-
-def compute(*collections: Any) -> tuple:
-    """Dask's ``compute`` on the scheduler of :func:`_scheduler`."""
-    import dask
-
-    return dask.compute(*collections, **_scheduler())
-
-
-def persist(*collections: Any) -> tuple:
-    """Dask's ``persist`` on the scheduler of :func:`_scheduler`."""
-    import dask
-
-    return dask.persist(*collections, **_scheduler())
-
-
 def _add(*arrays: NDArray[np.float64]) -> NDArray[np.float64]:
     return functools.reduce(np.add, arrays)
 
@@ -219,7 +176,7 @@ class ChunkedRows:
     def strided(self, step: int) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """Rows ``0, step, 2 step, ...`` (as ``Z[::step]``) in memory: one pass, a few thousand rows."""
         count_pass("subsample", self.n_chunks)
-        Zs, ys, ws = compute(self.Z[::step], self.y[::step], self.w[::step])
+        Zs, ys, ws = compute(self.Z[::step], self.y[::step], self.w[::step], label="the warm start's subsample pass")
         return np.ascontiguousarray(Zs), np.ascontiguousarray(ys), np.ascontiguousarray(ws)
 
     def problem(self, loss: MarginLoss, backend: str) -> "DaskMarginProblem":
@@ -264,7 +221,7 @@ class DaskMarginProblem:
         count_pass("evaluations", len(blocks))
         parts = [delayed(_evaluate_block, pure=False)(Zb, yb, wb, theta, self.loss, self.chunk_backend)
                  for Zb, yb, wb in blocks]
-        (total,) = compute(tree_reduce(parts, _add))
+        (total,) = compute(tree_reduce(parts, _add), label="an evaluation pass")
         d = self.d
         return float(total[0]), total[1:d + 1].copy(), total[d + 1:].reshape(d, d).copy()
 
@@ -280,7 +237,7 @@ class DaskMarginProblem:
             count_pass("line_search", len(blocks))
             parts = [delayed(_line_block, pure=False)(Zb, yb, wb, theta, p, float(t), self.loss, self.chunk_backend)
                      for Zb, yb, wb in blocks]
-            (total,) = compute(tree_reduce(parts, _add))
+            (total,) = compute(tree_reduce(parts, _add), label="a line-search pass")
             return float(total[0]), float(total[1])
 
         return derivatives

@@ -47,13 +47,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import (binary_target_message, check_numeric_dtype, column_labels, feature_names_of,
-                           nonfinite_message, nonnegative_message, no_columns_message, one_arm_message, one_d_message,
-                           treatment_counts, treatment_error, columns_by_name)
-from ..engine.dask_problem import compute, count_pass, distributed_client, on_client, persist, tree_reduce
+from .._validation import (binary_target_message, check_numeric_dtype, column_labels, columns_by_name,
+                           feature_names_of, nonfinite_message, nonnegative_message,
+                           no_columns_message, one_arm_message, one_d_message, treatment_counts, treatment_error)
+from ..engine.dask_cluster import compute, distributed_client, persist
+from ..engine.dask_problem import count_pass, tree_reduce
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 
-__all__ = ["is_chunked", "check_erm_inputs_chunked", "prepare_owl_chunked", "persist_setting"]
+__all__ = ["is_chunked", "check_erm_inputs_chunked", "prepare_owl_chunked", "persist_setting", "should_persist"]
 
 #: persist the prepared chunks when they take at most this share of the workers' memory
 _PERSIST_SHARE = 0.5
@@ -292,9 +293,11 @@ def _bounds_from_chunks(X):
 
     count_pass("validation", X.numblocks[0])
     nonfinite = ~da.isfinite(X)
-    lo, hi, bad, n_nan = compute(X.min(axis=0), X.max(axis=0), nonfinite.sum(), da.isnan(X).sum())
+    lo, hi, bad, n_nan = compute(X.min(axis=0), X.max(axis=0), nonfinite.sum(), da.isnan(X).sum(),
+                                 label="the pass finding the column ranges")
     if bad:
-        rows, cols = compute(da.flatnonzero(nonfinite.any(axis=1))[:6], da.flatnonzero(nonfinite.any(axis=0)))
+        rows, cols = compute(da.flatnonzero(nonfinite.any(axis=1))[:6], da.flatnonzero(nonfinite.any(axis=0)),
+                             label="the pass locating non-finite values")
         counts = {"X_nan": int(n_nan), "X_inf": int(bad) - int(n_nan),
                   "nonfinite_rows_X": tuple(int(i) for i in rows), "nonfinite_cols_X": tuple(int(j) for j in cols)}
         _raise_finite("X", counts, X.size)
@@ -315,8 +318,8 @@ def _dask_array(name: str, value: Any):
 
     if hasattr(value, "__dask_graph__") and hasattr(value, "to_dask_array"):  # Dask DataFrame or Series
         count_pass("validation", value.npartitions)
-        with on_client():
-            value = value.to_dask_array(lengths=True)
+        (lengths,) = compute(value.map_partitions(len), label=f"the pass counting the rows of {name}")
+        value = value.to_dask_array(lengths=tuple(int(k) for k in lengths))
     elif not hasattr(value, "__dask_graph__"):
         return None
     if not isinstance(value, da.Array):
@@ -325,11 +328,23 @@ def _dask_array(name: str, value: Any):
 
 
 def _known_chunks(arr):
-    if any(np.isnan(c) for c in arr.chunks[0]):
-        count_pass("validation", arr.numblocks[0])
-        with on_client():
-            arr = arr.compute_chunk_sizes()
-    return arr
+    """``arr`` with known chunk sizes (one pass when they are unknown)."""
+    import dask.array as da
+    from dask import delayed
+
+    if not any(np.isnan(c) for chunks in arr.chunks for c in chunks):
+        return arr
+    count_pass("validation", arr.numblocks[0])
+    blocks = arr.to_delayed()
+    shapes = compute(*[delayed(np.shape, pure=True)(b) for b in blocks.ravel()], label="the pass sizing the chunks")
+    shapes = np.array(shapes, dtype=int).reshape(blocks.shape + (arr.ndim,))
+
+    def nest(index):
+        if len(index) == arr.ndim:
+            return da.from_delayed(blocks[index], shape=tuple(shapes[index]), dtype=arr.dtype)
+        return [nest(index + (k,)) for k in range(blocks.shape[len(index)])]
+
+    return da.block(nest(()))
 
 
 def _as_matrix(name: str, value: Any, *others: Any):
@@ -417,9 +432,9 @@ def _assemble(outs, rows, d: int):
 def _materialise(Z, y, w, stats):
     """Compute the counts; persist the prepared chunks in the same pass when :func:`persist_setting` says so."""
     count_pass("validation", Z.numblocks[0])
-    if _should_persist(Z.nbytes + y.nbytes + w.nbytes):
-        Z, y, w, stats = persist(Z, y, w, stats)
-    (stats,) = compute(stats)
+    if should_persist(Z.nbytes + y.nbytes + w.nbytes):
+        Z, y, w, stats = persist(Z, y, w, stats, label="the validation pass")
+    (stats,) = compute(stats, label="the validation pass")
     return Z, y, w, stats
 
 
@@ -433,7 +448,8 @@ def persist_setting() -> Any:
     return value
 
 
-def _should_persist(nbytes: int) -> bool:
+def should_persist(nbytes: int) -> bool:
+    """Whether ``nbytes`` of chunks are kept in the workers' memory (the rule of the module docstring)."""
     setting = persist_setting()
     if setting != "auto":
         return bool(setting)
