@@ -135,8 +135,11 @@ def _owl_secrets(data, seed):
 # --------------------------------------------------------------------------- attributes
 
 #: classes_: the two labels of y (the label coding; documented to be treated as public)
+#: ridge_, epsilon_prime_, epsilon_smoothing_, noise_rate_, release_noise_scale_: functions of the public settings
+#: and n (the calibration of the mechanism), for both perturbations
 DPWERM_FITTED = {"coef_", "sensitivity_", "release_grid_", "n_features_in_", "n_iter_", "n_samples_", "loss_name_",
-                 "classes_", "n_clipped_rows_"}
+                 "classes_", "n_clipped_rows_", "ridge_", "epsilon_prime_", "epsilon_smoothing_", "noise_rate_",
+                 "release_noise_scale_"}
 DPOWL_FITTED = {"coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "release_grid_",
                 "weight_sensitivity_", "n_iter_", "n_samples_", "n_features_in_", "n_clipped_weights_",
                 "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_"}

@@ -26,13 +26,15 @@ class FitSummary:
     coefficient_names: Tuple[str, ...]
     coefficients: Tuple[float, ...]
     notes: Tuple[str, ...] = field(default_factory=tuple)
+    mechanism: str = "output perturbation"
 
     def __str__(self) -> str:
         eps = "inf (non-private)" if self.epsilon == float("inf") else f"{self.epsilon:g}"
         lines = [
-            f"{self.estimator} (output perturbation, loss={self.loss})",
+            f"{self.estimator} ({self.mechanism}, loss={self.loss})",
             f"  epsilon = {eps}, gamma = {self.gamma:g}, W = {self.weights_upper_bound:g}, C = {self.C:g}",
-            f"  sensitivity Delta = (L (C + 2W) + 2 n tol)/gamma = {self.sensitivity:.6g}; n = {self.n_samples}",
+            (f"  sensitivity Delta = (L (C + 2W) + 2 n tol)/gamma = {self.sensitivity:.6g}; n = {self.n_samples}"
+             if self.mechanism == "output perturbation" else f"  n = {self.n_samples}"),
             "  released coefficients:",
         ]
         width = max((len(n) for n in self.coefficient_names), default=4)
