@@ -49,8 +49,8 @@ __all__ = ["ResidualWeights", "BaselineRelease", "ResidualProblem", "release_bas
 
 #: share of the fit's budget spent on the baseline (the DP mean of the clipped benefit)
 RESIDUAL_BASELINE_SHARE = 0.1
-#: the residual is clipped to +-R with R this share of the benefit range U - L
-RESIDUAL_CLIP_SHARE = 0.25
+#: the residual is clipped to +-R with R this share of the benefit range U - L (the utility study's choice)
+RESIDUAL_CLIP_SHARE = 1.0 / 16.0
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class ResidualWeights:
     ----------
     baseline_share : float, default=0.1
         Share of the fit's epsilon spent on the baseline, in (0, 1).
-    clip_share : float, default=0.25
+    clip_share : float, default=1/16
         ``R = clip_share (U - L)``, in (0, 1].
     """
 
