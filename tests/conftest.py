@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+import numpy as np
 import pytest
 
 
@@ -46,3 +47,24 @@ def dask_client():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster, set_as_default=True) as client:
         yield client
+
+
+class FakeRStream:
+    """Records the order of calls, like R's stream would consume them (``rgamma`` gives 2, ``rnorm`` (3, 4))."""
+
+    def __init__(self):
+        self.calls = []
+
+    def rgamma(self, n, shape, rate=1.0):
+        self.calls.append(("rgamma", n, shape, rate))
+        return np.array([2.0])
+
+    def rnorm(self, n):
+        self.calls.append(("rnorm", n))
+        return np.array([3.0, 4.0])
+
+
+@pytest.fixture
+def fake_r_stream() -> Callable[[], FakeRStream]:
+    """The :class:`FakeRStream` class: an R-compatible stream that records its calls."""
+    return FakeRStream

@@ -5,14 +5,14 @@ import pytest
 from scipy import stats
 
 from pydpowl.engine.losses import HuberHingeLoss
-from pydpowl.engine.weighted_objective import objective_calibration
+from pydpowl.engine.mechanisms import weighted_objective_calibration
 from validation.audit.objective import cms_ratio_constants, density_search, log_density, sample_minimisers
 
 W = 3.0
 
 
 def _constants(eps=1.0, gamma=1.0):
-    cal = objective_calibration(epsilon=eps, gamma=gamma, weights_upper_bound=W, curvature=1.0)
+    cal = weighted_objective_calibration(epsilon=eps, gamma=gamma, weights_upper_bound=W, curvature=1.0)
     return cal.ridge, cal.rate
 
 

@@ -149,7 +149,7 @@ def test_sufficient_statistics_match_the_rows(data, fit_intercept, order):
     """The fit sums the clipped columns into Z'Z, Z'y and y'y without forming the rows; the same
     mechanism on the rows built by hand (scaled_problem, DPpack's preprocessing) gives the same
     minimiser, noise and constants."""
-    from pydpowl.estimators._perturbation import release_kst
+    from pydpowl.engine.mechanisms import release_kst
 
     X, y = data
     X = np.asarray(X, order=order)

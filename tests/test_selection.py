@@ -110,3 +110,35 @@ def test_transfer_gamma_scales_by_the_bound_or_keeps_it():
     assert transfer_gamma(40.0, transfer="none", n_part=100, epsilon_select=0.5, n_fit=900, epsilon_fit=2.0) == 40.0
     with pytest.raises(ValueError, match="transfer must be one of"):
         transfer_gamma(40.0, transfer="magic", n_part=1, epsilon_select=1, n_fit=1, epsilon_fit=1)
+
+
+def test_candidates_are_released_through_the_one_output_release():
+    """Review 21.7: the candidate fits went through a second path without the reach guard; a setting with no
+    floating-point-safe grid at the solution's scale is refused before the data are touched, as every fit is."""
+    data = make_synthetic_owl(300, random_state=5)
+    Z, y, w = _prepared(data)
+    with pytest.raises(ValueError, match="no floating-point-safe rounding exists"):
+        select_gamma_privately(Z, y, w, np.arange(300), [1e-3, 10.0], epsilon=1e11, weights_upper_bound=30.0,
+                               rng=np.random.default_rng(0))
+
+
+def test_candidate_release_is_the_output_mechanisms(monkeypatch):
+    """Each candidate is ``output_mechanism(...).release``: the settings of DP-OWL's fit on its part (L of the loss,
+    C = 0, the part's n and the solver's tol)."""
+    import pydpowl.privacy.selection as selection
+    from pydpowl.engine.mechanisms import output_mechanism
+    from pydpowl.engine.solver import DEFAULT_TOL
+
+    seen = []
+
+    def spy(**kwargs):
+        seen.append(kwargs)
+        return output_mechanism(**kwargs)
+
+    monkeypatch.setattr(selection, "output_mechanism", spy)
+    data = make_synthetic_owl(60, random_state=5)
+    Z, y, w = _prepared(data)
+    select_gamma_privately(Z, y, w, np.arange(60), [10.0, 50.0], epsilon=1.0, weights_upper_bound=30.0,
+                           rng=np.random.default_rng(0))
+    assert seen == [dict(epsilon=1.0, gamma=g, weights_upper_bound=30.0, C=0.0, lipschitz=1.0, n_samples=20,
+                         tol=DEFAULT_TOL) for g in (10.0, 50.0)]

@@ -220,7 +220,7 @@ def test_sensitivity_covers_the_solver_tolerance(monkeypatch):
     Linear zone of the Huber hinge (other rows cancel in pairs): before the fix the two
     certified answers were 3 times Delta = 2W / gamma apart here (11 times at n = 1e5, tol = 1e-4).
     """
-    import pydpowl.engine.release as release_module
+    import pydpowl.engine.mechanisms.output as release_module
 
     n, W, gamma, tol = 2000, 1.0, 50.0, 1e-3
     Z = np.zeros((n, 2))
@@ -392,13 +392,13 @@ def test_clip_row_norms_keeps_the_direction_of_huge_rows():
 def test_objective_perturbation_with_weights_is_the_engines_release(toy):
     """Refused before (DPpack's rule); now the proven weighted mechanism, the same release as the engine's."""
     from pydpowl.engine.losses import HuberHingeLoss
-    from pydpowl.engine.weighted_objective import release_objective_perturbation
+    from pydpowl.engine.mechanisms import release_weighted_objective
 
     Z, y, w = toy
     m = DPWeightedERM(epsilon=1.0, gamma=0.5, weights_upper_bound=2.0, mechanism="objective", keep_nonprivate=True,
                       random_state=7).fit(Z, y, w)
-    ref = release_objective_perturbation(Z, y.astype(float), w, epsilon=1.0, gamma=0.5, weights_upper_bound=2.0,
-                                         loss=HuberHingeLoss(0.5), rng=np.random.default_rng(7))
+    ref = release_weighted_objective(Z, y.astype(float), w, epsilon=1.0, gamma=0.5, weights_upper_bound=2.0,
+                                     loss=HuberHingeLoss(0.5), tol=1e-10, rng=np.random.default_rng(7))
     np.testing.assert_array_equal(m.coef_, ref.coef)
     assert m.ridge_ == ref.calibration.ridge > 0.5 and math.isnan(m.sensitivity_)
     assert m.epsilon_prime_ == ref.calibration.epsilon_linear and m.release_grid_ == ref.grid

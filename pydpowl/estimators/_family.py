@@ -18,7 +18,7 @@ from sklearn.base import ClassifierMixin
 from .._base import DPEstimator, check_is_fitted, check_prediction_input
 from .._validation import check_bool, check_epsilon, check_positive
 from ..engine.preprocessing import FeatureScaler
-from ._perturbation import Release, check_perturbation
+from ..engine.mechanisms import Release, check_perturbation
 
 __all__ = ["BinaryERMClassifier", "check_common_settings", "store_release"]
 

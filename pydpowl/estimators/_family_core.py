@@ -4,7 +4,7 @@ One place for what a fit of ``svmDP``, ``LogisticRegressionDP`` or
 ``LinearRegressionDP`` does to the data: the weights (clipped at their public
 bound, counted), the random Fourier features (Gaussian kernel), DPpack's
 scaling, the labels' mapping and the release
-(:mod:`pydpowl.estimators._perturbation`), and the decision values of a
+(:mod:`pydpowl.engine.mechanisms.objective`), and the decision values of a
 fitted model. The scikit-learn estimators (:class:`~pydpowl.DPSVM`,
 :class:`~pydpowl.DPLogisticRegression`, :class:`~pydpowl.DPLinearRegression`)
 and the R drop-ins' entry points (:mod:`pydpowl.dppack`) both call these
@@ -30,8 +30,8 @@ from numpy.typing import NDArray
 from ..engine.losses import HuberHingeLoss, LogisticLoss
 from ..engine.preprocessing import FeatureScaler, RandomFourierFeatures, clip_columns
 from ..engine.problem import QuadraticProblem
-from ..engine.release import warn_reproduce_dppack
-from ._perturbation import Release, release_cms, release_kst
+from ..engine.mechanisms import warn_reproduce_dppack
+from ..engine.mechanisms import Release, release_cms, release_kst
 
 __all__ = ["ClassifierFit", "LinearFit", "PYTHON_NAMES", "fit_classifier", "classifier_decision", "weights_for_fit",
            "fit_linear_regression", "linear_decision", "DPPACK_OPTIMIZER_GAMMA", "LOGISTIC_CURVATURE"]
@@ -243,7 +243,7 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
 
     Clip X to its bounds and y to its bounds, put the intercept column first, divide X by
     ``max(|lower|, |upper|)`` per column and map y into ``[-p, p]`` (centred at the middle of its
-    bounds with an intercept), then :func:`~pydpowl.estimators._perturbation.release_kst`, and map the
+    bounds with an intercept), then :func:`~pydpowl.engine.mechanisms.objective.release_kst`, and map the
     coefficients back. Settings and data are checked by the caller.
     """
     n, p = X.shape

@@ -35,7 +35,7 @@ from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from .chunked import is_chunked, prepare_owl_chunked
 from .propensity import resolve_propensity
 from .summary import FitSummary
-from ..engine.release import warn_reproduce_dppack
+from ..engine.mechanisms import warn_reproduce_dppack
 from .werm import DEFAULT_TOL, DPWeightedERM, release_notes
 
 __all__ = ["DPOWL", "OWLProblem", "prepare_owl", "owl_weights", "clip_benefits", "check_benefit"]
@@ -82,7 +82,7 @@ class OWLProblem:
     Everything in it is either public (``scaler``, ``weight_sensitivity``,
     ``weights_upper_bound``: functions of the public settings and n) or
     private data ready for the one release
-    (:func:`pydpowl.engine.release.release_output_perturbation`): rows of norm
+    (:func:`pydpowl.engine.mechanisms.output.release_output_perturbation`): rows of norm
     at most 1, labels in {-1, 1}, weights in [0, W].
 
     Attributes

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 
 from .._validation import check_choice, check_epsilon, check_int, check_positive
-from ..engine.weighted_objective import objective_ridge_floor
+from ..engine.mechanisms import objective_ridge_floor
 
 __all__ = ["default_gamma", "OUTPUT_GAMMA_FACTOR", "OBJECTIVE_GAMMA_SCALE", "OBJECTIVE_HUBER_H", "OUTPUT_HUBER_H"]
 

@@ -24,9 +24,14 @@ from .._validation import (
     resolve_rng,
 )
 from ..engine.losses import MarginLoss, get_loss, loss_lipschitz
-from ..engine.mechanisms import floating_point_delta
-from ..engine.release import check_noise_scale, release_output_perturbation, warn_reproduce_dppack
-from ..engine.weighted_objective import loss_curvature, release_objective_perturbation
+from ..engine.mechanisms import (
+    check_noise_scale,
+    floating_point_delta,
+    loss_curvature,
+    release_output_perturbation,
+    release_weighted_objective,
+    warn_reproduce_dppack,
+)
 from ..engine.solver import DEFAULT_TOL
 from .chunked import is_chunked
 from .summary import FitSummary
@@ -199,7 +204,7 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
     with ``lambda = max(gamma, W c / (e^{epsilon/2} - 1))`` (``c`` the loss's
     curvature bound) and ``||b||`` ~ Gamma(d, rate ``(epsilon - log(1 + W c/lambda)) / (2 W L)``),
     plus a tiny noise covering the solver's certified error
-    (:mod:`pydpowl.engine.weighted_objective`; the proof is in
+    (:func:`pydpowl.engine.mechanisms.release_weighted_objective`; the proof is in
     docs/privacy_audit.md). It needs ``C = 0``.
 
     Parameters
@@ -378,15 +383,15 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
         eps, gamma, w_max, loss, lip, c, tol = self._validated_settings()
         n, d = X.shape
         if self.mechanism == "objective":
-            obj = release_objective_perturbation(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max,
-                                                 loss=loss, tol=tol, rng=resolve_rng(self.random_state))
+            obj = release_weighted_objective(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max,
+                                             loss=loss, tol=tol, rng=resolve_rng(self.random_state))
             cal = obj.calibration
             self.coef_, self.sensitivity_, self.release_grid_ = obj.coef, math.nan, obj.grid
             self.ridge_, self.epsilon_prime_ = cal.ridge, cal.epsilon_linear
             self.epsilon_smoothing_, self.noise_rate_ = obj.epsilon_smoothing, cal.rate
-            self.release_noise_scale_ = obj.noise_scale
+            self.release_noise_scale_ = obj.smoothing_scale
             self.n_iter_ = obj.n_iter
-            private = (obj.minimiser, obj.noise, obj.grad_norm)
+            private = (obj.minimiser, obj.noise, math.nan)
         else:
             out = release_output_perturbation(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max,
                                               loss=loss, C=c, tol=tol, reproduce_dppack=self.reproduce_dppack,

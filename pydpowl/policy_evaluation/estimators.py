@@ -27,7 +27,7 @@ from .calibration import (
     gaussian_delta,
     smooth_gaussian_delta,
 )
-from .noise import sample_gaussian
+from ..engine.mechanisms.gaussian import sample_gaussian
 from .smooth_sensitivity import (
     CONSTANTS,
     MATRIX_NORMS,

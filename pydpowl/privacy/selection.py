@@ -53,9 +53,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_positive
-from ..engine.losses import HuberHingeLoss
+from ..engine.losses import HuberHingeLoss, loss_lipschitz
+from ..engine.mechanisms import exponential_mechanism, output_mechanism
 from ..engine.solver import DEFAULT_TOL, solve_each
-from ..engine.mechanisms import exponential_mechanism, perturb  # the one exponential mechanism
 
 __all__ = ["exponential_mechanism", "score_sensitivity", "rule_scores", "select_gamma_privately", "transfer_gamma",
            "SCORES", "TRANSFERS"]
@@ -139,12 +139,14 @@ def select_gamma_privately(Z: NDArray[np.float64], y: NDArray[np.float64], w: ND
                          f"disjoint part of at least 2 rows ({2 * (K + 1)} rows in all); use fewer gammas.")
     parts = rows[: K * n_part].reshape(K, n_part)
     val = rows[K * n_part:]
-    theta = solve_each(Z[parts], y[parts], w[parts], gamma=np.asarray(grid), loss=HuberHingeLoss(huber_h),
-                       tol=DEFAULT_TOL)
-    noisy = np.empty_like(theta)
-    for k, gamma in enumerate(grid):  # each candidate is a DP-OWL release on its own part; C = 0 (own records)
-        noisy[k] = perturb(theta[k], epsilon=eps, gamma=gamma, weights_upper_bound=weights_upper_bound, C=0.0,
-                           n_samples=n_part, tol=DEFAULT_TOL, rng=rng)[0]
+    loss = HuberHingeLoss(huber_h)
+    # each candidate is a DP-OWL release on its own part (C = 0: own records), through the one output release:
+    # its checks (noise scale, grid, reach) run before the data are touched
+    mechanisms = [output_mechanism(epsilon=eps, gamma=gamma, weights_upper_bound=weights_upper_bound, C=0.0,
+                                   lipschitz=loss_lipschitz(loss), n_samples=n_part, tol=DEFAULT_TOL)
+                  for gamma in grid]
+    theta = solve_each(Z[parts], y[parts], w[parts], gamma=np.asarray(grid), loss=loss, tol=DEFAULT_TOL)
+    noisy = np.array([mechanism.release(theta[k], rng=rng)[0] for k, mechanism in enumerate(mechanisms)])
     rules = (Z[val] @ noisy.T) > 0
     scores = rule_scores(rules, y[val], w[val], score=score, optimal=None if optimal is None else optimal[val])
     k = exponential_mechanism(scores, epsilon=eps, sensitivity=sens, rng=rng)

@@ -67,13 +67,15 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special, stats
 
 from .._validation import check_labels, check_positive, check_probability, check_same_length, check_vector
+from ..engine.mechanisms.laplace import sample_laplace
+from ..engine.mechanisms.rounding import grid_for_scale
 
 __all__ = ["Interval", "PrivateValue", "private_value", "noise_quantile", "cell_sums", "CELLS", "release_grid"]
 
 #: the four cells, as (received treatment A, recommended treatment d(x))
 CELLS: Tuple[Tuple[int, int], ...] = ((1, 1), (1, -1), (-1, 1), (-1, -1))
-#: released values are rounded to a power-of-two grid at most this fraction of their noise scale
-_GRID_FRACTION = 2.0 ** -20
+#: released values are rounded to a power-of-two grid at most 2^-VALUE_GRID_BITS times their noise scale
+VALUE_GRID_BITS = 20
 
 
 @dataclass(frozen=True)
@@ -141,8 +143,11 @@ class PrivateValue:
 
 
 def release_grid(scale: float) -> float:
-    """Power-of-two grid for a value released with Laplace noise of ``scale`` (at most ``2^-20 scale``)."""
-    return 2.0 ** math.floor(math.log2(scale * _GRID_FRACTION))
+    """Power-of-two grid for a value released with Laplace noise of ``scale`` (at most ``2^-20 scale``).
+
+    :func:`pydpowl.engine.mechanisms.rounding.grid_for_scale` with ``bits = VALUE_GRID_BITS``.
+    """
+    return grid_for_scale(scale, bits=VALUE_GRID_BITS)
 
 
 def _normal_laplace_cdf(x: float, sd: float, b: float) -> float:
@@ -346,7 +351,7 @@ def cell_sums(rule: NDArray[np.float64], treatment: NDArray[np.float64], benefit
 def _release(values: NDArray[np.float64], scales: NDArray[np.float64], rng: np.random.Generator
              ) -> NDArray[np.float64]:
     """``values + Laplace(scales)``, rounded to :func:`release_grid` (floating-point-safe post-processing)."""
-    noisy = values + rng.laplace(0.0, scales)
+    noisy = values + sample_laplace(scales, rng=rng)
     grids = np.array([release_grid(b) for b in scales])
     return np.round(noisy / grids) * grids
 

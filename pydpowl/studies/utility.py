@@ -5,7 +5,7 @@ epsilon and known propensities, C = 0):
 
 * ``"output"``: the paper's Algorithm 1, OWL weights ``(B - L) / p`` bounded by W;
 * ``"objective"``: weighted objective perturbation
-  (:mod:`pydpowl.engine.weighted_objective`) with the same weights;
+  (:func:`pydpowl.engine.mechanisms.release_weighted_objective`) with the same weights;
 * ``"residual-output"`` and ``"residual-objective"``: residual weights
   (:mod:`pydpowl.estimators.residual`: a DP mean of the clipped benefit on 10 %
   of epsilon, residuals clipped to a quarter of the benefit range, W / 4),
@@ -56,10 +56,9 @@ from ..datasets import (CYP_FEATURE_BOUNDS, CYP_WEIGHTS_UPPER_BOUND, DesignTruth
                         ZHAO_WEIGHTS_UPPER_BOUND, cyp_guides_style_truth, make_cyp_guides_style,
                         make_synthetic_owl, make_zhao_owl, synthetic_truth, zhao_truth)
 from ..engine.losses import HuberHingeLoss
-from ..engine.mechanisms import perturb
+from ..engine.mechanisms import objective_ridge_floor, perturb, release_weighted_objective
 from ..engine.preprocessing import FeatureScaler
 from ..engine.solver import DEFAULT_TOL, solve_weighted_erm
-from ..engine.weighted_objective import objective_ridge_floor, release_objective_perturbation
 from ..estimators.owl_defaults import OBJECTIVE_HUBER_H, default_gamma
 from ..estimators.residual import ResidualWeights, release_baseline, residual_problem
 
@@ -214,7 +213,7 @@ def _release(mech: Mechanism, Z, y, w, W, *, epsilon: float, gamma: float, rng, 
     """One release (scaled space) of ``mech``'s perturbation on prepared labels and weights."""
     loss = HuberHingeLoss(mech.huber_h)
     if mech.perturbation == "objective":
-        return release_objective_perturbation(Z, y, w, epsilon=epsilon, gamma=gamma, weights_upper_bound=W,
+        return release_weighted_objective(Z, y, w, epsilon=epsilon, gamma=gamma, weights_upper_bound=W,
                                               loss=loss, tol=DEFAULT_TOL, rng=rng, backend=backend,
                                               jacobian_share=mech.jacobian_share).coef
     if theta_np is None:

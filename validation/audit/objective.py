@@ -1,6 +1,6 @@
 """Audit of weighted objective perturbation: the exact density of the minimiser and its worst ratio.
 
-The mechanism (:mod:`pydpowl.engine.weighted_objective`) releases the minimiser of
+The mechanism (:func:`pydpowl.engine.mechanisms.release_weighted_objective`) releases the minimiser of
 
     G_D(theta) = sum_i w_i l(y_i z_i'theta) + (lambda / 2) ||theta||^2 + b'theta,
 
@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pydpowl.engine.losses import HuberHingeLoss, MarginLoss
-from pydpowl.engine.weighted_objective import objective_calibration
+from pydpowl.engine.mechanisms import weighted_objective_calibration
 
 __all__ = ["gradient_map", "log_jacobian", "log_density", "log_density_ratio", "DensityPair", "DensitySearchResult",
            "density_search", "sample_minimisers", "cms_ratio_constants"]
@@ -182,7 +182,7 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
         Dimension d of theta.
     epsilon, gamma, weights_upper_bound, huber_h : float
         The mechanism's settings (its constants from
-        :func:`pydpowl.engine.weighted_objective.objective_calibration`, unless
+        :func:`pydpowl.engine.mechanisms.weighted_objective_calibration`, unless
         ``constants=(ridge, rate)`` is given, e.g. :func:`cms_ratio_constants`).
     n_base, n_starts, maxiter, seed : int
     """
@@ -192,7 +192,7 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
     loss = HuberHingeLoss(huber_h)
     c = loss.curvature_bound
     W = float(weights_upper_bound)
-    cal = objective_calibration(epsilon=epsilon, gamma=gamma, weights_upper_bound=W, curvature=c)
+    cal = weighted_objective_calibration(epsilon=epsilon, gamma=gamma, weights_upper_bound=W, curvature=c)
     ridge, rate = (cal.ridge, cal.rate) if constants is None else constants
     jac_bound = math.log1p(W * c / ridge)
     d, k = int(dim), int(n_base)
@@ -264,3 +264,160 @@ def sample_minimisers(Z, y, w, *, ridge: float, rate: float, loss: MarginLoss, s
         b = sample_output_noise(d, rate, rng=rng)
         out[s] = solve_weighted_erm(Z, y, w, gamma=ridge, loss=loss, linear=b, tol=1e-12, objective=False).x
     return out
+
+
+# ----------------------------------------------------------------------------- the audit configuration
+
+
+@dataclass(frozen=True)
+class ObjectiveAuditConfig:
+    """Weighted objective perturbation through a public estimator: the audit's density search and black box.
+
+    ``kind="werm"``: :class:`pydpowl.DPWeightedERM(mechanism="objective")` on
+    rows of the unit ball (a record ``(x, w)``, ``x`` in ``[-1, 1]^p`` mapped to
+    the ball as in :class:`~validation.audit.configs.AuditConfig`, ``w`` in
+    ``[0, W]``). ``kind="owl"``: :class:`pydpowl.DPOWL(mechanism="objective")`
+    with an intercept, features in ``[-1, 1]^p``, benefits in ``[0, W / 2]``
+    and known propensity 1/2 (so weights in ``[0, W]``).
+
+    The verdict has two parts: the density search (:func:`density_search`, the
+    worst ``log p_D / p_D'`` over neighbours and points for the estimator's own
+    constants, must be <= epsilon) and the black-box test on releases through
+    ``fit``, whose statistic is the exact log density ratio at each release
+    (the most powerful test for the pair).
+    """
+
+    name: str
+    title: str
+    kind: str
+    epsilons: Tuple[float, ...]
+    gamma: float
+    weights_upper_bound: float
+    n: int
+    p: int
+    huber_h: float = 0.5
+    notes: Tuple[str, ...] = field(default_factory=tuple)
+    propensity: str = "known"
+    compare_dppack: bool = False  # DPpack refuses objective perturbation with weights
+    max_releases_per_split: int = 4000
+    conditional: bool = False
+    sensitivity_applies: bool = False
+    maps_releases: bool = True
+    delta: float = 0.0
+
+    @property
+    def d(self) -> int:
+        return self.p + 1 if self.kind == "owl" else self.p
+
+    # -- data ------------------------------------------------------------------
+    def _record(self, x: NDArray[np.float64], v: float) -> Tuple[NDArray[np.float64], float]:
+        if self.kind == "werm":
+            x = x / max(1.0, float(np.linalg.norm(x)))
+        return x, v
+
+    @property
+    def _top(self) -> float:
+        return self.weights_upper_bound if self.kind == "werm" else self.weights_upper_bound / 2.0
+
+    def audit_pair(self, seed: int):
+        """Balanced base (pairs of equal records with opposite labels), record 0 at a corner with the top
+        weight, its label flipped in D'."""
+        from .configs import Dataset
+
+        rng = np.random.default_rng([seed, 5])
+        X = rng.uniform(-1, 1, (self.n, self.p))
+        v = rng.uniform(0, self._top, self.n)
+        y = rng.choice([-1.0, 1.0], self.n)
+        for i in range(1, self.n - 1, 2):
+            X[i + 1], v[i + 1] = X[i], v[i]
+            y[i], y[i + 1] = 1.0, -1.0
+        rows = [self._record(X[i], v[i]) for i in range(self.n)]
+        X = np.array([r[0] for r in rows])
+        corner = np.where(rng.integers(0, 2, self.p) > 0, 1.0, -1.0)
+        x0, v0 = self._record(corner, self._top)
+        X[0], v[0], y[0] = x0, v0, 1.0
+        D = Dataset(X, y, v)
+        return D, D.with_record(0, x0, -1.0, v0)
+
+    # -- pydpowl ---------------------------------------------------------------
+    def estimator(self, epsilon: float, random_state: Any = None) -> Any:
+        from pydpowl import DPOWL, DPWeightedERM
+
+        if self.kind == "werm":
+            return DPWeightedERM(epsilon=epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
+                                 huber_h=self.huber_h, mechanism="objective", random_state=random_state)
+        return DPOWL(epsilon=epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
+                     feature_bounds=(-np.ones(self.p), np.ones(self.p)), huber_h=self.huber_h,
+                     mechanism="objective", residual=False, random_state=random_state)
+
+    def fit(self, data, epsilon: float, random_state: Any = None):
+        model = self.estimator(epsilon, random_state)
+        if self.kind == "werm":
+            return model.fit(data.X, data.y, data.v)
+        return model.fit(data.X, data.y, data.v, 0.5)
+
+    def _released(self, model) -> NDArray[np.float64]:
+        return np.asarray(model.coef_ if self.kind == "werm" else model.scaled_coef_, dtype=np.float64)
+
+    def minimiser(self, data) -> Tuple[NDArray[np.float64], float]:
+        """The exact minimiser at ridge gamma (``epsilon = inf``) and nan (no output sensitivity)."""
+        return self._released(self.fit(data, math.inf)), math.nan
+
+    def releases(self, data, epsilon: float, seeds: Sequence[int]) -> NDArray[np.float64]:
+        return np.array([self._released(self.fit(data, epsilon, random_state=int(s))) for s in seeds])
+
+    def scaled_problem(self, data) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """``(Z, y, w)`` the mechanism solves on (the estimator's own preparation)."""
+        if self.kind == "werm":
+            return data.X, data.y, data.v
+        from pydpowl import prepare_owl
+
+        prob = prepare_owl(data.X, data.y, data.v, 0.5, weights_upper_bound=self.weights_upper_bound,
+                           feature_bounds=(-np.ones(self.p), np.ones(self.p)), fit_intercept=True)
+        return prob.Z, prob.labels, prob.weights
+
+    def constants(self, epsilon: float) -> Tuple[float, float]:
+        """``(ridge, rate)`` the estimator uses at ``epsilon`` (read off a fit: public attributes)."""
+        D, _ = self.audit_pair(0)
+        model = self.fit(D, epsilon, random_state=0)
+        return float(model.ridge_), float(model.noise_rate_)
+
+    def audit_map(self, D, D1, releases: NDArray[np.float64], epsilon: float) -> NDArray[np.float64]:
+        """The exact ``log p_D - log p_D'`` at each release (a fixed map chosen before seeing them)."""
+        ridge, rate = self.constants(epsilon)
+        loss = HuberHingeLoss(self.huber_h)
+        R = np.atleast_2d(np.asarray(releases, dtype=np.float64))
+        return log_density_ratio(R, self.scaled_problem(D), self.scaled_problem(D1), ridge=ridge, rate=rate,
+                                 loss=loss)[:, None]
+
+    def density(self, epsilon: float, *, quick: bool, seed: int) -> DensitySearchResult:
+        """The density search with this estimator's constants (the verdict: ratio <= 1)."""
+        ridge, rate = self.constants(epsilon)
+        res = density_search(dim=min(self.d, 2), epsilon=epsilon, gamma=self.gamma,
+                             weights_upper_bound=self.weights_upper_bound, huber_h=self.huber_h,
+                             n_starts=6 if quick else 40, maxiter=200 if quick else 600, seed=seed,
+                             constants=(ridge, rate), label=self.name)
+        # the estimator spends epsilon_objective on the minimiser (the rest on the solver smoothing)
+        return res
+
+    def with_epsilons(self, *epsilons: float) -> "ObjectiveAuditConfig":
+        from dataclasses import replace
+
+        return replace(self, epsilons=tuple(float(e) for e in epsilons))
+
+
+def objective_configs() -> Tuple[ObjectiveAuditConfig, ...]:
+    """The weighted objective-perturbation configurations of the full audit."""
+    return (
+        ObjectiveAuditConfig("werm-objective", "DPWeightedERM(mechanism='objective'), Huber hinge (h=0.5), d=2, "
+                             "n=20, gamma=1, W=3 (the ridge is raised to 3/(e^(eps/2) - 1))", "werm", (1.0, 3.0),
+                             gamma=1.0, weights_upper_bound=3.0, n=20, p=2),
+        ObjectiveAuditConfig("owl-objective", "DPOWL(mechanism='objective', residual=False), intercept, x in "
+                             "[-1, 1]^2, B in [0, 1.5], propensity 0.5, W=3, gamma=1, n=20", "owl", (1.0,),
+                             gamma=1.0, weights_upper_bound=3.0, n=20, p=2),
+    )
+
+
+def quick_objective_configs() -> Tuple[ObjectiveAuditConfig, ...]:
+    """One configuration of the quick run."""
+    return (objective_configs()[0].with_epsilons(1.0),)

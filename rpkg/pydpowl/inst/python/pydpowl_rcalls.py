@@ -138,7 +138,7 @@ def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias:
     :class:`WeightsClippedWarning`.
 
     Output perturbation is the engine's one release
-    (:func:`pydpowl.engine.release.release_output_perturbation`), the same as
+    (:func:`pydpowl.engine.mechanisms.output.release_output_perturbation`), the same as
     ``dpowl()``'s bit for bit (tests/test_rpkg_rcalls.py).
     """
     from pydpowl import dppack

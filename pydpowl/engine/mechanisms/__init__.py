@@ -1,0 +1,118 @@
+"""The noise mechanisms of the package: one module per mechanism, each sensitivity written once.
+
+* :mod:`.output`: output perturbation (Algorithm 1, DP-wERM): ``Delta = (L (C +
+  2W) + 2 n tol) / gamma``, the l2-Laplace noise (Gamma radius, uniform
+  direction) and the one output release (:func:`output_mechanism`,
+  :func:`release_output_perturbation`, :func:`perturb`).
+* :mod:`.objective`: objective perturbation (CMS and KST, DPpack's ERM family,
+  and pydpowl's weighted objective perturbation for DP-wERM / DP-OWL) with the
+  solver-smoothing noise.
+* :mod:`.laplace`: the Laplace mechanism (scalar releases).
+* :mod:`.gaussian`: isotropic Gaussian noise (KST with ``delta > 0``, DP-LSW/DP-LSL).
+* :mod:`.exponential`: the exponential mechanism (private selection and tuning).
+* :mod:`.rounding`: the floating-point-safe release (grid, exact-sum rounding,
+  and the ``delta`` it costs: :func:`floating_point_delta`).
+
+Every release of pydpowl is made through this package, so the privacy audit
+(validation/audit, docs/privacy_audit.md) audits one place. Functions are
+pure: they take the generator as ``rng=`` (a numpy Generator, or an
+R-compatible :class:`pydpowl.RRandom` that draws exactly what DPpack draws, in
+DPpack's order and arithmetic) and keep nothing.
+"""
+
+from ._common import derived_generator, is_r_stream, warn_reproduce_dppack
+from .exponential import exponential_mechanism
+from .gaussian import sample_gaussian, sample_isotropic_gaussian
+from .laplace import sample_laplace
+from .objective import (
+    JACOBIAN_SHARE,
+    PERTURBATIONS,
+    SMOOTHING_DOMAIN,
+    CMSCalibration,
+    KSTCalibration,
+    Release,
+    check_perturbation,
+    cms_calibration,
+    kst_calibration,
+    release_cms,
+    release_kst,
+    sample_kst_noise,
+    WeightedObjectiveCalibration,
+    loss_curvature,
+    objective_ridge_floor,
+    release_weighted_objective,
+    sample_smoothing_noise,
+    smoothing_rate,
+    smoothing_share,
+    weighted_objective_calibration,
+)
+from .output import (
+    OutputMechanism,
+    OutputRelease,
+    check_noise_scale,
+    noise_rate,
+    output_mechanism,
+    output_sensitivity,
+    perturb,
+    release_output_perturbation,
+    sample_output_noise,
+    sample_output_noise_batch,
+)
+from .rounding import (
+    NORMAL_ABSOLUTE_ERROR,
+    RELEASE_GRID_BITS,
+    SAMPLER_FAILURE,
+    SAMPLER_RADIUS_ULPS,
+    floating_point_delta,
+    grid_for_scale,
+    release_grid,
+    round_release,
+)
+
+__all__ = [
+    "perturb",
+    "output_sensitivity",
+    "noise_rate",
+    "check_noise_scale",
+    "output_mechanism",
+    "OutputMechanism",
+    "OutputRelease",
+    "release_output_perturbation",
+    "sample_output_noise",
+    "sample_output_noise_batch",
+    "is_r_stream",
+    "RELEASE_GRID_BITS",
+    "release_grid",
+    "round_release",
+    "floating_point_delta",
+    "grid_for_scale",
+    "SAMPLER_RADIUS_ULPS",
+    "NORMAL_ABSOLUTE_ERROR",
+    "SAMPLER_FAILURE",
+    "CMSCalibration",
+    "cms_calibration",
+    "KSTCalibration",
+    "kst_calibration",
+    "sample_kst_noise",
+    "sample_gaussian",
+    "sample_isotropic_gaussian",
+    "sample_laplace",
+    "smoothing_share",
+    "smoothing_rate",
+    "SMOOTHING_DOMAIN",
+    "derived_generator",
+    "sample_smoothing_noise",
+    "exponential_mechanism",
+    "PERTURBATIONS",
+    "Release",
+    "check_perturbation",
+    "release_cms",
+    "release_kst",
+    "JACOBIAN_SHARE",
+    "WeightedObjectiveCalibration",
+    "weighted_objective_calibration",
+    "objective_ridge_floor",
+    "loss_curvature",
+    "release_weighted_objective",
+    "warn_reproduce_dppack",
+]
