@@ -69,8 +69,8 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
         "## The rule",
         "",
         f"Recommend **{plus}** where the decision value `intercept + x'coef` is > 0, otherwise **{minus}** "
-        f"(`pydpowl predict --model model.json` applies it). gamma = {result.gamma:.6g}; "
-        f"{result.model_content['tuning']}.",
+        f"(`pydpowl predict --model model.json` applies it). Released by {result.model.mechanism_description_}. "
+        f"gamma = {result.gamma:.6g}; {result.model_content['tuning']}.",
         "",
         "| coefficient | released value |",
         "|---|---|",

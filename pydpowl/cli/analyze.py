@@ -1,8 +1,9 @@
 """``pydpowl analyze``: a whole private treatment-rule analysis under one total epsilon.
 
 Splits the rows into a learning and an evaluation part; on the learning part
-releases the propensity model (when asked), chooses gamma privately by the
-rule's value and releases the rule (DP-OWL); on the evaluation part releases
+releases the propensity model (when asked) and the rule (DP-OWL, by default
+objective perturbation with residual weights and the public gamma rule; gamma
+chosen privately among --gammas when given); on the evaluation part releases
 the rule's value and its gain over the better single arm with confidence
 intervals that account for sampling and privacy noise. Writes DIR/model.json
 (for 'pydpowl predict'), DIR/ledger.json, DIR/value.json, DIR/report.md,
@@ -73,11 +74,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--total-epsilon", type=float, required=True, metavar="E", help="total privacy budget (> 0)")
     p.add_argument("--budget-split", metavar="SPEC", default="",
                    help="shares, e.g. propensity=0.2,selection=0.2,variance=0.3,evaluation_fraction=0.5")
-    p.add_argument("--gamma", type=float, metavar="G", help="fix gamma in advance (skips the private selection)")
+    p.add_argument("--gamma", type=float, metavar="G",
+                   help="fix gamma in advance (default: DPOWL's public rule in n, epsilon, d and W; no budget)")
     p.add_argument("--gammas", metavar="LIST", default=None,
-                   help="candidates of the private selection (default: pydpowl.analysis.DEFAULT_GAMMAS)")
+                   help="choose gamma privately among these candidates (output-perturbation fits: the rule then "
+                        "uses the paper's mechanism; e.g. 20,60,200,600,2000)")
+    p.add_argument("--mechanism", choices=("auto", "output", "objective"), default="auto",
+                   help="the rule's mechanism (default auto: objective perturbation, the propensities being known "
+                        "or released; output is the paper's Algorithm 1)")
+    p.add_argument("--residual", choices=("auto", "yes", "no"), default="auto",
+                   help="residual weights |B - m| / P(A | x) with a DP baseline m on 10%% of the rule's budget "
+                        "(default auto: yes, the propensities being known or released)")
     p.add_argument("--level", type=float, default=0.95, metavar="L", help="confidence level (default: 0.95)")
-    p.add_argument("--huber-h", type=float, default=0.5, metavar="H", help="Huber smoothing h (default: 0.5)")
+    p.add_argument("--huber-h", type=float, default=None, metavar="H",
+                   help="Huber smoothing h (default: 0.5 for output, 1 for objective perturbation)")
     p.add_argument("--labels", metavar="PLUS,MINUS", help="names of the arms coded +1 and -1")
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="seed every random draw (reproduction and tests only: a known seed reveals the noise)")
@@ -162,7 +172,7 @@ def _replace(data, **changes):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis import DEFAULT_GAMMAS, BudgetSplit, run_analysis
+    from ..analysis import BudgetSplit, run_analysis
     from ..analysis_output import write_analysis
 
     start = time.perf_counter()
@@ -177,10 +187,11 @@ def run(args: argparse.Namespace) -> int:
         if args.propensity_gamma is not None:
             _positive("--propensity-gamma", args.propensity_gamma)
     level = _positive("--level", args.level, upper=1.0)
-    _positive("--huber-h", args.huber_h)
+    if args.huber_h is not None:
+        _positive("--huber-h", args.huber_h)
     if args.gamma is not None:
         _positive("--gamma", args.gamma)
-    gammas = DEFAULT_GAMMAS if args.gammas is None else _gammas(args.gammas)
+    gammas = None if args.gammas is None else _gammas(args.gammas)
     try:
         split = BudgetSplit.parse(args.budget_split)
     except (TypeError, ValueError) as exc:
@@ -191,7 +202,9 @@ def run(args: argparse.Namespace) -> int:
         data.X, data.treatment, data.benefit, feature_bounds=data.feature_bounds, benefit_bounds=(lo, hi),
         weights_upper_bound=data.weights_upper_bound, total_epsilon=E, propensity=args.propensity,
         propensity_model=args.propensity_model, logit_bound=args.logit_bound,
-        propensity_gamma=args.propensity_gamma, gamma=args.gamma, gammas=gammas, huber_h=args.huber_h, level=level,
+        propensity_gamma=args.propensity_gamma, gamma=args.gamma, gammas=gammas,
+        huber_h="auto" if args.huber_h is None else args.huber_h, mechanism=args.mechanism,
+        residual={"auto": "auto", "yes": True, "no": False}[args.residual], level=level,
         split=split, feature_names=list(data.X.columns), treatment_labels=labels, random_state=args.seed,
     )
     paths = write_analysis(result, args.out, description=f"Data: {data.description}.")
@@ -200,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
     for note in data.notes:
         say(f"coding: {note}")
     say(f"split: {result.n_learning} learning rows, {result.n_evaluation} evaluation rows; gamma = {result.gamma:.6g}")
+    say(f"rule released by {result.model.mechanism_description_}")
     say("released rule: " + ", ".join(f"{n} {c:+.6g}" for n, c in result.coefficients())
         + f"  (+1 = {labels[0]} where > 0, else {labels[1]})")
     say(f"value of the rule: {v.value.estimate:.4f}, {100 * level:g}% interval [{v.value.ci_low:.4f}, "

@@ -29,7 +29,8 @@ import math
 from .._validation import check_choice, check_epsilon, check_int, check_positive
 from ..engine.mechanisms import objective_ridge_floor
 
-__all__ = ["default_gamma", "OUTPUT_GAMMA_FACTOR", "OBJECTIVE_GAMMA_SCALE", "OBJECTIVE_HUBER_H", "OUTPUT_HUBER_H"]
+__all__ = ["default_gamma", "OUTPUT_GAMMA_FACTOR", "OBJECTIVE_GAMMA_SCALE", "OBJECTIVE_HUBER_H", "OUTPUT_HUBER_H",
+           "PAPER_MECHANISM"]
 
 #: output perturbation: gamma = OUTPUT_GAMMA_FACTOR sqrt(n W d / epsilon)
 OUTPUT_GAMMA_FACTOR = 0.6
@@ -38,6 +39,8 @@ OBJECTIVE_GAMMA_SCALE = 1000.0
 #: Huber h of objective perturbation (the study's choice) and of output perturbation (the paper's, DPpack's)
 OBJECTIVE_HUBER_H = 1.0
 OUTPUT_HUBER_H = 0.5
+#: DPOWL's settings of the paper's mechanism (Algorithm 1 with OWL weights; the paper's studies reproduce it)
+PAPER_MECHANISM = {"mechanism": "output", "residual": False}
 
 
 def default_gamma(*, perturbation: str, n_samples: int, epsilon: float, dim: int, weights_upper_bound: float,

@@ -168,8 +168,7 @@ def release_notes(estimator: Any) -> tuple:
     if grid is None:
         return ()
     delta = floating_point_delta(epsilon=float(estimator.epsilon), dim=len(estimator._released()),
-                                 grid=grid, noise_scale=getattr(estimator, "release_noise_scale_",
-                                                                estimator.sensitivity_ / float(estimator.epsilon)))
+                                 grid=grid, noise_scale=estimator.release_scale_)
     return (f"released values are the exact sum rounded to multiples of 2^{int(math.log2(grid))} in the noise "
             f"space (floating-point safe: (epsilon, {delta:.1e})-DP under the sampler model of "
             "docs/privacy_audit.md)",)
@@ -274,7 +273,7 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
     epsilon_prime_, epsilon_smoothing_, noise_rate_ : float
         Objective perturbation: budget of the linear term, of the solver
         smoothing, and the Gamma rate of ``||b||`` (nan for output perturbation).
-    release_noise_scale_ : float
+    release_scale_ : float
         Scale of the noise the release was rounded under (``Delta / epsilon``;
         for objective perturbation the smoothing noise's ``2 r / epsilon_smoothing``).
     release_grid_ : float or None
@@ -389,7 +388,7 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
             self.coef_, self.sensitivity_, self.release_grid_ = obj.coef, math.nan, obj.grid
             self.ridge_, self.epsilon_prime_ = cal.ridge, cal.epsilon_linear
             self.epsilon_smoothing_, self.noise_rate_ = obj.epsilon_smoothing, cal.rate
-            self.release_noise_scale_ = obj.smoothing_scale
+            self.release_scale_ = obj.smoothing_scale
             self.n_iter_ = obj.n_iter
             private = (obj.minimiser, obj.noise, math.nan)
         else:
@@ -399,7 +398,7 @@ class DPWeightedERM(ClassifierMixin, DPEstimator):
             self.coef_, self.sensitivity_, self.release_grid_ = out.coef, out.sensitivity, out.grid
             self.ridge_, self.epsilon_prime_, self.epsilon_smoothing_, self.noise_rate_ = gamma, math.nan, 0.0, \
                 math.nan
-            self.release_noise_scale_ = out.sensitivity / eps
+            self.release_scale_ = out.sensitivity / eps
             self.n_iter_ = out.n_iter
             private = (out.nonprivate_coef, out.noise, out.grad_norm)
         self.classes_ = np.asarray(classes)
