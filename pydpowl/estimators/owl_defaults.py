@@ -39,6 +39,8 @@ OBJECTIVE_GAMMA_SCALE = 1000.0
 #: Huber h of objective perturbation (the study's choice) and of output perturbation (the paper's, DPpack's)
 OBJECTIVE_HUBER_H = 1.0
 OUTPUT_HUBER_H = 0.5
+#: the smallest gamma the rule returns (objective perturbation's floor vanishes as epsilon grows)
+MIN_GAMMA = 1e-6
 #: DPOWL's settings of the paper's mechanism (Algorithm 1 with OWL weights; the paper's studies reproduce it)
 PAPER_MECHANISM = {"mechanism": "output", "residual": False}
 
@@ -78,4 +80,5 @@ def default_gamma(*, perturbation: str, n_samples: int, epsilon: float, dim: int
     if perturbation == "output":
         return OUTPUT_GAMMA_FACTOR * math.sqrt(n * W * d / eps)
     floor = objective_ridge_floor(epsilon=eps, weights_upper_bound=W, curvature=1.0 / (2.0 * h))
-    return floor * max(1.0, d * math.sqrt(OBJECTIVE_GAMMA_SCALE / (n * eps)))
+    # (at least MIN_GAMMA: the floor vanishes for huge budgets, and the objective must stay strongly convex)
+    return max(MIN_GAMMA, floor * max(1.0, d * math.sqrt(OBJECTIVE_GAMMA_SCALE / (n * eps))))

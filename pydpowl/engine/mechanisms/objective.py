@@ -580,7 +580,8 @@ def objective_ridge_floor(*, epsilon: float, weights_upper_bound: float, curvatu
     share = check_probability("jacobian_share", jacobian_share, low_open=True, high_open=True)
     if eps == math.inf:
         return 0.0
-    return W * c / math.expm1(share * eps)
+    x = share * eps
+    return W * c / math.expm1(x) if x < 700.0 else W * c * math.exp(-x)  # no overflow for huge budgets
 
 
 def weighted_objective_calibration(*, epsilon: float, gamma: float, weights_upper_bound: float, curvature: float,
@@ -700,7 +701,11 @@ def release_weighted_objective(Z: NDArray[np.float64], y: NDArray[np.float64], w
                                 backend=backend, objective=False)
     eps_s = eps * kappa
     noise = sample_smoothing_noise(d, epsilon=eps_s, error_radius=radius, rng=rng)
-    grid = _smoothing_grid(eps_s, radius)
+    # the grid: 2^-10 of the larger noise scale, the smoothing noise's or the linear term's in the answer's space
+    # (||b|| / lambda, scale 2 W L / (lambda epsilon_linear)); a grid coarser than the smoothing noise's only
+    # lowers the floating-point delta (docs/privacy_audit.md), and it stays far above double precision
+    grid = max(_smoothing_grid(eps_s, radius),
+               release_grid(sensitivity=cal.gradient_sensitivity / cal.ridge, epsilon=cal.epsilon_linear))
     coef = round_release(result.x, noise, grid=grid) if np.all(np.isfinite(result.x + noise)) else result.x + noise
     coef = _finite(coef, "objective perturbation")
     return Release(coef=coef, minimiser=result.x, noise=noise, linear_term=b, epsilon=eps, epsilon_objective=eps_obj,
