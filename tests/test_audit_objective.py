@@ -55,3 +55,27 @@ def test_dppacks_cms_form_is_looser_and_a_smaller_ridge_breaks_the_claim():
     broken = density_search(dim=1, epsilon=1.0, gamma=1.0, weights_upper_bound=W, n_starts=4, maxiter=200, seed=3,
                             constants=(ridge / 3.0, rate))
     assert broken.ratio > 1.2  # the search can fail a mechanism
+
+
+def test_audit_configuration_of_the_estimators_passes_and_its_statistic_is_the_density_ratio():
+    """werm-objective through DPWeightedERM(mechanism='objective'): the density search with the estimator's
+    constants stays <= 1, and the black-box bound on its releases stays below the claim."""
+    from validation.audit.objective import objective_configs
+    from validation.audit.run import black_box_row
+
+    config = objective_configs()[0]
+    found = config.density(1.0, quick=True, seed=2)
+    assert found.ratio <= 1.0 + 1e-9 and found.worst_gradient_ratio <= 1.0 + 1e-9
+    D, D1 = config.audit_pair(3)
+    row = black_box_row(config, D, D1, epsilon=1.0, engine="pydpowl", n_per_split=300, seed=10)
+    assert row.passed and row.epsilon_lb <= 1.0
+    # the statistic at the exact minimiser of D is the log density ratio there (by construction of the map)
+    theta = config.minimiser(D)[0]
+    ridge, rate = config.constants(1.0)
+    stat = config.audit_map(D, D1, theta[None, :], 1.0)[0, 0]
+    Z0, y0, w0 = config.scaled_problem(D)
+    Z1, y1, w1 = config.scaled_problem(D1)
+    loss = HuberHingeLoss(0.5)
+    expected = (log_density(theta[None, :], Z0, y0, w0, ridge=ridge, rate=rate, loss=loss)
+                - log_density(theta[None, :], Z1, y1, w1, ridge=ridge, rate=rate, loss=loss))[0]
+    assert stat == pytest.approx(expected)

@@ -25,6 +25,8 @@ rcalls = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rcalls)
 
 LOWER, UPPER = np.array([18.0, 0.0, 0.0]), np.array([89.0, 1.0, 1.0])
+#: DPOWL with the paper's mechanism, DPpack's svmDP output perturbation with weights
+PAPER = dict(mechanism="output", residual=False, huber_h=0.5)
 
 
 def _data(n, seed=0):
@@ -48,7 +50,7 @@ def test_svmdp_output_releases_what_dpowl_releases_bit_for_bit(add_bias):
         out = _fit_svm(X, y01, w, add_bias=add_bias)
     rng = RRandom(2024)
     model = DPOWL(epsilon=1.0, gamma=75.0, weights_upper_bound=25.0, feature_bounds=(LOWER, UPPER),
-                  fit_intercept=add_bias, weight_sensitivity=0.0, random_state=rng)
+                  fit_intercept=add_bias, weight_sensitivity=0.0, random_state=rng, **PAPER)
     # OWL weights B / P with P = 1 are the weights themselves, clipped at W the same way
     model.fit(X, 2 * y01 - 1, w, np.ones(len(w)))
     np.testing.assert_array_equal(out["coeff"], model.dppack_coeff_)
@@ -61,7 +63,7 @@ def test_svmdp_output_agrees_with_dpowl_on_large_data_through_the_numpy_path():
         warnings.simplefilter("ignore", rcalls.WeightsClippedWarning)
         out = _fit_svm(X, y01, w, eps=np.inf)
     model = DPOWL(epsilon=np.inf, gamma=75.0, weights_upper_bound=25.0, feature_bounds=(LOWER, UPPER),
-                  weight_sensitivity=0.0, random_state=RRandom(2024)).fit(X, 2 * y01 - 1, w, np.ones(len(w)))
+                  weight_sensitivity=0.0, random_state=RRandom(2024), **PAPER).fit(X, 2 * y01 - 1, w, np.ones(len(w)))
     np.testing.assert_allclose(out["coeff"], model.dppack_coeff_, rtol=1e-9, atol=1e-12)
 
 
@@ -71,7 +73,8 @@ def test_without_weights_the_bound_is_one_whatever_was_given():
                            weights_upper_bound=99.0, eps=1.0, gamma=2.0, huber_h=0.5, perturbation_method="output",
                            r_state=RRandom(3).get_state())
     model = DPOWL(epsilon=1.0, gamma=2.0, weights_upper_bound=1.0, feature_bounds=(LOWER, UPPER),
-                  weight_sensitivity=0.0, random_state=RRandom(3)).fit(X, 2 * y01 - 1, np.ones(300), np.ones(300))
+                  weight_sensitivity=0.0, random_state=RRandom(3), **PAPER).fit(X, 2 * y01 - 1, np.ones(300),
+                                                                                np.ones(300))
     np.testing.assert_array_equal(out["coeff"], model.dppack_coeff_)
 
 

@@ -348,7 +348,7 @@ class ObjectiveAuditConfig:
                                  huber_h=self.huber_h, mechanism="objective", random_state=random_state)
         return DPOWL(epsilon=epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
                      feature_bounds=(-np.ones(self.p), np.ones(self.p)), huber_h=self.huber_h,
-                     mechanism="objective", residual=False, random_state=random_state)
+                     mechanism="objective", residual=False, random_state=random_state)  # h as configured
 
     def fit(self, data, epsilon: float, random_state: Any = None):
         model = self.estimator(epsilon, random_state)
@@ -377,10 +377,14 @@ class ObjectiveAuditConfig:
         return prob.Z, prob.labels, prob.weights
 
     def constants(self, epsilon: float) -> Tuple[float, float]:
-        """``(ridge, rate)`` the estimator uses at ``epsilon`` (read off a fit: public attributes)."""
-        D, _ = self.audit_pair(0)
-        model = self.fit(D, epsilon, random_state=0)
-        return float(model.ridge_), float(model.noise_rate_)
+        """``(ridge, rate)`` the estimator uses at ``epsilon`` for the exact minimiser (public constants)."""
+        from pydpowl.engine.mechanisms import weighted_objective_split
+        from pydpowl.engine.solver import DEFAULT_TOL
+
+        _, cal = weighted_objective_split(n=self.n, epsilon=epsilon, gamma=self.gamma,
+                                          weights_upper_bound=self.weights_upper_bound,
+                                          curvature=1.0 / (2.0 * self.huber_h), lipschitz=1.0, tol=DEFAULT_TOL)
+        return cal.ridge, cal.rate
 
     def audit_map(self, D, D1, releases: NDArray[np.float64], epsilon: float) -> NDArray[np.float64]:
         """The exact ``log p_D - log p_D'`` at each release (a fixed map chosen before seeing them)."""

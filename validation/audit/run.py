@@ -28,6 +28,7 @@ import numpy as np
 from .blackbox import BoundVerdict, EpsilonBound, epsilon_lower_bound
 from .configs import AuditConfig, Dataset, bit_level_configs, default_configs, quick_configs
 from .family import family_configs, quick_family_configs
+from .objective import DensitySearchResult, objective_configs, quick_objective_configs
 from .floating import LsbBound, lsb_lower_bound, round_releases
 from .sensitivity import SensitivityResult, sensitivity_search
 
@@ -137,10 +138,13 @@ class AuditResult:
     checks: List[CheckResult] = field(default_factory=list)
     analysis: List[Any] = field(default_factory=list)
     n_analysis: int = 0
+    objective: List[DensitySearchResult] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         sens_ok = all(s.worst.ratio <= 1.0 + RATIO_TOLERANCE for s in self.sensitivity if not s.config.conditional)
+        sens_ok = sens_ok and all(o.ratio <= 1.0 + RATIO_TOLERANCE and o.worst_gradient_ratio <= 1.0 + RATIO_TOLERANCE
+                                  and o.worst_jacobian_ratio <= 1.0 + RATIO_TOLERANCE for o in self.objective)
         floating_ok = all(not r.leaks for r in self.floating if r.in_verdict)
         return (sens_ok and all(r.passed for r in self.black_box) and floating_ok
                 and all(c.passed for c in self.checks) and all(r.passed for r in self.analysis))
@@ -286,14 +290,15 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     """
     t0 = time.perf_counter()
     if configs is None:
-        configs = list(quick_configs() + quick_family_configs()) if quick else list(default_configs() +
-                                                                                   family_configs())
+        configs = list(quick_configs() + quick_family_configs() + quick_objective_configs()) if quick else \
+            list(default_configs() + family_configs() + objective_configs())
     configs = list(configs)
     n_per_split = n_per_split or (1500 if quick else 10000)
     say: Callable[[str], None] = (lambda msg: print(msg, file=log, flush=True)) if log else (lambda msg: None)
     sens: List[SensitivityResult] = []
     rows: List[BlackBoxRow] = []
     checks: List[CheckResult] = []
+    objective: List[DensitySearchResult] = []
     next_seed = seed
     for config in configs:
         options = dict(n_random=40, n_starts=2, maxiter=30, n_replaced=1) if quick else \
@@ -320,7 +325,15 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
                 continue  # a release under an assumption is not audited as if it were guaranteed
         else:  # objective perturbation: no sensitivity to search; a pair that moves the gradient most
             D_pair, D1_pair = config.audit_pair(seed)
-            say(f"[audit] {config.name}: objective perturbation, black-box only (corner record, label flipped)")
+            if hasattr(config, "density"):  # weighted objective perturbation: the density argument, searched
+                for eps in config.epsilons:
+                    found = config.density(eps, quick=quick, seed=seed)
+                    objective.append(found)
+                    say(f"[audit] {config.name} eps={eps:g}: worst log density ratio / eps = {found.ratio:.6f}, "
+                        f"gradient change / 2W = {found.worst_gradient_ratio:.6f}, Jacobian log ratio / its bound = "
+                        f"{found.worst_jacobian_ratio:.6f} ({found.n_evaluations} evaluations, "
+                        f"{found.seconds:.0f} s)")
+            say(f"[audit] {config.name}: objective perturbation, black-box (corner record, label flipped)")
         n_here = min(n_per_split, getattr(config, "max_releases_per_split", n_per_split))
         for eps in config.epsilons:
             for engine in [e for e in engines if e != "DPpack" or config.compare_dppack]:
@@ -383,4 +396,4 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
         analysis_rows = run_analysis_audit(quick=quick, n_per_split=n_analysis, seed=next_seed, alpha=alpha, say=say)
     return AuditResult(sensitivity=sens, black_box=rows, n_per_split=n_per_split, alpha=alpha, seed=seed,
                        seconds=time.perf_counter() - t0, floating=floating, checks=checks, notes=notes,
-                       analysis=analysis_rows, n_analysis=n_analysis if analysis else 0)
+                       analysis=analysis_rows, n_analysis=n_analysis if analysis else 0, objective=objective)

@@ -45,6 +45,7 @@ from .objective import (
     smoothing_rate,
     smoothing_share,
     weighted_objective_calibration,
+    weighted_objective_split,
 )
 from .output import (
     OutputMechanism,
@@ -114,5 +115,6 @@ __all__ = [
     "objective_ridge_floor",
     "loss_curvature",
     "release_weighted_objective",
+    "weighted_objective_split",
     "warn_reproduce_dppack",
 ]

@@ -89,6 +89,7 @@ __all__ = [
     "weighted_objective_calibration",
     "objective_ridge_floor",
     "loss_curvature",
+    "weighted_objective_split",
     "release_weighted_objective",
 ]
 
@@ -625,6 +626,20 @@ def weighted_objective_calibration(*, epsilon: float, gamma: float, weights_uppe
                                         rate=eps_lin / sens)
 
 
+def weighted_objective_split(*, n: int, epsilon: float, gamma: float, weights_upper_bound: float, curvature: float,
+                             lipschitz: float, tol: float, jacobian_share: float = JACOBIAN_SHARE
+                             ) -> "tuple[float, WeightedObjectiveCalibration]":
+    """``(kappa, calibration)``: the solver-smoothing share of a finite ``epsilon`` and the constants of the
+    perturbation proper at ``(1 - kappa) epsilon`` (what :func:`release_weighted_objective` uses; public)."""
+    # the smoothing share depends on n tol and the gradient sensitivity only (r mu = tol for any modulus mu)
+    kappa = smoothing_share(n=n, tol=tol, error_radius=n * tol / gamma, strong_convexity=gamma / n,
+                            gradient_sensitivity=2.0 * weights_upper_bound * lipschitz)
+    cal = weighted_objective_calibration(epsilon=epsilon * (1.0 - kappa), gamma=gamma,
+                                         weights_upper_bound=weights_upper_bound, curvature=curvature,
+                                         lipschitz=lipschitz, jacobian_share=jacobian_share)
+    return kappa, cal
+
+
 def loss_curvature(loss: MarginLoss) -> float:
     """The loss's declared bound on ``l''`` (objective perturbation needs one)."""
     c = getattr(loss, "curvature_bound", None)
@@ -689,12 +704,9 @@ def release_weighted_objective(Z: NDArray[np.float64], y: NDArray[np.float64], w
                        epsilon_objective=eps, epsilon_smoothing=0.0, Delta=0.0, epsilon_prime=math.inf,
                        rate=math.inf, sensitivity=math.nan, error_radius=math.nan, n_iter=result.nit, grid=None,
                        calibration=cal)
-    # the smoothing share depends on n tol and the gradient sensitivity only (r mu = tol for any modulus mu)
-    kappa = smoothing_share(n=n, tol=tol, error_radius=n * tol / gamma, strong_convexity=gamma / n,
-                            gradient_sensitivity=2.0 * W * lip)
-    eps_obj = eps * (1.0 - kappa)
-    cal = weighted_objective_calibration(epsilon=eps_obj, gamma=gamma, weights_upper_bound=W, curvature=c,
-                                         lipschitz=lip, jacobian_share=jacobian_share)
+    kappa, cal = weighted_objective_split(n=n, epsilon=eps, gamma=gamma, weights_upper_bound=W, curvature=c,
+                                          lipschitz=lip, tol=tol, jacobian_share=jacobian_share)
+    eps_obj = cal.epsilon
     radius = n * tol / cal.ridge  # F = G / n is (ridge / n)-strongly convex
     b = _finite(sample_output_noise(d, cal.rate, rng=rng), "linear term of objective perturbation")
     result = solve_weighted_erm(Z, y, w, gamma=gamma, loss=loss, tol=tol, extra_ridge=cal.extra_ridge, linear=b,
