@@ -257,8 +257,14 @@ def _owl_propensity(propensity: Any, n: int, lower: np.ndarray, upper: np.ndarra
 def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any, upper: Any, intercept: Any,
             epsilon: Any, gamma: Any, weights_upper_bound: Any, huber_h: Any, random_seed: Any,
             columns: Optional[Sequence[str]] = None, weight_sensitivity: Any = None,
-            reproduce_dppack: Any = False) -> Dict[str, Any]:
+            reproduce_dppack: Any = False, mechanism: Any = "auto", residual: Any = "auto",
+            benefit_bounds: Any = None) -> Dict[str, Any]:
     """``dpowl()``: DP-OWL with :class:`pydpowl.DPOWL`; ``treatment`` in {-1, 1} (R has coded it).
+
+    ``gamma`` and ``huber_h`` None (R's NULL) mean DPOWL's ``"auto"``;
+    ``mechanism``, ``residual`` and ``benefit_bounds`` are DPOWL's (R's
+    ``c(lower, upper)`` for the benefit bounds). The result names the
+    mechanism used and the resolved gamma and h.
 
     ``propensity``: a probability of the arm coded +1, a vector of P(A_i | x_i),
     or a named list from ``propensity_logistic()`` (a logistic model fitted here
@@ -267,16 +273,22 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     draws the noise from OS entropy.
     """
     eps = v.check_epsilon(epsilon)
-    gam = v.check_positive("gamma", gamma)
+    gam = "auto" if gamma is None else v.check_positive("gamma", gamma)
     W = v.check_positive("weights_upper_bound", weights_upper_bound)
-    h = v.check_positive("huber_h", huber_h)
+    h = "auto" if huber_h is None else v.check_positive("huber_h", huber_h)
+    res = "auto" if residual is None or (isinstance(residual, str) and residual == "auto") else \
+        v.check_bool("residual", residual)
+    bb = None
+    if benefit_bounds is not None:
+        bb = tuple(v.check_vector("benefit_bounds", benefit_bounds, length=2))
     fit_intercept = v.check_bool("intercept", intercept)
     X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
     n, p = X.shape
     A = v.check_labels("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
     B = v.check_vector("benefit", benefit, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-    v.check_nonnegative("benefit", B, why="OWL weights are benefit / propensity", index_base=R_INDEX,
-                        hint="Shift by a public lower bound first.")
+    if bb is None:  # with benefit_bounds the benefits are clipped and shifted by DPOWL
+        v.check_nonnegative("benefit", B, why="OWL weights are benefit / propensity", index_base=R_INDEX,
+                            hint="Shift by a public lower bound first, or give benefit_bounds.")
     lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
     prop = _owl_propensity(propensity, n, lo, up)
 
@@ -288,13 +300,16 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     if isinstance(prop, LogisticPropensity):
         prop = prop.fit(X, A)
     model = DPOWL(epsilon=eps, gamma=gam, weights_upper_bound=W, feature_bounds=(lo, up), huber_h=h,
+                  mechanism="auto" if mechanism is None else mechanism, residual=res, benefit_bounds=bb,
                   fit_intercept=fit_intercept, weight_sensitivity=weight_sensitivity,
                   reproduce_dppack=v.check_bool("reproduce_dppack", reproduce_dppack),
                   random_state=rng).fit(X, A, B, prop)
     return {
         "intercept": float(model.intercept_), "coef": np.asarray(model.coef_, dtype=np.float64),
         "sensitivity": float(model.sensitivity_), "C": float(model.weight_sensitivity_),
-        "release_grid": model.release_grid_,
+        "release_grid": model.release_grid_, "gamma": float(model.gamma_), "huber_h": float(model.huber_h_),
+        "mechanism": str(model.mechanism_), "residual": bool(model.residual_),
+        "mechanism_description": str(model.mechanism_description_),
         "n_clipped_weights": int(model.n_clipped_weights_), "n_clipped_features": int(model.n_clipped_features_),
         "n_clipped_logits": int(model.n_clipped_logits_), "n_clipped_benefits": int(model.n_clipped_benefits_),
         "random_seed": r_state_out(rng, kind),
