@@ -2,16 +2,17 @@
 
 Each function takes what DPpack's R method takes (numeric matrices and vectors,
 scalars, DPpack's arguments as keywords in snake case, bounds vectors in
-DPpack's layout) plus R's generator state ``r_state`` (``.Random.seed``, 626
-integers), checks every value under DPpack's R argument name (``eps``,
-``perturbation.method``, ``upper.bounds``, ...; positions counted from 1, as
-in R) and returns a dict of plain values: the release in DPpack's layout
-(``coeff``), the public fields DPpack keeps (``prefilter``, ``kernel_param``,
-...) and the advanced ``r_state`` to write back to ``.Random.seed``. Warnings
-(:class:`~pydpowl.exceptions.PrivacyLeakWarning` with ``reproduce_dppack``,
-clipped weights) are raised as Python warnings; the R package's worker relays
-them as classed R warnings. Nothing private (exact minimisers, noise) leaves
-these functions.
+DPpack's layout) and, for replay only, R's generator state ``r_state``
+(``.Random.seed``, 626 integers), checks every value under DPpack's R argument
+name (``eps``, ``perturbation.method``, ``upper.bounds``, ...; positions
+counted from 1, as in R) and returns a dict of plain values: the release in
+DPpack's layout (``coeff``), the public fields DPpack keeps (``prefilter``,
+``kernel_param``, ...) and the advanced ``r_state`` to write back to
+``.Random.seed``. Warnings (:class:`~pydpowl.exceptions.PrivacyLeakWarning`
+with ``reproduce_dppack`` or an ``r_state``) are raised as Python warnings; the
+R package's worker relays them as classed R warnings. Nothing computed from
+the data other than the release leaves these functions: no exact minimiser, no
+noise, no count of clipped values.
 
 ============================================  ==========================================
 DPpack                                        here
@@ -31,17 +32,20 @@ call the scikit-learn-free cores of :mod:`pydpowl.estimators._family_core`,
 and this module imports numpy and the engine only (the R worker never loads
 scikit-learn, scipy, pandas or statsmodels for it).
 
-Labels are DPpack's 0/1. With ``r_state`` every random draw DPpack makes (the
-random features, the objective-perturbation linear term, the output noise, the
+Labels are DPpack's 0/1. Randomness: ``r_state=None`` (the default, and the
+R front end's unless replay is asked for) draws every random number from
+operating-system entropy and returns ``r_state=None``. With ``r_state`` (the R
+front end's ``rng = "R"``) every random draw DPpack makes (the random
+features, the objective-perturbation linear term, the output noise, the
 tuning's uniform) is drawn from R's stream at that state exactly as DPpack
-draws it, and the returned ``r_state`` is where DPpack leaves
-``.Random.seed``. By default the release is pydpowl's proven one
-(docs/dppack_family.md): objective perturbation adds a small solver-smoothing
-noise drawn from a generator derived from the stream's state without
-advancing it (:func:`pydpowl.engine.mechanisms.derived_generator`); with
-``reproduce_dppack=True`` the values are DPpack's arithmetic too (validation
-only; PrivacyLeakWarning). ``r_state=None`` draws from operating-system
-entropy and returns ``r_state=None``.
+draws it, the returned ``r_state`` is where DPpack leaves ``.Random.seed``,
+and :class:`~pydpowl.exceptions.ReplayStreamWarning` says that such noise is
+not private (R's state follows from a 32-bit seed). The release itself is
+pydpowl's proven one (docs/dppack_family.md): objective perturbation adds a
+small solver-smoothing noise drawn from a generator derived from the stream's
+state without advancing it (:func:`pydpowl.engine.mechanisms.derived_generator`);
+with ``reproduce_dppack=True`` the values are DPpack's arithmetic too
+(validation only; PrivacyLeakWarning).
 """
 
 from __future__ import annotations
@@ -111,14 +115,33 @@ def _feature_bounds(upper_bounds: Any, lower_bounds: Any, p: int) -> Tuple[np.nd
                           index_base=R_INDEX)
 
 
+def warn_replay_stream() -> None:
+    """The :class:`~pydpowl.exceptions.ReplayStreamWarning` of a release drawn from R's stream (``rng = "R"``)."""
+    import warnings
+
+    from .exceptions import ReplayStreamWarning
+
+    warnings.warn(ReplayStreamWarning(
+        "rng = \"R\": this release draws its noise from R's Mersenne-Twister stream at .Random.seed, to replay "
+        "DPpack's draws. That stream's whole state follows from one 32-bit seed (set.seed(), or R's time-and-pid "
+        "seed), so whoever enumerates the 2^32 seeds can regenerate the noise and remove it: the release is NOT "
+        "differentially private. Use it for validation and replay only; leave rng and options(pydpowl.rng) unset "
+        "for noise from operating-system entropy."), stacklevel=3)
+
+
 def r_stream(r_state: Optional[Any]) -> Tuple[Any, Optional[int]]:
     """The stream at R's ``.Random.seed`` and the caller's kind code; OS entropy and None for ``r_state=None``.
 
-    The draws made here do not depend on the ``sample.kind`` digit, which
-    :func:`r_state_out` puts back.
+    ``r_state=None`` (the R front end's default) gives a numpy Generator seeded
+    with 128 bits of operating-system entropy. An R state replays R's stream
+    (``rng = "R"``, for validation against DPpack) and emits
+    :class:`~pydpowl.exceptions.ReplayStreamWarning`: such noise is not
+    private. The draws made here do not depend on the ``sample.kind`` digit,
+    which :func:`r_state_out` puts back.
     """
     if r_state is None:
         return np.random.default_rng(), None
+    warn_replay_stream()
     state = np.asarray(r_state, dtype=np.int64).reshape(-1).copy()
     if state.shape[0] != 626:
         raise ValueError(f"r_state must be R's .Random.seed (626 integers), got {state.shape[0]} values.")
@@ -212,8 +235,6 @@ def _svm_result(fit: ClassifierFit) -> Dict[str, Any]:
         "kernel_param": None if feats is None else float(feats.kernel_param),
         "prefilter": None if feats is None else feats.prefilter,
         "D": None if feats is None else int(feats.n_components),
-        "n_clipped_features": int(fit.n_clipped_features),
-        "n_clipped_weights": int(fit.n_clipped_weights),
         "epsilon_objective": float(fit.release.epsilon_objective),
         "epsilon_smoothing": float(fit.release.epsilon_smoothing),
         "release_grid": fit.release.grid,
@@ -243,13 +264,14 @@ def svmdp_fit(X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: An
     ``upper_bounds``/``lower_bounds`` have one entry per column of X; DPpack ignores
     them for the Gaussian kernel, and so does this function. ``weights`` (output
     perturbation only, as DPpack) are clipped at ``weights_upper_bound`` as DPpack
-    does (``n_clipped_weights`` in the result). ``columns`` names X's columns in messages.
+    does, silently (how many were clipped is not returned: it is computed from the private data). ``columns``
+    names X's columns in messages.
 
     Returns
     -------
     dict
         ``coeff`` (DPpack's ``coeff``), ``kernel_param``, ``prefilter`` (D x (d+1)) and ``D`` (None
-        for the linear kernel), ``n_clipped_features``, ``n_clipped_weights``, ``epsilon_objective``,
+        for the linear kernel), ``epsilon_objective``,
         ``epsilon_smoothing``, ``release_grid``, ``r_state``.
     """
     s = svmdp_settings(regularizer=regularizer, eps=eps, gamma=gamma, perturbation_method=perturbation_method,
@@ -309,8 +331,7 @@ def _logistic_fit(X: np.ndarray, y_pm: np.ndarray, s: Dict[str, Any], bounds: An
 
 
 def _logistic_result(fit: ClassifierFit) -> Dict[str, Any]:
-    return {"coeff": np.asarray(fit.coeff, dtype=np.float64), "n_clipped_features": int(fit.n_clipped_features),
-            "epsilon_objective": float(fit.release.epsilon_objective),
+    return {"coeff": np.asarray(fit.coeff, dtype=np.float64), "epsilon_objective": float(fit.release.epsilon_objective),
             "epsilon_smoothing": float(fit.release.epsilon_smoothing), "release_grid": fit.release.grid}
 
 
@@ -324,7 +345,7 @@ def logistic_regression_dp_fit(X: Any, y: Any, upper_bounds: Any, lower_bounds: 
     Returns
     -------
     dict
-        ``coeff``, ``n_clipped_features``, ``epsilon_objective``, ``epsilon_smoothing``, ``release_grid``,
+        ``coeff``, ``epsilon_objective``, ``epsilon_smoothing``, ``release_grid``,
         ``r_state``.
     """
     s = logistic_regression_dp_settings(regularizer=regularizer, eps=eps, gamma=gamma,
@@ -381,8 +402,7 @@ def _linear_fit(X: np.ndarray, y: np.ndarray, s: Dict[str, Any], fb: Any, tb: Tu
 
 def _linear_result(fit: LinearFit) -> Dict[str, Any]:
     p = fit.coeff.shape[0]
-    return {"coeff": np.asarray(fit.coeff, dtype=np.float64), "n_clipped_features": int(fit.n_clipped_features),
-            "n_clipped_targets": int(fit.n_clipped_targets), "zeta": 2.0 * p ** 1.5, "lambda": int(p),
+    return {"coeff": np.asarray(fit.coeff, dtype=np.float64), "zeta": 2.0 * p ** 1.5, "lambda": int(p),
             "epsilon_objective": float(fit.release.epsilon_objective),
             "epsilon_smoothing": float(fit.release.epsilon_smoothing), "release_grid": fit.release.grid}
 
@@ -397,7 +417,7 @@ def linear_regression_dp_fit(X: Any, y: Any, upper_bounds: Any, lower_bounds: An
     Returns
     -------
     dict
-        ``coeff``, ``n_clipped_features``, ``n_clipped_targets``, ``zeta``, ``lambda`` (DPpack's fields),
+        ``coeff``, ``zeta``, ``lambda`` (DPpack's fields),
         ``epsilon_objective``, ``epsilon_smoothing``, ``release_grid``, ``r_state``.
     """
     s = linear_regression_dp_settings(regularizer=regularizer, eps=eps, delta=delta, gamma=gamma)

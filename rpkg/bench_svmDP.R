@@ -2,11 +2,13 @@
 #   Rscript rpkg/bench_svmDP.R [reps]
 # CYP-GUIDES-style cohorts (n = 1459 and n = 1e5), DPpack's OWL call: add.bias =
 # TRUE, weights B / P(A | x), weights.upper.bound = log(24*365)/(1/3), gamma = 75,
-# eps = 1. Each fit starts from the same set.seed, so the two releases share
-# their noise; the table also shows how far apart the releases are. The first
+# eps = 1. Each fit starts from the same set.seed and pydpowl replays R's stream
+# (options(pydpowl.rng = "R"), the validation opt-in, so that the two releases
+# share their noise); the table also shows how far apart the releases are. The first
 # two pydpowl fits are shown apart: from its second fit with 100,000 rows or more
 # the Python worker loads the engine's numba kernels (once per R session).
 suppressPackageStartupMessages(library(pydpowl))
+options(pydpowl.rng = "R")  # replay DPpack's draws (not private; its warning is suppressed below)
 args <- commandArgs(trailingOnly = TRUE)
 reps <- if (length(args)) as.integer(args[1]) else 5L
 

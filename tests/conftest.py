@@ -1,7 +1,8 @@
 """Shared test helpers.
 
 ``require_r`` is a fixture returning a checker: ``require_r("DPpack")`` skips
-the requesting test when R, rpy2 or a named R package is unavailable. When the
+the requesting test when R, rpy2 or a named R package is unavailable;
+the ``r_front_end`` fixture does the same for the R package pydpowl (``R_LIBS``). When the
 environment variable ``PYDPOWL_REQUIRE_R=1`` is set (``make test`` and CI set
 it, because the set-up installs R), a missing R fails the test instead.
 """
@@ -25,6 +26,24 @@ def check_r(*packages: str) -> None:
     if os.environ.get("PYDPOWL_REQUIRE_R") == "1":
         pytest.fail(f"{what} is not available, and PYDPOWL_REQUIRE_R=1 requires it.", pytrace=False)
     pytest.skip(f"{what} is not available.")
+
+
+def check_r_front_end() -> None:
+    """Skip (or fail under ``PYDPOWL_REQUIRE_R=1``) unless the R package pydpowl loads its engine (``R_LIBS``)."""
+    from validation.audit.rfrontend import r_front_end_available
+
+    if r_front_end_available():
+        return
+    if os.environ.get("PYDPOWL_REQUIRE_R") == "1":
+        pytest.fail("the R package pydpowl is not installed (R_LIBS) and PYDPOWL_REQUIRE_R=1 requires it.",
+                    pytrace=False)
+    pytest.skip("the R package pydpowl is not installed")
+
+
+@pytest.fixture
+def r_front_end() -> None:
+    """Requires the R package pydpowl (:func:`check_r_front_end`)."""
+    check_r_front_end()
 
 
 @pytest.fixture(scope="session")

@@ -64,17 +64,10 @@ def test_every_released_attribute_is_floating_point_safe():
 
 
 @pytest.mark.r
-def test_the_r_front_end_releases_are_floating_point_safe():
+def test_the_r_front_end_releases_are_floating_point_safe(r_front_end):
     """Review item 7: svmDP $coeff and dpowl() coefficients (3.4 before the fix on this pair)."""
-    import os
-
-    from validation.audit.rfrontend import r_front_end_available
     from validation.audit.run import floating_rows
 
-    if not r_front_end_available():
-        if os.environ.get("PYDPOWL_REQUIRE_R") == "1":
-            pytest.fail("the R package pydpowl is not installed (R_LIBS) and PYDPOWL_REQUIRE_R=1 requires it.")
-        pytest.skip("the R package pydpowl is not installed")
     config, D, D1 = _crossing_pair()
     rows = [r for r in floating_rows(config, D, D1, epsilon=1.0, engine="pydpowl-R", n_per_split=600, seed=3)
             if r.grid is None]

@@ -171,3 +171,21 @@ def test_release_does_not_depend_on_the_memory_layout_of_X(data):
                                target_bounds=(-2.0, 4.0), random_state=3).fit(layout(X), y)
             for layout in (np.ascontiguousarray, np.asfortranarray)]
     assert np.array_equal(fits[0].coef_, fits[1].coef_) and fits[0].intercept_ == fits[1].intercept_
+
+
+def test_an_epsilon_too_small_for_the_solver_is_named_with_the_smallest_that_works(data):
+    """Issue 22.7: KST's regulariser 2p/epsilon makes the objective too steep for double precision to certify;
+    the error says so and names the epsilon from which the rounding is a tenth of tol (public quantities only)."""
+    from pydpowl.exceptions import ConvergenceError
+
+    X, y = data
+    settings = dict(delta=0.0, gamma=1.0, feature_bounds=FB, target_bounds=TB, fit_intercept=True)
+    with pytest.raises(ConvergenceError, match=r"^DPLinearRegression: epsilon=1e-08 is too small for the solver at "
+                                               r"n=400 rows and p=3 coefficients: .* Use epsilon >= ") as info:
+        DPLinearRegression(epsilon=1e-8, **settings).fit(X, y)
+    message = str(info.value)
+    assert "Delta = 2 p / epsilon = 6e+08" in message and message.endswith("; nothing was released.")
+    smallest = float(message.split("Use epsilon >= ")[1].split(" ")[0])
+    assert 1e-8 < smallest < 1e-3
+    for seed in range(5):
+        assert DPLinearRegression(epsilon=smallest, random_state=seed, **settings).fit(X, y).coef_.shape == (2,)

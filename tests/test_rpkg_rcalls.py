@@ -3,7 +3,9 @@
 ``svmdp_fit`` with output perturbation must release exactly what
 :class:`pydpowl.DPOWL` releases on the same data and R stream (the engine's one
 release), and leave the stream where DPOWL leaves it. Its checks speak R: R's
-argument names, positions counted from 1.
+argument names, positions counted from 1, values spelled as R prints them.
+By default (no R state) the noise comes from OS entropy and no warning depends
+on the data; an R state (replay) warns that the release is not private.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pydpowl import DPOWL, RRandom
+from pydpowl import DPOWL, PrivacyLeakWarning, RRandom
+from pydpowl.exceptions import ReplayStreamWarning
 
 _PATH = Path(__file__).resolve().parents[1] / "rpkg" / "pydpowl" / "inst" / "python" / "pydpowl_rcalls.py"
 _spec = importlib.util.spec_from_file_location("pydpowl_rcalls", _PATH)
@@ -46,8 +49,9 @@ def _fit_svm(X, y01, w, *, W=25.0, eps=1.0, gamma=75.0, seed=2024, add_bias=True
 @pytest.mark.parametrize("add_bias", [True, False])
 def test_svmdp_output_releases_what_dpowl_releases_bit_for_bit(add_bias):
     X, y01, w = _data(1459)
-    with pytest.warns(rcalls.WeightsClippedWarning, match=r"^\d+ of 1459 weights exceed weights.upper.bound = 25 "):
+    with pytest.warns(ReplayStreamWarning, match=r"NOT differentially private") as caught:
         out = _fit_svm(X, y01, w, add_bias=add_bias)
+    assert [type(c.message) for c in caught] == [ReplayStreamWarning]  # the only warning: none about the data
     rng = RRandom(2024)
     model = DPOWL(epsilon=1.0, gamma=75.0, weights_upper_bound=25.0, feature_bounds=(LOWER, UPPER),
                   fit_intercept=add_bias, weight_sensitivity=0.0, random_state=rng, **PAPER)
@@ -60,7 +64,7 @@ def test_svmdp_output_releases_what_dpowl_releases_bit_for_bit(add_bias):
 def test_svmdp_output_agrees_with_dpowl_on_large_data_through_the_numpy_path():
     X, y01, w = _data(20_000, seed=1)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rcalls.WeightsClippedWarning)
+        warnings.simplefilter("ignore", ReplayStreamWarning)
         out = _fit_svm(X, y01, w, eps=np.inf)
     model = DPOWL(epsilon=np.inf, gamma=75.0, weights_upper_bound=25.0, feature_bounds=(LOWER, UPPER),
                   weight_sensitivity=0.0, random_state=RRandom(2024), **PAPER).fit(X, 2 * y01 - 1, w, np.ones(len(w)))
@@ -69,9 +73,10 @@ def test_svmdp_output_agrees_with_dpowl_on_large_data_through_the_numpy_path():
 
 def test_without_weights_the_bound_is_one_whatever_was_given():
     X, y01, _ = _data(300)
-    out = rcalls.svmdp_fit(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=True, weights=None,
-                           weights_upper_bound=99.0, eps=1.0, gamma=2.0, huber_h=0.5, perturbation_method="output",
-                           r_state=RRandom(3).get_state())
+    with pytest.warns(ReplayStreamWarning):
+        out = rcalls.svmdp_fit(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=True, weights=None,
+                               weights_upper_bound=99.0, eps=1.0, gamma=2.0, huber_h=0.5,
+                               perturbation_method="output", r_state=RRandom(3).get_state())
     model = DPOWL(epsilon=1.0, gamma=2.0, weights_upper_bound=1.0, feature_bounds=(LOWER, UPPER),
                   weight_sensitivity=0.0, random_state=RRandom(3), **PAPER).fit(X, 2 * y01 - 1, np.ones(300),
                                                                                 np.ones(300))
@@ -85,31 +90,36 @@ def test_r_sample_kind_digit_does_not_change_the_noise():
     rounding[0] = 10303  # sample.kind = "Rounding": R keeps the digit, rgamma/rnorm ignore it
     kw = dict(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=True, weights=w / 30,
               weights_upper_bound=1.0, eps=1.0, gamma=2.0, huber_h=0.5, perturbation_method="output")
-    a = rcalls.svmdp_fit(r_state=state, **kw)
-    b = rcalls.svmdp_fit(r_state=rounding, **kw)
+    with pytest.warns(ReplayStreamWarning):
+        a = rcalls.svmdp_fit(r_state=state, **kw)
+        b = rcalls.svmdp_fit(r_state=rounding, **kw)
     np.testing.assert_array_equal(a["coeff"], b["coeff"])
 
 
 @pytest.mark.parametrize("change, exc, match", [
-    (dict(eps=0), ValueError, r"^eps must be in \(0, inf\], got eps=0\.0\.$"),
-    (dict(huber_h=None), TypeError, r"^huber\.h must be a real number, got None\.$"),
+    (dict(eps=0), ValueError, r"^eps must be in \(0, Inf\], got eps = 0\.$"),
+    (dict(eps="1"), TypeError, r"^eps must be a real number, got character\.$"),
+    (dict(huber_h=None), TypeError, r"^huber\.h must be a real number, got NULL\.$"),
     (dict(y=np.array([0.0, 1.0, 2.0])), ValueError, r"^y must have length 4 \(one per row of X\), got length 3\.$"),
     (dict(y=np.array([0.0, -1.0, 1.0, -1.0])), ValueError,
      r"^y must take values in \{0, 1\}; 2 of 4 entries do not \(first at position 2\)\. DPpack codes labels"),
     (dict(weights=np.array([1.0, -1.0, 1.0, 1.0])), ValueError,
      r"^weights must be non-negative; 1 of 4 entries are negative \(first at position 2\)\.$"),
-    (dict(weights_upper_bound=None), ValueError, r"^weights\.upper\.bound must be given with weights \(the public "),
+    (dict(weights_upper_bound=None), ValueError, r"^weights\.upper\.bound must be given with weights \(the public "
+     r"bound W on every weight\), got weights\.upper\.bound = NULL\.$"),
     (dict(perturbation_method="objective"), ValueError,
-     r"^weights are supported with perturbation\.method='output' only \(DPpack: \"Weighted SVM"),
-    (dict(kernel="gaussian"), ValueError, r"^kernel must be one of \['linear', 'Gaussian'\], got kernel='gaussian'\.$"),
+     r"^weights are supported with perturbation\.method = \"output\" only \(DPpack: \"Weighted SVM"),
+    (dict(kernel="gaussian"), ValueError,
+     r"^kernel must be one of c\(\"linear\", \"Gaussian\"\), got kernel = \"gaussian\"\.$"),
     (dict(kernel="Gaussian"), ValueError, r"^D \(the number of random Fourier features\) must be given for kernel"),
-    (dict(kernel="Gaussian", D=2.5), TypeError, r"^D must be an integer, got float\.$"),
+    (dict(kernel="Gaussian", D=2.5), TypeError, r"^D must be an integer, got numeric\.$"),
     (dict(regularizer="l1"), ValueError, r"^regularizer must be 'l2' \(pydpowl's one regularizer; for a custom "
-     r"regularizer function use DPpack\), got regularizer='l1'\.$"),
+     r"regularizer function use DPpack\), got regularizer = \"l1\"\.$"),
     (dict(upper_bounds=np.array([89.0, 1.0])), ValueError,
      r"^upper\.bounds must have length 3 \(one per feature\), got length 2\.$"),
-    (dict(add_bias=None), TypeError, r"^add\.bias must be True or False, got None\.$"),
-    (dict(eps=1e-320), ValueError, r"noise scale Delta/epsilon = inf, which must be finite and > 0; nothing was released"),
+    (dict(add_bias=None), TypeError, r"^add\.bias must be TRUE or FALSE, got NULL\.$"),
+    (dict(eps=1e-320), ValueError,
+     r"noise scale Delta/epsilon = Inf, which must be finite and > 0; nothing was released"),
 ])
 def test_svmdp_fit_checks_speak_r(change, exc, match):
     X, y01, w = _data(4)
@@ -123,10 +133,10 @@ def test_svmdp_fit_checks_speak_r(change, exc, match):
 def test_fit_owl_checks_its_arguments_before_the_engine():
     X, y01, w = _data(50)
     kw = dict(x=X, treatment=2 * y01 - 1, benefit=w, propensity=0.5, lower=LOWER, upper=UPPER, intercept=True,
-              epsilon=1.0, gamma=2.0, weights_upper_bound=40.0, huber_h=0.5, random_seed=None)
+              epsilon=1.0, gamma=50.0, weights_upper_bound=40.0, huber_h=0.5, random_seed=None)
     out = rcalls.fit_owl(**kw)
     assert out["random_seed"] is None and out["coef"].shape == (3,)
-    with pytest.raises(ValueError, match=r"^propensity must be in \(0, 1\), got propensity=1\.0\.$"):
+    with pytest.raises(ValueError, match=r"^propensity must be in \(0, 1\), got propensity = 1\.$"):
         rcalls.fit_owl(**{**kw, "propensity": 1.0})
     p = np.full(50, 0.5)
     p[7] = 0.0
@@ -143,11 +153,11 @@ def test_propensity_logistic_and_make_data_check_r_numbers():
     spec = rcalls.propensity_logistic(benefit_bound=2, logit_bound=3.0, ridge=0.0, hessian_lower_bound=None)
     assert spec == {"benefit_bound": 2.0, "logit_bound": 3.0, "ridge": 0.0, "hessian_lower_bound": None,
                     "hessian_bound_kind": "hessian", "assume_hessian_bound": False}
-    with pytest.raises(ValueError, match=r"^ridge must be in \[0, inf\), got ridge=-1\.0\.$"):
+    with pytest.raises(ValueError, match=r"^ridge must be in \[0, Inf\), got ridge = -1\.$"):
         rcalls.propensity_logistic(benefit_bound=2, logit_bound=3.0, ridge=-1.0, hessian_lower_bound=None)
     d = rcalls.make_data(name="synthetic", n=30.0, seed=2.0)  # R's whole doubles count as integers
     assert d["X"].shape[0] == 30 and len(d["names"]) == d["X"].shape[1]
-    with pytest.raises(TypeError, match=r"^n must be an integer, got float\.$"):
+    with pytest.raises(TypeError, match=r"^n must be an integer, got numeric\.$"):
         rcalls.make_data(name="synthetic", n=30.5, seed=1)
 
 
@@ -165,7 +175,7 @@ def fit(n):
     X = rng.uniform(0, 1, (n, 2))
     out = rc.svmdp_fit(X=X, y=(rng.uniform(size=n) < 0.5).astype(float), upper_bounds=np.ones(2),
                        lower_bounds=np.zeros(2), add_bias=True, weights=None, weights_upper_bound=None, eps=1.0,
-                       gamma=1.0, huber_h=0.5, r_state=RRandom(1).get_state())
+                       gamma=1.0, huber_h=0.5, r_state=None)
     return "numba" in sys.modules
 from pydpowl.engine.kernels import AUTO_MIN_ROWS as N
 print(fit(N - 1), fit(N), fit(N - 1), fit(N))
@@ -182,14 +192,113 @@ def test_analyze_is_the_engines_analysis_with_r_names():
     d = make_cyp_guides_style(400, random_state=2)
     X = d.X.to_numpy(dtype=float)
     common = dict(weights_upper_bound=d.weights_upper_bound, total_epsilon=1.0, propensity=2 / 3, gamma=75.0)
-    got = rcalls.analyze(x=X, treatment=d.treatment, benefit=d.benefit, lower=d.feature_bounds[0],
-                         upper=d.feature_bounds[1], benefit_bounds=np.array([0.0, 9.078]), seed=123.0,
-                         treatment_labels=["guided", "standard"], columns=list(d.X.columns), **common)
+    with pytest.warns(ReplayStreamWarning):  # a seed drawn from R's stream (rng = "R"): replay, not private
+        got = rcalls.analyze(x=X, treatment=d.treatment, benefit=d.benefit, lower=d.feature_bounds[0],
+                             upper=d.feature_bounds[1], benefit_bounds=np.array([0.0, 9.078]), seed=123.0,
+                             treatment_labels=["guided", "standard"], columns=list(d.X.columns), **common)
     ref = analyze_arrays(X, d.treatment, d.benefit, lower=d.feature_bounds[0], upper=d.feature_bounds[1],
                          benefit_lower=0.0, benefit_upper=9.078, feature_names=list(d.X.columns),
                          treatment_labels=("guided", "standard"), seed=123, **common)
     assert got["coefficients"] == ref["coefficients"] and got["value"] == ref["value"]
     assert got["ledger"] == ref["ledger"] and got["model"]["treatment_labels"] == {"+1": "guided", "-1": "standard"}
-    with pytest.raises(ValueError, match=r"^benefit_bounds must be c\(lower, upper\) with lower < upper"):
+    with pytest.raises(ValueError,
+                       match=r"^benefit_bounds must be c\(lower, upper\) with lower < upper, got c\(9, 0\)\.$"):
         rcalls.analyze(x=X, treatment=d.treatment, benefit=d.benefit, lower=d.feature_bounds[0],
                        upper=d.feature_bounds[1], benefit_bounds=np.array([9.0, 0.0]), **common)
+
+
+def test_a_default_release_draws_from_os_entropy_and_sends_nothing_that_depends_on_the_data():
+    """Issue 21.1/21.2: without an R state the noise is fresh OS entropy; no warning and no count reaches R, even
+    when a record lies above the weights' bound (DPpack clips silently)."""
+    X, y01, w = _data(300)
+    kw = dict(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=True, weights=w, weights_upper_bound=25.0,
+              eps=1.0, gamma=75.0, huber_h=0.5, perturbation_method="output")
+    below = np.minimum(w, 25.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = rcalls.svmdp_fit(**kw)            # 10% of the weights above the bound
+        b = rcalls.svmdp_fit(**{**kw, "weights": below})
+        tuned = rcalls.tune_classification_model(
+            DPmodels=[{"class": "svmDP", "eps": 1.0, "gamma": g, "perturbation.method": "output"} for g in (1.0, 10.0)],
+            X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, add_bias=True, weights=w, weights_upper_bound=25.0)
+    assert caught == []
+    assert a["r_state"] is None and tuned["r_state"] is None
+    assert not np.array_equal(a["coeff"], b["coeff"])  # two draws (the exact parts are equal: clipped alike)
+    for out in [a, b, *tuned["models"]]:
+        assert not [k for k in out if "clipped" in k], sorted(out)
+
+
+# R 4.2.2's format(x, digits = 15), as R prints these numbers
+_R_FORMAT = [(0.0, "0"), (1.0, "1"), (-1.0, "-1"), (0.5, "0.5"), (1e-07, "1e-07"), (1e5, "1e+05"), (123456.0, "123456"),
+             (2.6e7, "2.6e+07"), (1e-4, "1e-04"), (0.1, "0.1"), (1 / 3, "0.333333333333333"), (27.23385, "27.23385"),
+             (-0.9999999, "-0.9999999"), (1e15, "1e+15"), (1e16, "1e+16"), (1234567.5, "1234567.5"),
+             (0.000123, "0.000123"), (100.0, "100"), (np.inf, "Inf"), (-np.inf, "-Inf"), (np.nan, "NaN")]
+
+
+@pytest.mark.parametrize("x, printed", _R_FORMAT)
+def test_numbers_are_written_as_r_prints_them(x, printed):
+    assert rcalls.r_number(x) == printed
+
+
+@pytest.mark.parametrize("python, r", [
+    ("eps must be in (0, inf], got eps=0.0.", "eps must be in (0, Inf], got eps = 0."),
+    ("weights.upper.bound must be given, got weights.upper.bound=None.", "weights.upper.bound must be given, got "
+     "weights.upper.bound = NULL."),
+    ("eps must be a real number, got str.", "eps must be a real number, got character."),
+    ("add.bias must be True or False, got bool.", "add.bias must be TRUE or FALSE, got logical."),
+    ("kernel must be one of ['linear', 'Gaussian'], got kernel='gaussian'.",
+     'kernel must be one of c("linear", "Gaussian"), got kernel = "gaussian".'),
+    ("gamma must be in (0, inf), got gamma=inf.", "gamma must be in (0, Inf), got gamma = Inf."),
+    ("eps must be a real number, got an array of length 2.", "eps must be a real number, got a vector of length 2."),
+    ("x has shape=(0, 3) and DPmodels[[2]]=1e-07; p in [0, 1]", "x has shape = c(0, 3) and DPmodels[[2]] = 1e-07; "
+     "p in [0, 1]"),
+    ("bounds$lower=-2.5 for 'age' (rows 3, 7); a<=b, c==d; 2 NaN", "bounds$lower = -2.5 for 'age' (rows 3, 7); a<=b, "
+     "c==d; 2 NaN"),
+])
+def test_messages_reach_r_for_r(python, r):
+    assert rcalls.r_words(python) == r
+
+
+def test_errors_and_warnings_of_every_r_call_are_for_r():
+    with pytest.raises(ValueError, match=r"^eps must be in \(0, Inf\], got eps = 0\.$"):
+        rcalls.logistic_regression_dp_settings(eps=0.0, gamma=1.0)
+    X, y01, _ = _data(100)
+    with pytest.warns(PrivacyLeakWarning, match=r"reproduce_dppack = TRUE"):  # worded for R
+        rcalls.logistic_regression_dp_fit(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, eps=1.0, gamma=1.0,
+                                          reproduce_dppack=True)
+    assert set(rcalls.__all__) <= {name for name, f in vars(rcalls).items() if getattr(f, "__wrapped__", None)}
+
+
+def test_dpowl_reports_the_noise_per_coefficient_and_flags_a_noise_dominated_release():
+    X, y01, w = _data(400, seed=3)
+    kw = dict(x=X, treatment=2 * y01 - 1, benefit=w, propensity=0.5, lower=LOWER, upper=UPPER, intercept=True,
+              epsilon=2.0, gamma=75.0, weights_upper_bound=40.0, huber_h=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = rcalls.fit_owl(**kw)
+    d, Delta = 4, out["sensitivity"]
+    scale = np.r_[1.0, np.maximum(np.abs(LOWER), np.abs(UPPER))] * np.sqrt(d)  # DPpack's scaling, bias first
+    np.testing.assert_allclose(out["noise"]["sd"], np.sqrt(d + 1) * Delta / 2.0 / scale, rtol=1e-14)
+    assert out["noise"]["expected_norm"] == pytest.approx(d * Delta / 2.0, rel=1e-14)
+    assert out["noise"]["minimiser_norm_bound"] == pytest.approx(np.sqrt(2 * 400 * 40.0 / 75.0), rel=1e-14)
+    assert not out["noise"]["dominated"]
+    with pytest.warns(rcalls.NoiseDominatedWarning, match=r"^the release is noise-dominated: .* Raise epsilon or "
+                                                          r"gamma \(or use more rows\)\.$"):
+        low = rcalls.fit_owl(**{**kw, "gamma": 0.5, "epsilon": 1.0})
+    assert low["noise"]["dominated"]
+
+
+def test_warnings_counted_from_the_private_data_never_reach_r():
+    """Issue 21.1 at the relay: a DataClippedWarning (a count of clipped values, computed from the private data)
+    raised anywhere under an R call is not relayed; other warnings are, in R's words."""
+    from pydpowl.exceptions import DataClippedWarning
+
+    def call():
+        warnings.warn(DataClippedWarning("3 of 200 weights exceed weights.upper.bound=2.0"))
+        warnings.warn(UserWarning("eps=0.5 is small"))
+        return 1
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert rcalls._for_r(call)() == 1
+    assert [(w.category, str(w.message)) for w in caught] == [(UserWarning, "eps = 0.5 is small")]

@@ -187,7 +187,7 @@ def test_exceptions_carry_message_and_classes(client):
     assert err["class"] == ["pydpowl_value_error", "pydpowl_argument_error", "pydpowl_engine_error"]
     status, err = client.call("svmdp_settings", eps="1", gamma=1.0, **{"huber.h": 0.5})
     assert status == 1
-    assert err["message"] == ["eps must be a real number, got str."]
+    assert err["message"] == ["eps must be a real number, got character."]  # in R's words
     assert err["class"][0] == "pydpowl_type_error" and err["python_type"] == ["TypeError"]
     assert "Traceback" in err["traceback"][0]
     status, out = client.call("svmdp_settings", eps=float("inf"), gamma=2, **{"huber.h": 0.5})
@@ -207,30 +207,32 @@ def _svm_args(n=200, seed=0, **over):
     return args
 
 
-def test_fit_relays_the_weights_clipped_warning_with_r_classes(client):
+def test_a_replayed_fit_relays_the_replay_warning_with_r_classes_and_nothing_about_the_data(client):
     args = _svm_args()
+    assert (args["weights"] > 2.0).any()  # weights above the bound are clipped silently, as DPpack does
     status, out = client.call("svmdp_fit", **args)
     assert status == 0
     (warning,) = out["warnings"]
-    n_over = int((args["weights"] > 2.0).sum())
-    assert warning["message"] == [f"{n_over} of 200 weights exceed weights.upper.bound = 2 and were clipped to it "
-                                  "(as DPpack does)."]
-    assert warning["class"] == ["pydpowl_weights_clipped", "pydpowl_data_clipped", "pydpowl_user"]
+    assert "NOT differentially private" in warning["message"][0]
+    assert warning["class"] == ["pydpowl_replay_stream", "pydpowl_privacy_leak", "pydpowl_runtime"]
     kind, coeff, _ = out["result"]["coeff"]
     assert kind == 1 and coeff.shape == (3,) and np.all(np.isfinite(coeff))
     kind, state, _ = out["result"]["r_state"]
     assert kind == 2 and state.shape == (626,)
+    args.pop("r_state")  # the default: OS entropy, no warning at all
+    status, out = client.call("svmdp_fit", **args)
+    assert status == 0 and out["warnings"] == [] and out["result"]["r_state"] is None
 
 
 def test_dependencies_deprecation_warnings_are_not_relayed_to_r(client):
     """A worker's second fit of 100,000 rows or more loads the numba kernels, and Debian's llvmlite then warns
     (DeprecationWarning, importlib.resources.path): that is for developers, as Python's default filters say,
-    not for the R user; the fit's own warning (weights clipped) still comes through."""
+    not for the R user; the fit's own warning (replay of R's stream) still comes through."""
     args = _svm_args(n=100_000)
     for _ in range(2):
         status, out = client.call("svmdp_fit", **args)
         assert status == 0, out
-        assert [w["class"][0] for w in out["warnings"]] == ["pydpowl_weights_clipped"], out["warnings"]
+        assert [w["class"][0] for w in out["warnings"]] == ["pydpowl_replay_stream"], out["warnings"]
     status, out = client.call("loaded_modules")
     assert "numba" in out["result"]  # the second fit did load the kernels
 

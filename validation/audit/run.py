@@ -282,8 +282,9 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     search_options : dict, optional
         Passed to :func:`sensitivity_search` (defaults depend on ``quick``).
     r_front_end : bool
-        Also audit the R front end's releases at the bit level (needs the R package
-        pydpowl; see :mod:`validation.audit.rfrontend`).
+        Also audit the R front end (needs the R package pydpowl; see
+        :mod:`validation.audit.rfrontend`): its releases at the bit level, and
+        that its default releases do not follow ``set.seed`` (fresh R sessions).
     analysis : bool, default=True
         Also audit the whole private analysis as one mechanism
         (:mod:`validation.audit.analysis`; half as many releases per split).
@@ -387,7 +388,13 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
             for raw, rounded in zip(fl[::2], fl[1::2]):
                 say(f"[audit] bit-level {config.name} {engine} {raw.attribute} eps={eps:g}: lower bound "
                     f"{raw.bound.epsilon_lb:.3f} as released, {rounded.bound.epsilon_lb:.3f} rounded to 2^-24")
-    notes = [] if r_front_end else ["the R front end was not audited at the bit level (--no-r)"]
+    notes = [] if r_front_end else ["the R front end was not audited (bit level, randomness) (--no-r)"]
+    if r_front_end:
+        from .rfrontend import r_stream_checks
+
+        for check in r_stream_checks(seed=seed % 2**31):
+            checks.append(check)
+            say(f"[audit] {check.config}: {check.check}: {'PASS' if check.passed else 'FAIL'} ({check.detail})")
     analysis_rows: List[Any] = []
     n_analysis = max(100, n_per_split // 2)
     if analysis:

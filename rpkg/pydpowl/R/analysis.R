@@ -5,12 +5,9 @@
 
 dpowl_analysis <- function(x, treatment, benefit, bounds, benefit_bounds, weights_upper_bound, total_epsilon,
                            propensity = NULL, propensity_model = NULL, gamma = NULL, gammas = NULL,
-                           level = 0.95, budget_split = NULL, rng = c("R", "system"), out_dir = NULL) {
+                           level = 0.95, budget_split = NULL, rng = NULL, out_dir = NULL) {
   call <- match.call()
-  if (!is.character(rng) || length(rng) < 1L || !(rng[1L] %in% c("R", "system"))) {
-    arg_error(sprintf("rng must be one of \"R\", \"system\", got %s.", fmt_value(rng)), call)
-  }
-  rng <- rng[1L]
+  rng <- rng_choice(rng, call)
   M <- as_feature_matrix(x, "x", call = call)
   cols <- colnames(M)
   if (is.null(cols)) cols <- paste0("x", seq_len(ncol(M)))
@@ -18,7 +15,8 @@ dpowl_analysis <- function(x, treatment, benefit, bounds, benefit_bounds, weight
   tr <- code_treatment(treatment, nrow(M), call)
   b <- resolve_bounds(bounds, cols, dummy = rep(FALSE, length(cols)), call = call)
   labels <- as.character(decode_treatment(c(1, -1), tr$coding))
-  # one draw of R's stream seeds the analysis: set.seed() reproduces it; rng = "system" uses OS entropy
+  # OS entropy by default; with rng = "R" one draw of R's stream seeds the analysis, so that set.seed() reproduces
+  # it (the engine then warns that the analysis is not private)
   seed <- if (rng == "R") sample.int(.Machine$integer.max, 1L) else NULL
   res <- engine("analyze", list(
     x = wire_matrix(M), treatment = as_numeric_arg(tr$A, "treatment", call),
@@ -36,12 +34,13 @@ dpowl_analysis <- function(x, treatment, benefit, bounds, benefit_bounds, weight
     out_dir = as_setting(out_dir, "out_dir", call)
   ), call)
   coefs <- unlist(res$coefficients)
+  names(coefs)[1L] <- "(Intercept)"  # the engine lists the intercept first; R names it as dpowl() and lm() do
   structure(list(
     call = call, coefficients = coefs, gamma = res$gamma, mechanism = res$mechanism, value = res$value,
     ledger = res$ledger,
     model = res$model, n = res$n, n_learning = res$n_learning, n_evaluation = res$n_evaluation,
     treatment_coding = tr$coding, feature_names = cols, intercept = TRUE, named_features = TRUE,
-    terms = NULL, files = res$files
+    terms = NULL, files = res$files, rng = rng
   ), class = "dpowl_analysis")
 }
 
@@ -67,5 +66,6 @@ print.dpowl_analysis <- function(x, digits = max(3L, getOption("digits") - 3L), 
   led <- x$ledger
   cat(sprintf("Privacy: epsilon %s spent of %s (%s)\n", format(led$spent), format(led$total_epsilon),
               led$composition))
+  note_replay(x$rng)
   invisible(x)
 }

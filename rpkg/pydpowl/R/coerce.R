@@ -29,6 +29,10 @@ positions <- function(bad, max_shown = 5L) {
 # strings go as they are (Python says what is wrong with them); objects that
 # have no meaning there are refused here.
 as_setting <- function(x, name, call = sys.call(-1L)) {
+  if (length(x) == 1L && is.atomic(x) && is.na(x)) {  # NA would arrive as Python's None, which reads as NULL
+    arg_error(sprintf("%s must not be %s (a missing value): give the setting.", name,
+                      if (is.nan(x)) "NaN" else "NA"), call)
+  }
   if (is.null(x) || ((is.numeric(x) || is.logical(x) || is.character(x)) && !is.factor(x) && is.null(dim(x)))) {
     return(if (is.integer(x)) as.double(x) else unname(x))
   }

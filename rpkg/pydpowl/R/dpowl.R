@@ -161,14 +161,11 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
   cols <- colnames(M)
   if (is.null(cols)) cols <- paste0("x", seq_len(ncol(M)))
   colnames(M) <- cols
-  if (!is.character(rng) || length(rng) != 1L || !(rng %in% c("R", "system"))) {
-    arg_error(sprintf("rng must be one of \"R\", \"system\", got %s.", fmt_value(rng)), call)
-  }
+  rng <- rng_choice(rng, call)
   tr <- code_treatment(treatment, n, call)
   prop <- propensity_arg(propensity, call)
   b <- resolve_bounds(bounds, cols, dummy, call)
-  state <- if (rng == "R") r_rng_state(call)
-  res <- engine("fit_owl", list(
+  res <- engine_with_rng("fit_owl", list(
     x = wire_matrix(M), treatment = as_numeric_arg(tr$A, "treatment", call),
     benefit = as_numeric_arg(benefit, "benefit", call), propensity = prop$spec,
     lower = as_numeric_arg(unname(b$lower), "bounds$lower", call),
@@ -176,32 +173,44 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
     intercept = as_setting(intercept, "intercept", call), epsilon = as_setting(epsilon, "epsilon", call),
     gamma = as_setting(gamma, "gamma", call),
     weights_upper_bound = as_setting(weights_upper_bound, "weights_upper_bound", call),
-    huber_h = as_setting(huber_h, "huber_h", call), random_seed = state, columns = cols,
+    huber_h = as_setting(huber_h, "huber_h", call), columns = cols,
     weight_sensitivity = as_setting(weight_sensitivity, "weight_sensitivity", call),
     reproduce_dppack = as_setting(reproduce_dppack, "reproduce_dppack", call),
     mechanism = as_setting(mechanism, "mechanism", call), residual = as_setting(residual, "residual", call),
     benefit_bounds = if (is.null(benefit_bounds)) NULL else as_numeric_arg(benefit_bounds, "benefit_bounds", call)
-  ), call)
-  if (rng == "R") r_rng_restore(res$random_seed, state)
+  ), rng, call, state_arg = "random_seed")
   coef <- as.numeric(res$coef)
   names(coef) <- cols
   intercept <- isTRUE(intercept)
   if (intercept) coef <- c("(Intercept)" = res$intercept, coef)
+  noise <- res$noise
+  noise$sd <- stats::setNames(as.numeric(noise$sd), names(coef))
   structure(list(
     coefficients = coef,
     epsilon = as.numeric(epsilon), gamma = res$gamma, weights_upper_bound = as.numeric(weights_upper_bound),
     huber_h = res$huber_h, sensitivity = res$sensitivity, C = res$C, release_grid = res$release_grid,
     mechanism = res$mechanism, residual = res$residual, mechanism_description = res$mechanism_description,
-    bounds = b, intercept = intercept, n = n, propensity = prop$label,
+    noise = noise, bounds = b, intercept = intercept, n = n, propensity = prop$label,
     treatment_coding = tr$coding, rng = rng,
-    diagnostics = c(clipped_weights = res$n_clipped_weights, clipped_features = res$n_clipped_features,
-                    clipped_logits = res$n_clipped_logits, clipped_benefits = res$n_clipped_benefits),
+    diagnostics = nonprivate(c(clipped_weights = res$n_clipped_weights, clipped_features = res$n_clipped_features,
+                               clipped_logits = res$n_clipped_logits, clipped_benefits = res$n_clipped_benefits)),
     call = call
   ), class = "dpowl")
 }
 
+# Counts computed from the private data (how many values were clipped to the public bounds): not covered by
+# epsilon, so kept apart, labelled wherever they are printed and shown by summary() only on request.
+nonprivate <- function(x) structure(x, class = "pydpowl_nonprivate")
+
+print.pydpowl_nonprivate <- function(x, ...) {
+  cat("NON-PRIVATE diagnostics (computed from the private data, not covered by the privacy guarantee; do not",
+      "publish):\n")
+  print(unclass(x), ...)
+  invisible(x)
+}
+
 dpowl.default <- function(x, treatment, benefit, propensity = 0.5, epsilon, gamma = NULL, weights_upper_bound,
-                          bounds, intercept = TRUE, huber_h = NULL, rng = c("R", "system"), weight_sensitivity = NULL,
+                          bounds, intercept = TRUE, huber_h = NULL, rng = NULL, weight_sensitivity = NULL,
                           reproduce_dppack = FALSE, mechanism = "auto", residual = "auto", benefit_bounds = NULL,
                           ...) {
   call <- match.call()
@@ -209,7 +218,7 @@ dpowl.default <- function(x, treatment, benefit, propensity = 0.5, epsilon, gamm
   check_dots(list(...), call)
   M <- as_feature_matrix(x, "x", call = call)
   fit <- dpowl_fit(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
-                   intercept, huber_h, rng[1L], dummy = rep(FALSE, ncol(M)), call = call,
+                   intercept, huber_h, rng, dummy = rep(FALSE, ncol(M)), call = call,
                    weight_sensitivity = weight_sensitivity, reproduce_dppack = reproduce_dppack,
                    mechanism = mechanism, residual = residual, benefit_bounds = benefit_bounds)
   fit$feature_names <- names(fit$bounds$lower)
@@ -218,7 +227,7 @@ dpowl.default <- function(x, treatment, benefit, propensity = 0.5, epsilon, gamm
 }
 
 dpowl.formula <- function(x, data, treatment, benefit, propensity = 0.5, epsilon, gamma = NULL, weights_upper_bound,
-                          bounds, huber_h = NULL, rng = c("R", "system"), weight_sensitivity = NULL,
+                          bounds, huber_h = NULL, rng = NULL, weight_sensitivity = NULL,
                           reproduce_dppack = FALSE, mechanism = "auto", residual = "auto", benefit_bounds = NULL,
                           ...) {
   call <- match.call()
@@ -259,7 +268,7 @@ dpowl.formula <- function(x, data, treatment, benefit, propensity = 0.5, epsilon
     all(categorical[vars])
   }, logical(1))
   fit <- dpowl_fit(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
-                   intercept = attr(tt, "intercept") == 1L, huber_h = huber_h, rng = rng[1L],
+                   intercept = attr(tt, "intercept") == 1L, huber_h = huber_h, rng = rng,
                    dummy = dummy, call = call, weight_sensitivity = weight_sensitivity,
                    reproduce_dppack = reproduce_dppack, mechanism = mechanism, residual = residual,
                    benefit_bounds = benefit_bounds)
@@ -333,19 +342,39 @@ print.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
               format(x$gamma), format(x$weights_upper_bound), x$n))
   cat("Released coefficients (recommend the treatment coded +1 where the decision value is > 0):\n")
   print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
+  note_noise_dominated(x$noise, digits)
+  note_replay(x$rng)
   invisible(x)
 }
 
-summary.dpowl <- function(object, ...) {
-  d <- length(object$coefficients)
-  rate <- object$epsilon / object$sensitivity
+# From public quantities only (see owl_noise_scale in inst/python/pydpowl_rcalls.py).
+note_noise_dominated <- function(noise, digits) {
+  if (isTRUE(noise$dominated)) {
+    cat(sprintf(paste0("NOTE: the release is noise-dominated (public quantities only): expected noise norm %s >= %s, ",
+                       "the largest norm any minimiser can have; the rule is essentially random. See the fit's ",
+                       "warning and ?dpowl, 'Scaling features'.\n"),
+                format(noise$expected_norm, digits = digits), format(noise$minimiser_norm_bound, digits = digits)))
+  }
+}
+
+note_replay <- function(rng) {
+  if (identical(rng, "R")) {
+    cat("NOTE: rng = \"R\": the noise replays R's stream (set.seed); this release is NOT private.\n")
+  }
+}
+
+summary.dpowl <- function(object, diagnostics = FALSE, ...) {
+  check_flag(diagnostics, "diagnostics", call = sys.call())
   structure(list(
     call = object$call,
     coefficients = object$coefficients,
     settings = c(epsilon = object$epsilon, gamma = object$gamma, weights_upper_bound = object$weights_upper_bound,
                  huber_h = object$huber_h, C = object$C, sensitivity = object$sensitivity,
-                 expected_noise_norm = if (is.infinite(object$epsilon) || is.na(rate)) 0 else d / rate,
+                 expected_noise_norm = object$noise$expected_norm,
+                 minimiser_norm_bound = object$noise$minimiser_norm_bound,
                  release_grid = if (is.null(object$release_grid)) NA_real_ else object$release_grid),
+    noise_sd = object$noise$sd,
+    noise_dominated = isTRUE(object$noise$dominated),
     n = object$n,
     bounds = object$bounds,
     propensity = object$propensity,
@@ -353,7 +382,7 @@ summary.dpowl <- function(object, ...) {
     rng = object$rng,
     mechanism = object$mechanism,
     mechanism_description = object$mechanism_description,
-    diagnostics = object$diagnostics
+    diagnostics = if (diagnostics) object$diagnostics
   ), class = "summary.dpowl")
 }
 
@@ -362,14 +391,15 @@ print.summary.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), .
   cat(sprintf("Differentially private OWL rule (pydpowl: DP-wERM, Huber hinge loss, %s)\n",
               x$mechanism_description))
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  if (identical(x$mechanism, "output")) {
+  output <- identical(x$mechanism, "output")
+  if (output) {
     cat(sprintf(paste0("\nPrivacy: epsilon = %s; sensitivity Delta = (C + 2W + 2 n tol)/gamma = %s (W = %s, C = %s, ",
                        "gamma = %s, tol = 1e-10)\n"),
                 eps_label(s[["epsilon"]]), format(s[["sensitivity"]], digits = digits),
                 format(s[["weights_upper_bound"]]), format(s[["C"]]), format(s[["gamma"]])))
   } else {
-    cat(sprintf("\nPrivacy: epsilon = %s; objective perturbation (W = %s, C = 0, gamma = %s; docs/privacy_audit.md)\n",
-                eps_label(s[["epsilon"]]), format(s[["weights_upper_bound"]]), format(s[["gamma"]])))
+    cat(sprintf("\nPrivacy: epsilon = %s; objective perturbation (W = %s, C = 0, gamma = %s)\n",
+                eps_label(s[["epsilon"]]), format(s[["weights_upper_bound"]]), format(s[["gamma"]], digits = digits)))
   }
   if (!is.na(s[["release_grid"]])) {
     cat(sprintf(paste0("Release: floating-point safe, the exact sum rounded to multiples of 2^%d in the noise ",
@@ -377,26 +407,37 @@ print.summary.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), .
   } else if (is.finite(s[["epsilon"]])) {
     cat("Release: full precision (reproduce_dppack = TRUE, validation only: NOT floating-point safe)\n")
   }
-  if (identical(x$mechanism, "output")) {
-    cat(sprintf("Noise: ||b|| ~ Gamma(%d, rate = epsilon/Delta), expected norm %s (scaled space); drawn from %s\n",
-                length(x$coefficients), format(s[["expected_noise_norm"]], digits = digits),
-                if (x$rng == "R") "R's generator (reproducible with set.seed)" else "operating-system entropy"))
+  cat(sprintf(paste0(if (output) "Noise: ||b|| ~ Gamma(%d, rate = epsilon/Delta), expected norm %s" else
+                       "Noise: ||b|| ~ Gamma(%d, rate), moving the rule by at most %s in expectation",
+                     " (scaled space; any minimiser has norm <= %s); drawn from %s\n"),
+              length(x$coefficients), format(s[["expected_noise_norm"]], digits = digits),
+              format(s[["minimiser_norm_bound"]], digits = digits),
+              if (x$rng == "R") "R's stream (rng = \"R\": replay of set.seed, NOT private)" else
+                "operating-system entropy"))
+  if (x$noise_dominated) {
+    cat("NOTE: noise-dominated release: the expected noise norm reaches the bound on any minimiser's norm,",
+        "so the rule is essentially random (public quantities only; see ?dpowl, 'Scaling features').\n")
   }
   cat(sprintf("Propensity: %s\n", x$propensity))
   lv <- x$treatment_coding$levels
   cat(sprintf("Treatment coding: %s -> -1, %s -> +1\n", format(lv[1L]), format(lv[2L])))
   cat(sprintf("n = %d, huber_h = %s\n\n", x$n, format(s[["huber_h"]])))
-  tab <- data.frame(estimate = x$coefficients,
-                    lower_bound = c(if (length(x$coefficients) > length(x$bounds$lower)) NA, x$bounds$lower),
-                    upper_bound = c(if (length(x$coefficients) > length(x$bounds$upper)) NA, x$bounds$upper),
+  k <- length(x$coefficients) - length(x$bounds$lower)
+  tab <- data.frame(estimate = x$coefficients, noise_sd = x$noise_sd,
+                    lower_bound = c(rep(NA, k), x$bounds$lower), upper_bound = c(rep(NA, k), x$bounds$upper),
                     row.names = names(x$coefficients))
   print(tab, digits = digits)
-  d <- x$diagnostics
-  cat(sprintf(paste0("\nClipped to public bounds by design: %d weight(s), %d feature value(s), %d propensity ",
-                     "logit(s), %d benefit(s) (at the propensity model's benefit_bound).\n(These counts come from ",
-                     "the private data: they are for the analyst and are not covered by the privacy guarantee.)\n"),
-              d[["clipped_weights"]], d[["clipped_features"]], d[["clipped_logits"]], d[["clipped_benefits"]]))
-  cat("No standard errors: the release is one noisy draw; its noise scale is given above.\n")
+  cat("noise_sd: the standard deviation of the noise added to each coefficient, on the features' scale",
+      "(public: from Delta, epsilon and the bounds).\n")
+  cat("No standard errors: the release is one noisy draw.\n")
+  if (!is.null(x$diagnostics)) {
+    d <- x$diagnostics
+    cat(sprintf(paste0("\nNON-PRIVATE diagnostics (summary(diagnostics = TRUE); computed from the private data and ",
+                       "not covered by the privacy guarantee: do not publish): clipped to the public bounds by ",
+                       "design %d weight(s), %d feature value(s), %d propensity logit(s), %d benefit(s) (at the ",
+                       "propensity model's benefit_bound).\n"),
+                d[["clipped_weights"]], d[["clipped_features"]], d[["clipped_logits"]], d[["clipped_benefits"]]))
+  }
   invisible(x)
 }
 

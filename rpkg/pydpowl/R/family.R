@@ -1,6 +1,9 @@
 # DPpack's ERM family on the Python engine: svmDP, LogisticRegressionDP, LinearRegressionDP and the tuning
 # functions, drop-ins for DPpack's (same constructor arguments and defaults, fields, fit and predict
-# arguments, and .Random.seed left where DPpack leaves it).
+# arguments, and DPpack's class hierarchy, so that code dispatching on DPpack's classes keeps working). The
+# noise comes from operating-system entropy and R's generator is left alone, unless replay of DPpack's draws is
+# asked for (rng = "R", or options(pydpowl.rng = "R"); see R/rng.R): then .Random.seed is left where DPpack
+# leaves it, and the release is not private.
 #
 # R turns its objects into numbers (data frames, one-column frames for y) and refuses what only R can
 # judge (a regularizer given as an R function, DPpack objects passed to pydpowl's tuning); every value is
@@ -84,15 +87,6 @@ check_settings <- function(fun, args, call) {
   invisible(NULL)
 }
 
-# R's generator state around one engine call: sent as r_state, the advanced state written back.
-engine_with_seed <- function(fun, args, call) {
-  state <- r_rng_state(call)
-  args$r_state <- state
-  res <- engine(fun, args, call)
-  if (!is.null(res$r_state)) r_rng_restore(res$r_state, state)
-  res
-}
-
 # Prediction of the linear kernel and of the regressions as DPpack computes it (mapXy on as.matrix(X)).
 linear_scores <- function(self, X, add.bias, call) {
   if (is.null(self$coeff)) {
@@ -113,9 +107,51 @@ print_model <- function(self, what) {
   rd <- if (isTRUE(self$reproduce.dppack)) " (reproduce.dppack = TRUE: DPpack's arithmetic, validation only)" else ""
   cat(sprintf("  eps = %s, gamma = %s%s%s\n", format(self$eps), format(self$gamma),
               if (!is.null(self$delta)) paste0(", delta = ", format(self$delta)) else "", rd))
+  cat(sprintf("  noise: %s\n", rng_label(self$rng)))
   if (is.null(self$coeff)) cat("  not fitted\n") else cat("  coeff:", format(signif(self$coeff, 6)), "\n")
   invisible(self)
 }
+
+# What a model's rng field means, for print().
+rng_label <- function(rng) {
+  if (is.null(rng)) {
+    rng <- getOption("pydpowl.rng", "system")
+    how <- "options(pydpowl.rng)"
+  } else {
+    how <- "rng"
+  }
+  if (identical(rng, "R")) sprintf("replays R's stream (%s = \"R\"): NOT private, for validation only", how)
+  else "operating-system entropy"
+}
+
+# A constructor's rng: NULL (follow options(pydpowl.rng) at each fit), "R" or "system"; checked now.
+rng_setting <- function(rng, call) {
+  if (!is.null(rng)) rng_choice(rng, call)
+  rng
+}
+
+# DPpack's parent classes (R6 inheritance as in DPpack 0.2.2: svmDP < WeightedERMDP.CMS <
+# EmpiricalRiskMinimizationDP.CMS, LogisticRegressionDP < EmpiricalRiskMinimizationDP.CMS, LinearRegressionDP <
+# EmpiricalRiskMinimizationDP.KST), holding DPpack's fields, so that inherits(m, "EmpiricalRiskMinimizationDP.CMS")
+# and S3 methods written for DPpack's classes apply to pydpowl's models. Not exported: pydpowl fits the drop-ins
+# only (DPpack's general classes take arbitrary R loss functions, which the engine cannot prove private).
+EmpiricalRiskMinimizationDP.CMS <- R6::R6Class("EmpiricalRiskMinimizationDP.CMS",
+  public = list(
+    mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
+    gamma = NULL, eps = NULL, perturbation.method = NULL, c = NULL, coeff = NULL, kernel = NULL, D = NULL,
+    sampling = NULL, phi = NULL, kernel.param = NULL, prefilter = NULL, reproduce.dppack = NULL, rng = NULL
+  )
+)
+
+WeightedERMDP.CMS <- R6::R6Class("WeightedERMDP.CMS", inherit = EmpiricalRiskMinimizationDP.CMS)
+
+EmpiricalRiskMinimizationDP.KST <- R6::R6Class("EmpiricalRiskMinimizationDP.KST",
+  public = list(
+    mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
+    gamma = NULL, eps = NULL, delta = NULL, domain = NULL, zeta = NULL, lambda = NULL, coeff = NULL,
+    reproduce.dppack = NULL, rng = NULL
+  )
+)
 
 # The fit results that R keeps (DPpack's fields).
 set_classifier_fit <- function(self, res) {
@@ -130,19 +166,18 @@ set_classifier_fit <- function(self, res) {
 }
 
 # Documented in man/svmDP.Rd.
-svmDP <- R6::R6Class("svmDP",
+svmDP <- R6::R6Class("svmDP", inherit = WeightedERMDP.CMS,
   public = list(
-    mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
-    gamma = NULL, eps = NULL, perturbation.method = NULL, c = NULL, coeff = NULL, kernel = NULL, D = NULL,
-    sampling = NULL, phi = NULL, kernel.param = NULL, prefilter = NULL, huber.h = NULL, reproduce.dppack = NULL,
+    huber.h = NULL,
 
     initialize = function(regularizer, eps, gamma, perturbation.method = "objective", kernel = "linear",
                           D = NULL, kernel.param = NULL, regularizer.gr = NULL, huber.h = 0.5,
-                          reproduce.dppack = FALSE) {
+                          reproduce.dppack = FALSE, rng = NULL) {
       call <- sys.call(-1L)
       if (missing(regularizer)) regularizer <- "l2"
       reg <- check_regularizer(regularizer, "svmDP", call)
       self$reproduce.dppack <- check_flag(reproduce.dppack, "reproduce.dppack", call = call)
+      self$rng <- rng_setting(rng, call)
       check_settings("svmdp_settings", list(
         regularizer = reg, eps = as_setting(eps, "eps", call), gamma = as_setting(gamma, "gamma", call),
         perturbation.method = as_setting(perturbation.method, "perturbation.method", call),
@@ -185,7 +220,7 @@ svmDP <- R6::R6Class("svmDP",
                    kernel.param = as_setting(self$kernel.param, "kernel.param", call),
                    huber.h = as_setting(self$huber.h, "huber.h", call), columns = M$columns,
                    reproduce.dppack = isTRUE(self$reproduce.dppack))
-      set_classifier_fit(self, engine_with_seed("svmdp_fit", args, call))
+      set_classifier_fit(self, engine_with_rng("svmdp_fit", args, rng_choice(self$rng, call), call))
     },
 
     XtoV = function(X) {
@@ -223,18 +258,15 @@ svmDP <- R6::R6Class("svmDP",
 )
 
 # Documented in man/LogisticRegressionDP.Rd.
-LogisticRegressionDP <- R6::R6Class("LogisticRegressionDP",
+LogisticRegressionDP <- R6::R6Class("LogisticRegressionDP", inherit = EmpiricalRiskMinimizationDP.CMS,
   public = list(
-    mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
-    gamma = NULL, eps = NULL, perturbation.method = NULL, c = NULL, coeff = NULL, kernel = NULL, D = NULL,
-    sampling = NULL, phi = NULL, kernel.param = NULL, prefilter = NULL, reproduce.dppack = NULL,
-
     initialize = function(regularizer, eps, gamma, perturbation.method = "objective", regularizer.gr = NULL,
-                          reproduce.dppack = FALSE) {
+                          reproduce.dppack = FALSE, rng = NULL) {
       call <- sys.call(-1L)
       if (missing(regularizer)) regularizer <- "l2"
       reg <- check_regularizer(regularizer, "LogisticRegressionDP", call)
       self$reproduce.dppack <- check_flag(reproduce.dppack, "reproduce.dppack", call = call)
+      self$rng <- rng_setting(rng, call)
       check_settings("logistic_regression_dp_settings", list(
         regularizer = reg, eps = as_setting(eps, "eps", call), gamma = as_setting(gamma, "gamma", call),
         perturbation.method = as_setting(perturbation.method, "perturbation.method", call)), call)
@@ -261,7 +293,7 @@ LogisticRegressionDP <- R6::R6Class("LogisticRegressionDP",
                    eps = as_setting(self$eps, "eps", call), gamma = as_setting(self$gamma, "gamma", call),
                    perturbation.method = as_setting(self$perturbation.method, "perturbation.method", call),
                    columns = M$columns, reproduce.dppack = isTRUE(self$reproduce.dppack))
-      set_classifier_fit(self, engine_with_seed("logistic_regression_dp_fit", args, call))
+      set_classifier_fit(self, engine_with_rng("logistic_regression_dp_fit", args, rng_choice(self$rng, call), call))
     },
 
     predict = function(X, add.bias = FALSE, raw.value = FALSE) {
@@ -276,17 +308,15 @@ LogisticRegressionDP <- R6::R6Class("LogisticRegressionDP",
 )
 
 # Documented in man/LinearRegressionDP.Rd.
-LinearRegressionDP <- R6::R6Class("LinearRegressionDP",
+LinearRegressionDP <- R6::R6Class("LinearRegressionDP", inherit = EmpiricalRiskMinimizationDP.KST,
   public = list(
-    mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
-    gamma = NULL, eps = NULL, delta = NULL, domain = NULL, zeta = NULL, lambda = NULL, coeff = NULL,
-    reproduce.dppack = NULL,
-
-    initialize = function(regularizer, eps, delta, gamma, regularizer.gr = NULL, reproduce.dppack = FALSE) {
+    initialize = function(regularizer, eps, delta, gamma, regularizer.gr = NULL, reproduce.dppack = FALSE,
+                          rng = NULL) {
       call <- sys.call(-1L)
       if (missing(regularizer)) regularizer <- "l2"
       reg <- check_regularizer(regularizer, "LinearRegressionDP", call)
       self$reproduce.dppack <- check_flag(reproduce.dppack, "reproduce.dppack", call = call)
+      self$rng <- rng_setting(rng, call)
       check_settings("linear_regression_dp_settings", list(
         regularizer = reg, eps = as_setting(eps, "eps", call), delta = as_setting(delta, "delta", call),
         gamma = as_setting(gamma, "gamma", call)), call)
@@ -314,7 +344,7 @@ LinearRegressionDP <- R6::R6Class("LinearRegressionDP",
                    eps = as_setting(self$eps, "eps", call), delta = as_setting(self$delta, "delta", call),
                    gamma = as_setting(self$gamma, "gamma", call), columns = M$columns,
                    reproduce.dppack = isTRUE(self$reproduce.dppack))
-      set_regression_fit(self, engine_with_seed("linear_regression_dp_fit", args, call))
+      set_regression_fit(self, engine_with_rng("linear_regression_dp_fit", args, rng_choice(self$rng, call), call))
     },
 
     predict = function(X, add.bias = FALSE) linear_scores(self, X, add.bias, sys.call()),
@@ -353,6 +383,18 @@ tuning_candidates <- function(DPmodels, allowed, fun, call) {
   models
 }
 
+# One stream for the whole tuning (every candidate's fit and the choice draw from it in turn): the candidates'
+# rng (or the session's option) must agree.
+tuning_rng <- function(models, call) {
+  rngs <- vapply(models, function(m) rng_choice(m$rng, call), character(1))
+  if (length(unique(rngs)) > 1L) {
+    arg_error(sprintf(paste0("DPmodels must all draw from the same stream (one stream serves every candidate and ",
+                             "the choice), got rng = %s."),
+                      paste0("c(", paste(dQuote(rngs, FALSE), collapse = ", "), ")")), call)
+  }
+  rngs[[1L]]
+}
+
 classifier_spec <- function(m, call) {
   if (inherits(m, "svmDP")) {
     list(class = "svmDP", regularizer = "l2", eps = as_setting(m$eps, "eps", call),
@@ -382,7 +424,7 @@ tune_classification_model <- function(DPmodels, X, y, upper.bounds, lower.bounds
                weights = if (!is.null(weights)) as_numeric_arg(weights, "weights", call),
                weights.upper.bound = as_setting(weights.upper.bound, "weights.upper.bound", call),
                columns = M$columns)
-  res <- engine_with_seed("tune_classification_model", args, call)
+  res <- engine_with_rng("tune_classification_model", args, tuning_rng(models, call), call)
   for (i in seq_along(models)) set_classifier_fit(models[[i]], res$models[[i]])  # in place, as DPpack
   models[[res$index]]
 }
@@ -400,7 +442,7 @@ tune_linear_regression_model <- function(DPmodels, X, y, upper.bounds, lower.bou
                upper.bounds = as_numeric_arg(upper.bounds, "upper.bounds", call),
                lower.bounds = as_numeric_arg(lower.bounds, "lower.bounds", call),
                add.bias = as_setting(add.bias, "add.bias", call), columns = M$columns)
-  res <- engine_with_seed("tune_linear_regression_model", args, call)
+  res <- engine_with_rng("tune_linear_regression_model", args, tuning_rng(models, call), call)
   for (i in seq_along(models)) set_regression_fit(models[[i]], res$models[[i]])
   models[[res$index]]
 }

@@ -8,10 +8,22 @@ check of a value lives in Python; R only turns its objects (data frames,
 factors, logical columns) into numbers and raises the classed conditions this
 module's exceptions and warnings become.
 
-Randomness: R sends ``.Random.seed``; the noise is drawn by
-:class:`pydpowl.RRandom` positioned there, with DPpack's calls, and the
-advanced state goes back to R. The exact minimiser and the noise never leave
-Python and are not kept.
+Randomness: by default R sends no generator state and every release draws
+from operating-system entropy (``numpy.random.default_rng()``). Only when the
+R user asks for replay (``rng = "R"``) does R send ``.Random.seed``; the
+noise is then drawn by :class:`pydpowl.RRandom` positioned there, with
+DPpack's calls, the advanced state goes back to R, and
+:class:`~pydpowl.exceptions.ReplayStreamWarning` says that such a release is
+not private. The exact minimiser and the noise never leave Python and are not
+kept; nor does any count computed from the data (clipped weights, features,
+...), except the non-private diagnostics that ``dpowl()`` keeps for an
+explicit ``summary(fit, diagnostics = TRUE)``.
+
+Messages in R's words: every function's errors and warnings pass through
+:func:`r_words` (and no :class:`~pydpowl.exceptions.DataClippedWarning`
+passes at all), which writes Python's spellings the way R prints them
+(``weights.upper.bound = NULL``, ``eps = 0``, ``Inf``, ``TRUE``,
+``character``, ``c("linear", "Gaussian")``), so that an R user reads R.
 
 Imports are local to each function so that a call loads only what it needs:
 the fits of DPpack's family (``svmdp_fit``, ``logistic_regression_dp_fit``,
@@ -27,8 +39,11 @@ repeatedly gains that back within a few fits.
 
 from __future__ import annotations
 
+import functools
+import math
+import re
 import warnings
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
 
@@ -66,11 +81,99 @@ def _backend(n_rows: int) -> str:
     return "numpy" if _large_fits == 1 else "auto"
 
 
-class WeightsClippedWarning(DataClippedWarning):
-    """Weights above ``weights.upper.bound`` were clipped to it, as DPpack does.
+# ---- R's words ---------------------------------------------------------------------------------------------
 
-    Its R class is ``pydpowl_weights_clipped``.
+#: Python type names as R calls the objects that arrive as them (R's numbers arrive as float, whole or not)
+_R_TYPES = {"str": "character", "float": "numeric", "int": "numeric", "bool": "logical", "NoneType": "NULL",
+            "dict": "a named list", "list": "a list", "tuple": "a list"}
+#: a Python literal as repr() writes it: a quoted string, a tuple or list of scalars, or a scalar
+_LITERAL = (r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\((?:[^()]*)\)|\[(?:[^\[\]]*)\]"
+            r"|-?inf|nan|None|True|False|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+#: ``name=value`` as Python's messages write an argument and its value (R's names may hold . and $)
+_ASSIGNMENT = re.compile(r"(?<![\w.$\]])([A-Za-z_.][\w.$]*(?:\[\[\d+\]\])?)=(?!=)(" + _LITERAL + r")(?![\w.]*\w)")
+#: a Python list of strings (a list of numbers would read as an interval, [0, 1], and is left alone)
+_LIST = re.compile(r"(?<![\w\[])\['[^']*'(?:, '[^']*')*\]")
+_WORDS = [(re.compile(r"(?<![\w.])-inf\b"), "-Inf"), (re.compile(r"(?<![\w.])inf\b"), "Inf"),
+          (re.compile(r"(?<![\w.])nan\b"), "NaN"), (re.compile(r"\bNone\b"), "NULL"),
+          (re.compile(r"\bTrue\b"), "TRUE"), (re.compile(r"\bFalse\b"), "FALSE")]
+_GOT_TYPE = re.compile(r"\bgot (" + "|".join(_R_TYPES) + r")\b")
+_ARRAY = [(re.compile(r"\ban array of length (\d+)"), r"a vector of length \1"),
+          (re.compile(r"\ban array of shape \((\d+), (\d+)\)"), r"a \1 x \2 matrix")]
+
+
+def r_number(x: float) -> str:
+    """``x`` as R prints it (``format(x, digits = 15)``): ``0``, ``1.5``, ``1e-07``, ``1e+05``, ``Inf``, ``NaN``.
+
+    The shortest of at most 15 significant digits that gives the same double at
+    that precision, fixed notation unless scientific is shorter (R's rule with
+    ``scipen = 0``).
     """
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Inf" if x > 0 else "-Inf"
+    if x == 0:
+        return "0"
+    target = float(f"{x:.15g}")
+    digits = next(d for d in range(1, 16) if float(f"{x:.{d}g}") == target)
+    sci = f"{x:.{digits - 1}e}"
+    exponent = int(sci.split("e")[1])
+    fixed = f"{x:.{max(0, digits - 1 - exponent)}f}"
+    return fixed if len(fixed) <= len(sci) else sci
+
+
+def _r_literal(text: str) -> str:
+    """A Python literal (see :data:`_LITERAL`) in R's spelling."""
+    if text[0] in "'\"":
+        return '"' + text[1:-1] + '"'
+    if text[0] in "([":
+        inner = [part.strip() for part in text[1:-1].split(",") if part.strip()]
+        return "c(" + ", ".join(_r_literal(part) for part in inner) + ")"
+    words = {"None": "NULL", "True": "TRUE", "False": "FALSE"}
+    if text in words:
+        return words[text]
+    return r_number(float(text))
+
+
+def r_words(message: str) -> str:
+    """A message of the engine in R's words: ``eps=0.0`` -> ``eps = 0``, ``None`` -> ``NULL``, ``inf`` -> ``Inf``,
+    ``True`` -> ``TRUE``, ``got str`` -> ``got character``, ``['a', 'b']`` -> ``c("a", "b")``.
+
+    Only Python's spellings of values change; names, counts and the rest of the text are kept.
+    """
+    out = _ASSIGNMENT.sub(lambda m: f"{m.group(1)} = {_r_literal(m.group(2))}", message)
+    out = _LIST.sub(lambda m: _r_literal(m.group(0)), out)
+    out = _GOT_TYPE.sub(lambda m: "got " + _R_TYPES[m.group(1)], out)
+    for pattern, repl in _ARRAY + _WORDS:
+        out = pattern.sub(repl, out)
+    return out
+
+
+def _for_r(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as R calls it: its errors and warnings in R's words (:func:`r_words`; the classes stay), and no
+    :class:`~pydpowl.exceptions.DataClippedWarning` relayed (a count of clipped values is computed from the
+    private data: one record can switch it on, so it never reaches R, whatever raises it)."""
+    @functools.wraps(fn)
+    def call(**kwargs: Any) -> Any:
+        error: Optional[BaseException] = None
+        result = None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = fn(**kwargs)
+            except Exception as exc:  # re-raised below, in R's words
+                error = exc
+        for w in caught:  # relayed in the caller's filters (the worker's), worded for R
+            if issubclass(w.category, DataClippedWarning):
+                continue
+            warnings.warn_explicit(w.category(r_words(str(w.message))), w.category, w.filename, w.lineno)
+        if error is not None:
+            if len(error.args) == 1 and isinstance(error.args[0], str):
+                error.args = (r_words(error.args[0]),)
+            raise error
+        return result
+
+    return call
 
 
 def _column_names(columns: Any) -> Optional[Sequence[str]]:
@@ -89,8 +192,9 @@ def _r_whole_number(name: str, value: Any, minimum: int) -> int:
 #
 # Thin wrappers of pydpowl.dppack (the checks there speak DPpack's R names and count positions from 1; the fits
 # are the estimators' scikit-learn-free cores): here only the worker's concerns are added, the numba policy
-# (:func:`_backend`), the clipped-weights warning, and R's .Random.seed in and out (``r_state``).
+# (:func:`_backend`) and, for replay only, R's .Random.seed in and out (``r_state``).
 
+@_for_r
 def svmdp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any, perturbation_method: Any = "objective",
                    kernel: Any = "linear", D: Any = None, kernel_param: Any = None,
                    huber_h: Any = 0.5) -> Dict[str, Any]:
@@ -101,6 +205,7 @@ def svmdp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any, perturbatio
                                  kernel=kernel, D=D, kernel_param=kernel_param, huber_h=huber_h)
 
 
+@_for_r
 def logistic_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any,
                                     perturbation_method: Any = "objective") -> Dict[str, Any]:
     """``LogisticRegressionDP$new()``'s settings, checked."""
@@ -110,6 +215,7 @@ def logistic_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, gamma:
                                                   perturbation_method=perturbation_method)
 
 
+@_for_r
 def linear_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, delta: Any, gamma: Any) -> Dict[str, Any]:
     """``LinearRegressionDP$new()``'s settings, checked."""
     from pydpowl import dppack
@@ -117,41 +223,36 @@ def linear_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, delta: A
     return dppack.linear_regression_dp_settings(regularizer=regularizer, eps=eps, delta=delta, gamma=gamma)
 
 
-def _warn_clipped_weights(n_clipped: int, n: int, W: Any) -> None:
-    if n_clipped:
-        warnings.warn(WeightsClippedWarning(
-            f"{n_clipped} of {n} weights exceed weights.upper.bound = {float(W):.7g} and were clipped to it "
-            "(as DPpack does)."))
-
-
 def _rows(X: Any) -> int:
     shape = getattr(X, "shape", ())
     return int(shape[0]) if len(shape) else 1
 
 
+@_for_r
 def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False, weights: Any = None,
               weights_upper_bound: Any = None, regularizer: Any = "l2", eps: Any, gamma: Any,
               perturbation_method: Any = "objective", kernel: Any = "linear", D: Any = None, kernel_param: Any = None,
               huber_h: Any = 0.5, r_state: Any = None, columns: Optional[Sequence[str]] = None,
               reproduce_dppack: Any = False) -> Dict[str, Any]:
-    """``svmDP$fit()`` (:func:`pydpowl.dppack.svmdp_fit`); weights above the bound give a
-    :class:`WeightsClippedWarning`.
+    """``svmDP$fit()`` (:func:`pydpowl.dppack.svmdp_fit`).
 
-    Output perturbation is the engine's one release
+    Weights above ``weights.upper.bound`` are clipped to it silently, as
+    DPpack clips them: how many were clipped is computed from the private data
+    and is not released (docs/r_frontend.md). Output perturbation is the
+    engine's one release
     (:func:`pydpowl.engine.mechanisms.output.release_output_perturbation`), the same as
     ``dpowl()``'s bit for bit (tests/test_rpkg_rcalls.py).
     """
     from pydpowl import dppack
 
-    n = _rows(X)
-    out = dppack.svmdp_fit(X, y, upper_bounds, lower_bounds, add_bias, weights, weights_upper_bound, eps=eps,
-                           gamma=gamma, regularizer=regularizer, perturbation_method=perturbation_method, kernel=kernel,
-                           D=D, kernel_param=kernel_param, huber_h=huber_h, r_state=r_state,
-                           reproduce_dppack=reproduce_dppack, columns=_column_names(columns), backend=_backend(n))
-    _warn_clipped_weights(out["n_clipped_weights"], n, weights_upper_bound)
-    return out
+    return dppack.svmdp_fit(X, y, upper_bounds, lower_bounds, add_bias, weights, weights_upper_bound, eps=eps,
+                            gamma=gamma, regularizer=regularizer, perturbation_method=perturbation_method,
+                            kernel=kernel, D=D, kernel_param=kernel_param, huber_h=huber_h, r_state=r_state,
+                            reproduce_dppack=reproduce_dppack, columns=_column_names(columns),
+                            backend=_backend(_rows(X)))
 
 
+@_for_r
 def svmdp_predict(*, X: Any, coeff: Any, add_bias: Any = False, raw_value: Any = False, kernel: Any = "Gaussian",
                   prefilter: Any = None) -> Dict[str, Any]:
     """``svmDP$predict()`` for the Gaussian kernel (the random features are computed in one place, here)."""
@@ -160,6 +261,7 @@ def svmdp_predict(*, X: Any, coeff: Any, add_bias: Any = False, raw_value: Any =
     return {"values": dppack.svmdp_predict(X, coeff, add_bias, raw_value, kernel=kernel, prefilter=prefilter)}
 
 
+@_for_r
 def svmdp_features(*, X: Any, prefilter: Any) -> Dict[str, Any]:
     """``svmDP$XtoV()``: the random features of X."""
     from pydpowl import dppack
@@ -169,6 +271,7 @@ def svmdp_features(*, X: Any, prefilter: Any) -> Dict[str, Any]:
     return {"V": dppack.svmdp_features(X, prefilter)}
 
 
+@_for_r
 def logistic_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False,
                                regularizer: Any = "l2", eps: Any, gamma: Any, perturbation_method: Any = "objective",
                                r_state: Any = None, columns: Optional[Sequence[str]] = None,
@@ -182,6 +285,7 @@ def logistic_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bound
                                              columns=_column_names(columns), backend=_backend(_rows(X)))
 
 
+@_for_r
 def linear_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False,
                              regularizer: Any = "l2", eps: Any, delta: Any, gamma: Any, r_state: Any = None,
                              columns: Optional[Sequence[str]] = None, reproduce_dppack: Any = False) -> Dict[str, Any]:
@@ -198,20 +302,19 @@ def _models(models: Any) -> list:
     return [models] if isinstance(models, dict) else list(models) if models is not None else []
 
 
+@_for_r
 def tune_classification_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any,
                               add_bias: Any = False, weights: Any = None, weights_upper_bound: Any = None,
                               r_state: Any = None, columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """``tune_classification_model()`` (:func:`pydpowl.dppack.tune_classification_model`)."""
     from pydpowl import dppack
 
-    n = _rows(X)
-    out = dppack.tune_classification_model(_models(DPmodels), X, y, upper_bounds, lower_bounds, add_bias, weights,
-                                           weights_upper_bound, r_state=r_state, columns=_column_names(columns),
-                                           backend=_backend(n))
-    _warn_clipped_weights(sum(m.get("n_clipped_weights", 0) for m in out["models"]), n, weights_upper_bound)
-    return out
+    return dppack.tune_classification_model(_models(DPmodels), X, y, upper_bounds, lower_bounds, add_bias, weights,
+                                            weights_upper_bound, r_state=r_state, columns=_column_names(columns),
+                                            backend=_backend(_rows(X)))
 
 
+@_for_r
 def tune_linear_regression_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any,
                                  add_bias: Any = False, r_state: Any = None,
                                  columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
@@ -224,6 +327,7 @@ def tune_linear_regression_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds:
 
 # ---- dpowl ---------------------------------------------------------------------------------------
 
+@_for_r
 def propensity_logistic(*, benefit_bound: Any, logit_bound: Any, ridge: Any, hessian_lower_bound: Any,
                         hessian_bound_kind: Any = "hessian", assume_hessian_bound: Any = False) -> Dict[str, Any]:
     """The public constants of ``propensity_logistic()``, checked (the model is fitted with the rule)."""
@@ -254,8 +358,9 @@ def _owl_propensity(propensity: Any, n: int, lower: np.ndarray, upper: np.ndarra
     return p
 
 
+@_for_r
 def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any, upper: Any, intercept: Any,
-            epsilon: Any, gamma: Any, weights_upper_bound: Any, huber_h: Any, random_seed: Any,
+            epsilon: Any, gamma: Any, weights_upper_bound: Any, huber_h: Any, random_seed: Any = None,
             columns: Optional[Sequence[str]] = None, weight_sensitivity: Any = None,
             reproduce_dppack: Any = False, mechanism: Any = "auto", residual: Any = "auto",
             benefit_bounds: Any = None) -> Dict[str, Any]:
@@ -304,20 +409,118 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
                   fit_intercept=fit_intercept, weight_sensitivity=weight_sensitivity,
                   reproduce_dppack=v.check_bool("reproduce_dppack", reproduce_dppack),
                   random_state=rng).fit(X, A, B, prop)
+    noise = owl_noise_scale(model, n)
+    if noise["dominated"]:
+        warnings.warn(NoiseDominatedWarning(noise_dominated_message(noise, model, n, _column_names(columns), prop)))
     return {
         "intercept": float(model.intercept_), "coef": np.asarray(model.coef_, dtype=np.float64),
         "sensitivity": float(model.sensitivity_), "C": float(model.weight_sensitivity_),
         "release_grid": model.release_grid_, "gamma": float(model.gamma_), "huber_h": float(model.huber_h_),
         "mechanism": str(model.mechanism_), "residual": bool(model.residual_),
-        "mechanism_description": str(model.mechanism_description_),
+        "mechanism_description": str(model.mechanism_description_), "noise": noise,
+        # non-private diagnostics: kept by dpowl() for summary(fit, diagnostics = TRUE) only
         "n_clipped_weights": int(model.n_clipped_weights_), "n_clipped_features": int(model.n_clipped_features_),
         "n_clipped_logits": int(model.n_clipped_logits_), "n_clipped_benefits": int(model.n_clipped_benefits_),
         "random_seed": r_state_out(rng, kind),
     }
 
 
+class NoiseDominatedWarning(UserWarning):
+    """The release's noise is expected to exceed any minimiser's norm (public quantities only).
+
+    Its R class is ``pydpowl_noise_dominated``.
+    """
+
+
+def owl_noise_scale(model: Any, n: int) -> Dict[str, Any]:
+    """The noise of a fitted DPOWL's release, from public quantities only (n, d, epsilon, gamma, W, huber_h, Delta).
+
+    Objective perturbation: the linear term ``b`` (``||b||`` ~ Gamma(d, rate))
+    moves the minimiser by at most ``||b|| / lambda`` (the objective is
+    ``lambda``-strongly convex in DPpack's units, lambda its ridge), so the same
+    formulas with ``1 / (rate lambda)`` for ``Delta / epsilon`` give upper bounds
+    (the data's curvature only shrinks the move), and the minimiser's bound uses
+    the ridge ``lambda`` and the rule's W.
+
+    The noise ``b`` has ``||b|| ~ Gamma(d, rate = epsilon/Delta)`` in DPpack's scaled
+    space and a uniform direction, so ``E||b|| = d Delta/epsilon`` and each
+    coordinate has ``E b_j^2 = E||b||^2 / d = (d + 1) (Delta/epsilon)^2``; mapped
+    to the user's scale as the coefficients are (divided by ``sqrt(d)`` and the
+    column's ``max(|lower_j|, |upper_j|)``, 1 for the intercept), that is
+    ``sd``, one standard deviation per released coefficient. Any minimiser
+    of ``F(theta) = (1/n) sum w_i l(m_i) + gamma/(2n) ||theta||^2`` with
+    ``0 <= w_i <= W`` has ``gamma/(2n) ||theta||^2 <= F(0) <= W l(0)``, so
+    ``||theta|| <= sqrt(2 n W l(0)/gamma)``: a release whose expected noise norm
+    reaches that bound is noise-dominated whatever the data.
+    """
+    from pydpowl.engine.losses import huber_hinge_value
+
+    scaler = model.scaler_
+    d = scaler.n_coefficients
+    eps = float(model.epsilon)
+    W, ridge = float(model.rule_weights_upper_bound_), float(model.ridge_)
+    if eps == math.inf:
+        scale = 0.0
+    elif model.mechanism_ == "objective":
+        from pydpowl.engine.mechanisms import weighted_objective_split
+
+        _, cal = weighted_objective_split(n=n, epsilon=float(model.epsilon_rule_), gamma=float(model.gamma_),
+                                          weights_upper_bound=W, curvature=1.0 / (2.0 * float(model.huber_h_)),
+                                          lipschitz=1.0, tol=float(model.tol))
+        scale = 1.0 / (cal.rate * cal.ridge)
+    else:
+        scale = float(model.sensitivity_) / float(model.epsilon_rule_)
+    l0 = float(huber_hinge_value(np.zeros(1), float(model.huber_h_))[0])
+    bound = math.sqrt(2.0 * n * W * l0 / ridge)
+    return {"expected_norm": d * scale, "minimiser_norm_bound": bound, "dominated": d * scale >= bound,
+            "sd": scaler.coef_to_original(np.full(d, math.sqrt(d + 1.0) * scale))}
+
+
+def _r3(x: float) -> str:
+    """``x`` to 3 significant digits, as R prints it."""
+    return r_number(float(f"{x:.3g}"))
+
+
+def noise_dominated_message(noise: Dict[str, Any], model: Any, n: int, columns: Optional[Sequence[str]],
+                            propensity: Any = None) -> str:
+    """Why the release is noise-dominated and what to change, from public quantities only."""
+    C, W, gamma = float(model.weight_sensitivity_), float(model.weights_upper_bound), float(model.gamma_)
+    if model.mechanism_ == "objective":
+        return (f"the release is noise-dominated: its noise moves the rule by up to {_r3(noise['expected_norm'])} in "
+                f"expectation (DPpack's scaled space), at least the largest norm any minimiser can have, "
+                f"{_r3(noise['minimiser_norm_bound'])}, so the rule is essentially random ({model.mechanism_description_}"
+                f"; epsilon = {r_number(float(model.epsilon))}, gamma = {_r3(gamma)}, n = {n}). Raise epsilon or use "
+                "more rows.")
+    msg = (f"the release is noise-dominated: its noise has expected norm d Delta/epsilon = "
+           f"{_r3(noise['expected_norm'])} (DPpack's scaled space), at least the largest norm any minimiser can have, "
+           f"sqrt(2 n W l(0)/gamma) = {_r3(noise['minimiser_norm_bound'])}, so the rule is essentially random. "
+           f"From public quantities only: Delta = (C + 2W + 2 n tol)/gamma = {_r3(float(model.sensitivity_))} with "
+           f"C = {_r3(C)}, W = {r_number(W)}, gamma = {r_number(gamma)}, epsilon = {r_number(float(model.epsilon))}, "
+           f"n = {n}.")
+    if C <= 2.0 * W:
+        return msg + " Raise epsilon or gamma (or use more rows)."
+    if getattr(propensity, "feature_norm_bound_", None) is None:
+        return msg + (" C, the weights' sensitivity to one subject (weight_sensitivity), dominates Delta: use "
+                      "propensities known by design (weight_sensitivity = 0), or raise epsilon or gamma.")
+    msg += (f" C, the share of the propensity model fitted on these data, grows as C_B C_x^2 e^M / b_x (here "
+            f"benefit_bound C_B = {r_number(float(propensity.benefit_bound))}, feature norm bound C_x = "
+            f"{_r3(float(propensity.feature_norm_bound_))}, logit_bound M = {r_number(float(propensity.logit_bound))}, "
+            f"Hessian bound b_x = {_r3(float(propensity.hessian_lower_bound_))}):")
+    scaler = model.scaler_
+    size = np.maximum(np.abs(scaler.lower), np.abs(scaler.upper))
+    j = int(np.argmax(size))
+    if size[j] > 2.0:
+        name = columns[j] if columns is not None and j < len(columns) else f"column {j + R_INDEX}"
+        msg += (f" put the features on a scale of about 1 first (the largest: {name} in "
+                f"[{r_number(float(scaler.lower[j]))}, {r_number(float(scaler.upper[j]))}]; e.g. age / 100, with its "
+                "bounds divided by 100 too: the rule's fit does not change, only C falls);")
+    return msg + (" raise ridge, lower logit_bound or benefit_bound, or use propensities known by design. See "
+                  "?dpowl, section 'Scaling features'.")
+
+
 # ---- dpowl_analysis --------------------------------------------------------------------------------
 
+@_for_r
 def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, benefit_bounds: Any,
             weights_upper_bound: Any, total_epsilon: Any, propensity: Any = None, propensity_model: Any = None,
             gamma: Any = None, gammas: Any = None, level: Any = 0.95, budget_split: Any = None, seed: Any = None,
@@ -326,11 +529,14 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
     """``dpowl_analysis()``: :func:`pydpowl.analysis.analyze_arrays` with R's argument names.
 
     ``treatment`` in {-1, 1} (R has coded it); ``benefit_bounds`` the public
-    ``c(lower, upper)`` of the benefit; ``seed`` one integer drawn from R's
-    stream (so ``set.seed`` reproduces the analysis) or None (OS entropy).
+    ``c(lower, upper)`` of the benefit; ``seed`` None (the default: OS entropy)
+    or, with ``rng = "R"``, one integer drawn from R's stream, so that
+    ``set.seed`` reproduces the analysis (then
+    :class:`~pydpowl.exceptions.ReplayStreamWarning`: not private).
     Returns the analysis' plain result (model, coefficients, value, ledger, ...).
     """
     from pydpowl.analysis import analyze_arrays
+    from pydpowl.dppack import warn_replay_stream
 
     X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
     n, p = X.shape
@@ -339,9 +545,12 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
     lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
     bb = v.check_vector("benefit_bounds", benefit_bounds, length=2)
     if not bb[0] < bb[1]:
-        raise ValueError(f"benefit_bounds must be c(lower, upper) with lower < upper, got c({bb[0]!r}, {bb[1]!r}).")
+        raise ValueError(f"benefit_bounds must be c(lower, upper) with lower < upper, got "
+                         f"c({r_number(float(bb[0]))}, {r_number(float(bb[1]))}).")
     labels = ("+1", "-1") if treatment_labels is None else tuple(str(t) for t in np.atleast_1d(treatment_labels))
     grid = None if gammas is None else [float(g) for g in np.atleast_1d(gammas)]
+    if seed is not None:
+        warn_replay_stream()
     return analyze_arrays(
         X, A, B, lower=lo, upper=up, benefit_lower=float(bb[0]), benefit_upper=float(bb[1]),
         weights_upper_bound=v.check_positive("weights_upper_bound", weights_upper_bound),
@@ -355,6 +564,7 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
 
 # ---- data for examples and tests ---------------------------------------------------------------------
 
+@_for_r
 def make_data(*, name: Any, n: Any, seed: Any) -> Dict[str, Any]:
     """A simulated cohort from :mod:`pydpowl.datasets` as plain arrays (for R examples and tests)."""
     n = _r_whole_number("n", n, minimum=2)

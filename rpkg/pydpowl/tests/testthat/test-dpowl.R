@@ -7,13 +7,14 @@ cyp <- function(n = 1459, seed = 5) {
   d
 }
 
-# the paper's mechanism (output perturbation, OWL weights, h = 0.5): what svmDP does with weights
+# Replays R's stream (the tests compare fits after the same set.seed); the trial's known probabilities: C = 0;
+# the paper's mechanism (output perturbation, OWL weights, h = 0.5): what svmDP does with weights.
 fit_formula <- function(d, eps = 1, seed = 10, ...) {
   set.seed(seed)
-  dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
-        propensity = propensity, epsilon = eps, gamma = 75, weights_upper_bound = attr(d, "weights_upper_bound"),
-        bounds = attr(d, "bounds"), weight_sensitivity = 0,  # the trial's known probabilities: C = 0
-        mechanism = "output", residual = FALSE, huber_h = 0.5, ...)
+  with_replay(dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+                    propensity = propensity, epsilon = eps, gamma = 75,
+                    weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"),
+                    weight_sensitivity = 0, mechanism = "output", residual = FALSE, huber_h = 0.5, ...))
 }
 
 test_that("dpowl equals svmDP (same seed) and the non-private rule matches DPpack within the bound", {
@@ -23,7 +24,8 @@ test_that("dpowl equals svmDP (same seed) and the non-private rule matches DPpac
   fit <- fit_formula(d, eps = 2, seed = 10)
   set.seed(10)
   m <- svmDP$new("l2", 2, 75, perturbation.method = "output")
-  m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w, weights.upper.bound = data$W)
+  with_replay(m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w,
+                    weights.upper.bound = data$W))
   expect_equal(unname(coef(fit)), m$coeff, tolerance = 1e-12)
   expect_named(coef(fit), c("(Intercept)", "age", "male", "nonwhite", "mdd"))
 
@@ -47,10 +49,10 @@ test_that("treatment codings (factor, logical, 0/1, -1/1) give the same rule, pr
   for (tr in list(d$arm == "guided", as.numeric(d$arm == "guided"), d$treatment)) {
     d$tr <- tr
     set.seed(10)
-    alt <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = tr, benefit = benefit,
-                 propensity = propensity, epsilon = 1, gamma = 75, weight_sensitivity = 0,
-                 weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"),
-                 mechanism = "output", residual = FALSE, huber_h = 0.5)
+    alt <- with_replay(dpowl(~ age + male + nonwhite + mdd, data = d, treatment = tr, benefit = benefit,
+                             propensity = propensity, epsilon = 1, gamma = 75, weight_sensitivity = 0,
+                             weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"),
+                             mechanism = "output", residual = FALSE, huber_h = 0.5))
     expect_identical(coef(alt), coef(base))
     p <- predict(alt, d)
     expect_identical(class(p), class(tr))
@@ -70,14 +72,15 @@ test_that("factor predictors become 0/1 dummies with default bounds [0, 1]", {
   d$sex <- factor(ifelse(d$male == 1, "M", "F"))
   b <- attr(d, "bounds")
   set.seed(4)
-  with_factor <- dpowl(~ age + sex + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
-                       propensity = propensity, epsilon = 1, gamma = 75, weights_upper_bound = 27.2,
-                       weight_sensitivity = 0,
-                       bounds = list(lower = c(age = 18, nonwhite = 0, mdd = 0), upper = c(age = 89, nonwhite = 1, mdd = 1)))
+  with_factor <- with_replay(dpowl(~ age + sex + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+                                   propensity = propensity, epsilon = 1, gamma = 75, weights_upper_bound = 27.2,
+                                   weight_sensitivity = 0,
+                                   bounds = list(lower = c(age = 18, nonwhite = 0, mdd = 0),
+                                                 upper = c(age = 89, nonwhite = 1, mdd = 1))))
   set.seed(4)
-  with_numeric <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
-                        propensity = propensity, epsilon = 1, gamma = 75, weights_upper_bound = 27.2, bounds = b,
-                        weight_sensitivity = 0)
+  with_numeric <- with_replay(dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+                                    propensity = propensity, epsilon = 1, gamma = 75, weights_upper_bound = 27.2,
+                                    bounds = b, weight_sensitivity = 0))
   expect_identical(unname(coef(with_factor)), unname(coef(with_numeric)))
   expect_identical(names(coef(with_factor))[3], "sexM")
   expect_identical(predict(with_factor, d[1:50, ]), predict(with_numeric, d[1:50, ]))
@@ -96,38 +99,42 @@ test_that("print, summary and coef describe the release", {
   expect_equal(s$settings[["expected_noise_norm"]], 5 / (0.5 / s$settings[["sensitivity"]]))
   txt <- capture.output(print(s))
   expect_true(any(grepl("standard -> -1, guided -> \\+1", txt)))
-  expect_true(any(grepl("reproducible with set.seed", txt)))
+  expect_true(any(grepl("R's stream \\(rng = \"R\": replay of set.seed, NOT private\\)", txt)))
   expect_true(any(grepl("^age ", txt)))
   expect_identical(coef(fit), fit$coefficients)
   expect_null(fit$data)
   expect_false(any(vapply(unclass(fit), function(v) is.numeric(v) && length(v) == nrow(d), logical(1))))
 })
 
-test_that("rng = 'system' leaves R's generator alone; rng = 'R' follows set.seed", {
+test_that("rng = 'system' leaves R's generator alone; rng = 'R' follows set.seed and says so in print", {
   require_backends(dppack = FALSE)
   d <- cyp(200, seed = 6)
   set.seed(8)
   before <- .Random.seed
   a <- fit_formula(d, seed = 8, rng = "system")
   expect_identical(.Random.seed, before)
+  expect_identical(a$rng, "system")
   b <- fit_formula(d, seed = 8, rng = "system")
   expect_false(isTRUE(all.equal(coef(a), coef(b))))
-  expect_identical(coef(fit_formula(d, seed = 8)), coef(fit_formula(d, seed = 8)))
+  r <- fit_formula(d, seed = 8)
+  expect_identical(r$rng, "R")
+  expect_identical(coef(fit_formula(d, seed = 8)), coef(r))
+  expect_true(any(grepl("NOTE: rng = \"R\".*NOT private", capture.output(print(r)))))
+  expect_false(any(grepl("NOTE: rng", capture.output(print(a)))))
 })
 
 test_that("a logistic propensity model sets C > 0 and a larger sensitivity", {
   require_backends(dppack = FALSE)
   d <- cyp(300, seed = 9)
-  set.seed(1)
-  fit <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
-               propensity = propensity_logistic(benefit_bound = log(24 * 365), ridge = 0.1),
-               epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds"))
+  fit <- suppressWarnings(dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+                                propensity = propensity_logistic(benefit_bound = log(24 * 365), ridge = 0.1),
+                                epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds")))
   expect_gt(fit$C, 0)
   expect_equal(fit$sensitivity, (fit$C + 2 * 40 + 2 * 300 * 1e-10) / 75, tolerance = 1e-14)
   expect_error(propensity_logistic(benefit_bound = -1),
-               regexp = "^benefit_bound must be in \\(0, inf\\), got benefit_bound=-1\\.0\\.$", class = "pydpowl_value_error")
-  expect_error(propensity_logistic(benefit_bound = 1, ridge = -0.5), regexp = "^ridge must be in \\[0, inf\\), got ridge=-0\\.5\\.$")
-  expect_error(propensity_logistic(benefit_bound = 1, hessian_lower_bound = 0), regexp = "^hessian_lower_bound must be in \\(0, inf\\)")
+               regexp = "^benefit_bound must be in \\(0, Inf\\), got benefit_bound = -1\\.$", class = "pydpowl_value_error")
+  expect_error(propensity_logistic(benefit_bound = 1, ridge = -0.5), regexp = "^ridge must be in \\[0, Inf\\), got ridge = -0\\.5\\.$")
+  expect_error(propensity_logistic(benefit_bound = 1, hessian_lower_bound = 0), regexp = "^hessian_lower_bound must be in \\(0, Inf\\)")
   expect_identical(unclass(propensity_logistic(benefit_bound = 2L, ridge = 0)),
                    list(benefit_bound = 2, logit_bound = 3, ridge = 0, hessian_lower_bound = NULL,
                         hessian_bound_kind = "hessian", assume_hessian_bound = FALSE, fitted_on = "private"))
@@ -144,13 +151,17 @@ test_that("dpowl input errors name the argument", {
     args[names(new)] <- new
     do.call(dpowl, args)
   }
-  expect_error(call_dpowl(epsilon = 0), regexp = "^epsilon must be in \\(0, inf\\], got epsilon=0\\.0\\.$",
+  expect_error(call_dpowl(epsilon = 0), regexp = "^epsilon must be in \\(0, Inf\\], got epsilon = 0\\.$",
                class = "pydpowl_value_error")
-  expect_error(call_dpowl(gamma = -2), regexp = "^gamma must be in \\(0, inf\\), got gamma=-2\\.0\\.$")
-  expect_error(call_dpowl(weights_upper_bound = NA), regexp = "^weights_upper_bound must be a real number, got None\\.$",
+  expect_error(call_dpowl(gamma = -2), regexp = "^gamma must be in \\(0, Inf\\), got gamma = -2\\.$")
+  expect_error(call_dpowl(weights_upper_bound = NA), regexp = "^weights_upper_bound must not be NA \\(a missing value\\)",
+               class = "pydpowl_argument_error")
+  expect_error(call_dpowl(weights_upper_bound = NULL), regexp = "^weights_upper_bound must be a real number, got NULL\\.$",
                class = "pydpowl_type_error")
-  expect_error(call_dpowl(huber_h = 0), regexp = "^huber_h must be in \\(0, inf\\)")
-  expect_error(call_dpowl(propensity = 1), regexp = "^propensity must be in \\(0, 1\\), got propensity=1\\.0\\.$")
+  expect_error(call_dpowl(weights_upper_bound = "30"),
+               regexp = "^weights_upper_bound must be a real number, got character\\.$", class = "pydpowl_type_error")
+  expect_error(call_dpowl(huber_h = 0), regexp = "^huber_h must be in \\(0, Inf\\)")
+  expect_error(call_dpowl(propensity = 1), regexp = "^propensity must be in \\(0, 1\\), got propensity = 1\\.$")
   expect_error(call_dpowl(propensity = rep(0.5, 99)),
                regexp = "^propensity must have length 100 \\(one per subject\\), got length 99\\.$")
   expect_error(call_dpowl(propensity = c(0, rep(0.5, 99))),
@@ -187,12 +198,12 @@ test_that("dpowl input errors name the argument", {
   expect_error(call_dpowl(data = dn, treatment = quote(three)), regexp = "treatment must be a factor with exactly 2 levels")
   expect_error(call_dpowl(treatment = quote(as.character(arm))), regexp = "treatment must be .*got a character vector")
   expect_error(call_dpowl(treatment = quote(treatment + 1)), regexp = "treatment must be coded \\{-1, 1\\} or \\{0, 1\\}")
-  expect_error(call_dpowl(rng = "os"), regexp = "rng must be one of \"R\", \"system\"")
+  expect_error(call_dpowl(rng = "os"), regexp = "^rng must be \"R\" \\(replay R's stream, not private\\) or \"system\"")
   expect_error(call_dpowl(epsilon = 1, typo = 3), regexp = "unknown argument\\(s\\) 'typo'")
   expect_error(dpowl(benefit ~ age, data = d, treatment = d$arm, benefit = d$benefit, epsilon = 1, gamma = 1,
                      weights_upper_bound = 30, bounds = list(18, 89)), regexp = "formula must be one-sided")
   require_backends(dppack = FALSE)
-  m <- dpowl(d[, c("age", "male")], treatment = d$arm, benefit = d$benefit, epsilon = 1, gamma = 1,
+  m <- dpowl(d[, c("age", "male")], treatment = d$arm, benefit = d$benefit, epsilon = 1, gamma = 50,
              weights_upper_bound = 30, bounds = list(c(18, 0), c(89, 1)))
   expect_named(coef(m), c("(Intercept)", "age", "male"))
   expect_identical(predict(m, d[1:3, c("male", "age")]), predict(m, d[1:3, c("age", "male")]))
@@ -214,42 +225,52 @@ test_that("a vector of propensities needs weight_sensitivity; a number or a mode
   expect_error(do.call(dpowl, args),
                regexp = "^propensity was given as an array of P\\(A_i \\| x_i\\): state how it was obtained with weight_sensitivity=",
                class = "pydpowl_value_error")
-  set.seed(1)
   stated <- do.call(dpowl, c(args, weight_sensitivity = 2.5))
   expect_equal(stated$C, 2.5)
-  set.seed(1)
-  trivial <- do.call(dpowl, c(args, weight_sensitivity = "trivial"))
+  expect_warning(trivial <- do.call(dpowl, c(args, weight_sensitivity = "trivial")), class = "pydpowl_noise_dominated")
   expect_equal(trivial$C, 200 * 30)
   expect_error(do.call(dpowl, c(args, weight_sensitivity = -1)),
-               regexp = "^weight_sensitivity must be in \\[0, inf\\), got weight_sensitivity=-1\\.0\\.$",
+               regexp = "^weight_sensitivity must be in \\[0, Inf\\), got weight_sensitivity = -1\\.$",
                class = "pydpowl_value_error")
   args$propensity <- propensity_logistic(benefit_bound = log(24 * 365), ridge = 0.1)
   expect_error(do.call(dpowl, c(args, weight_sensitivity = 0)),
-               regexp = "^weight_sensitivity must be None with a LogisticPropensity", class = "pydpowl_value_error")
+               regexp = "^weight_sensitivity must be NULL with a LogisticPropensity", class = "pydpowl_value_error")
 })
 
-test_that("benefits above the logistic model's benefit_bound are clipped and counted", {
+test_that("clip counts are non-private diagnostics: kept labelled, printed only by summary(diagnostics = TRUE)", {
   require_backends(dppack = FALSE)
   d <- cyp(200, seed = 13)
-  set.seed(2)
-  fit <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
-               propensity = propensity_logistic(benefit_bound = 1, ridge = 0.5),
-               epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds"))
+  fit <- withCallingHandlers(
+    dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+          propensity = propensity_logistic(benefit_bound = 1, ridge = 0.5),
+          epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds")),
+    pydpowl_noise_dominated = function(w) invokeRestart("muffleWarning"))  # age in years: C is large
   expect_equal(fit$diagnostics[["clipped_benefits"]], sum(d$benefit > 1))
   expect_gt(fit$diagnostics[["clipped_benefits"]], 0)
-  expect_true(any(grepl(sprintf("%d benefit\\(s\\)", sum(d$benefit > 1)), capture.output(print(summary(fit))))))
+  expect_s3_class(fit$diagnostics, "pydpowl_nonprivate")
+  expect_output(print(fit$diagnostics), "^NON-PRIVATE diagnostics \\(computed from the private data")
+  counts <- sprintf("%d benefit\\(s\\)", sum(d$benefit > 1))
+  for (txt in list(capture.output(print(fit)), capture.output(print(summary(fit))))) {
+    expect_false(any(grepl(counts, txt)))
+    expect_false(any(grepl("clipped", txt, ignore.case = TRUE)))
+  }
+  shown <- capture.output(print(summary(fit, diagnostics = TRUE)))
+  expect_true(any(grepl(counts, shown)))
+  expect_true(any(grepl("^NON-PRIVATE diagnostics \\(summary\\(diagnostics = TRUE\\)", shown)))
+  expect_error(summary(fit, diagnostics = "yes"), regexp = "diagnostics must be TRUE or FALSE")
 })
 
 test_that("an assumed Hessian bound above the ridge is refused unless stated as an assumption", {
   require_backends(dppack = FALSE)
   d <- cyp(200, seed = 14)
   fit <- function(prop) {
-    set.seed(3)
-    dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit, propensity = prop,
-          epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds"))
+    withCallingHandlers(
+      dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit, propensity = prop,
+            epsilon = 1, gamma = 75, weights_upper_bound = 40, bounds = attr(d, "bounds")),
+      pydpowl_noise_dominated = function(w) invokeRestart("muffleWarning"))  # age in years: C is large
   }
   expect_error(fit(propensity_logistic(benefit_bound = 9, ridge = 0.1, hessian_lower_bound = 0.5)),
-               regexp = "hessian_lower_bound=0.5 exceeds ridge=0.1")
+               regexp = "hessian_lower_bound = 0.5 exceeds ridge = 0.1")
   expect_warning(m <- fit(propensity_logistic(benefit_bound = 9, ridge = 0.1, hessian_lower_bound = 0.5,
                                               assume_hessian_bound = TRUE)),
                  regexp = "conditional on the assumption")
@@ -269,11 +290,68 @@ test_that("the released coefficients are floating-point safe by default", {
   scaled <- unname(coef(fit)) * ref$scale  # back to the noise space, where the release lies on the grid
   expect_equal(scaled / g, round(scaled / g), tolerance = 1e-9)
   expect_true(any(grepl("floating-point safe", capture.output(print(summary(fit))))))
-  expect_warning(val <- fit_formula(d, eps = 1, seed = 4, reproduce_dppack = TRUE), regexp = "reproduce_dppack=True")
+  expect_warning(val <- fit_formula(d, eps = 1, seed = 4, reproduce_dppack = TRUE), regexp = "reproduce_dppack = TRUE")
   expect_null(val$release_grid)
   expect_lt(max(abs(unname(coef(val)) * ref$scale - scaled)), g)  # within a grid step (and the tol term's trace)
 })
 
+test_that("summary shows each coefficient's noise sd on the features' scale: the formula, and the spread of releases", {
+  require_backends(dppack = FALSE)
+  d <- cyp(300, seed = 16)
+  fit1 <- function() dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+                           propensity = propensity, epsilon = 2, gamma = 75, weight_sensitivity = 0,
+                           weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"),
+                           mechanism = "output", residual = FALSE, huber_h = 0.5)
+  fit <- fit1()
+  s <- summary(fit)
+  b <- attr(d, "bounds")
+  k <- 5  # coefficients, intercept included
+  scale <- c(1, pmax(abs(b$lower), abs(b$upper)))  # DPpack's column scale: max(|lower|, |upper|), 1 for the bias
+  expected <- sqrt(k + 1) * fit$sensitivity / fit$epsilon / (sqrt(k) * scale)
+  expect_equal(unname(s$noise_sd), unname(expected), tolerance = 1e-12)
+  expect_named(s$noise_sd, names(coef(fit)))
+  txt <- capture.output(print(s))
+  expect_true(any(grepl("estimate +noise_sd +lower_bound +upper_bound", txt)))
+  expect_true(any(grepl("^noise_sd: the standard deviation of the noise added to each coefficient", txt)))
+  # releases of the same data differ by the noise alone: their spread is the noise sd
+  releases <- t(replicate(300, coef(fit1())))
+  ratio <- apply(releases, 2, stats::sd) / expected
+  expect_true(all(abs(ratio - 1) < 0.15), info = paste(format(ratio, digits = 3), collapse = " "))
+})
+
+test_that("a release that Delta makes noise-dominated is flagged at the fit and in print/summary (public quantities)", {
+  require_backends(dppack = FALSE)
+  d <- cyp(1459, seed = 1)
+  b <- attr(d, "bounds")
+  fit_on <- function(data, bounds, ...) {
+    dpowl(~ age + male + nonwhite + mdd, data = data, treatment = arm, benefit = benefit,
+          propensity = propensity_logistic(benefit_bound = log(24 * 365), ridge = 1), epsilon = 5, gamma = 100,
+          weights_upper_bound = 40, bounds = bounds, ...)
+  }
+  # age in years: the propensity model's C is about 2.9e6, the noise's expected norm 3e4 against <= 34 for any
+  # minimiser
+  w <- expect_warning(raw <- fit_on(d, b), class = "pydpowl_noise_dominated")
+  expect_match(conditionMessage(w), "^the release is noise-dominated: its noise has expected norm d Delta/epsilon = ")
+  expect_match(conditionMessage(w), "the largest: age in [18, 89]", fixed = TRUE)
+  expect_match(conditionMessage(w), "C_B C_x^2 e^M / b_x", fixed = TRUE)
+  expect_true(raw$noise$dominated)
+  expect_gte(raw$noise$expected_norm, raw$noise$minimiser_norm_bound)
+  expect_equal(raw$noise$minimiser_norm_bound, sqrt(2 * 1459 * 40 * 1 / 100))  # l(0) = 1 for huber_h < 1
+  expect_equal(raw$noise$expected_norm, 5 * raw$sensitivity / 5)
+  expect_true(any(grepl("^NOTE: the release is noise-dominated", capture.output(print(raw)))))
+  expect_true(any(grepl("^NOTE: noise-dominated release", capture.output(print(summary(raw))))))
+  # age in hundreds of years (bounds too): the same rule's fit, C about 1,600 times smaller, no longer flagged
+  d$age <- d$age / 100
+  b$lower[["age"]] <- b$lower[["age"]] / 100
+  b$upper[["age"]] <- b$upper[["age"]] / 100
+  expect_warning(scaled <- fit_on(d, b), NA)
+  expect_lt(scaled$C, raw$C / 1000)
+  expect_false(scaled$noise$dominated)
+  expect_false(any(grepl("noise-dominated", c(capture.output(print(scaled)), capture.output(print(summary(scaled)))))))
+  # the flag depends on public quantities only: the same settings on other data give the same verdict
+  other <- cyp(1459, seed = 2)
+  expect_warning(fit_on(other, attr(other, "bounds")), class = "pydpowl_noise_dominated")
+})
 
 test_that("by default dpowl() uses the utility study's mechanism and says so", {
   require_backends(dppack = FALSE)

@@ -1,5 +1,9 @@
 # DPpack's own help examples, run unchanged once with DPpack and once with pydpowl.
 #
+# They run unchanged with pydpowl's default, noise from operating-system entropy (the last test). To compare
+# numbers with DPpack, pydpowl replays R's stream (options(pydpowl.rng = "R"), the validation opt-in, set around
+# the run; the example's code is not changed, and the replay warning is expected and muffled).
+#
 # The examples are read from the installed DPpack's help (tools::Rd_db, tools::Rd2ex: the code
 # example(topic, package = "DPpack") runs) at test time, not copied here. Each runs in a fresh
 # environment whose parent holds the exports of one package, which is what replacing `DPpack::` by
@@ -34,9 +38,12 @@ exports_env <- function(pkg) {
   env
 }
 
-# Run the example's expressions one by one; .Random.seed after each one, and the final environment.
-run_example <- function(exprs, pkg, seed) {
+# Run the example's expressions one by one; .Random.seed after each one, and the final environment. With
+# replay = TRUE, pydpowl replays R's stream (options(pydpowl.rng = "R")); any warning but replay's is an error.
+run_example <- function(exprs, pkg, seed, replay = FALSE) {
   env <- new.env(parent = exports_env(pkg))
+  old <- options(pydpowl.rng = if (replay) "R")
+  on.exit(options(old))
   set.seed(seed)
   seeds <- vector("list", length(exprs))
   withCallingHandlers(
@@ -44,7 +51,10 @@ run_example <- function(exprs, pkg, seed) {
       eval(exprs[[i]], envir = env)
       seeds[[i]] <- get(".Random.seed", envir = globalenv())
     },
-    warning = function(w) stop("the example warned: ", conditionMessage(w), call. = FALSE))
+    warning = function(w) {
+      if (replay && inherits(w, "pydpowl_replay_stream")) invokeRestart("muffleWarning")
+      stop("the example warned: ", conditionMessage(w), call. = FALSE)
+    })
   list(env = env, seeds = seeds)
 }
 
@@ -57,7 +67,7 @@ fitted_models <- function(env) {
 compare_example <- function(topic, seed) {
   exprs <- example_code(topic)
   a <- run_example(exprs, "DPpack", seed)
-  b <- run_example(exprs, "pydpowl", seed)
+  b <- run_example(exprs, "pydpowl", seed, replay = TRUE)
   for (i in seq_along(exprs)) {
     expect_identical(b$seeds[[i]], a$seeds[[i]],
                      info = sprintf("%s (seed %d): .Random.seed after expression %d: %s", topic, seed, i,
@@ -97,7 +107,7 @@ examples <- c("svmDP", "LogisticRegressionDP", "LinearRegressionDP", "tune_class
               "tune_linear_regression_model")
 
 for (topic in examples) {
-  test_that(sprintf("DPpack's help example of %s runs unchanged with pydpowl and agrees with DPpack", topic), {
+  test_that(sprintf("DPpack's help example of %s, replayed with pydpowl, agrees with DPpack", topic), {
     require_backends()
     for (seed in c(1L, 42L, 2023L)) {
       res <- compare_example(topic, seed)
@@ -115,5 +125,23 @@ test_that("the examples are DPpack's: they exist and build their models with the
   for (topic in examples) {
     code <- paste(deparse(example_code(topic)), collapse = "\n")
     expect_match(code, "\\$new\\(", info = topic)
+  }
+})
+
+test_that("DPpack's help examples run unchanged with pydpowl's default (secure noise), without a warning", {
+  require_backends()
+  for (topic in examples) {
+    exprs <- example_code(topic)
+    a <- run_example(exprs, "DPpack", 1L)
+    b <- run_example(exprs, "pydpowl", 1L)  # the default: noise from operating-system entropy, no warning
+    models <- fitted_models(a$env)
+    expect_setequal(fitted_models(b$env), models)
+    for (name in models) {
+      mb <- get(name, envir = b$env)
+      expect_length(mb$coeff, length(get(name, envir = a$env)$coeff))
+      expect_true(all(is.finite(mb$coeff)), info = sprintf("%s: %s", topic, name))
+      expect_identical(mb$rng, NULL)  # no replay asked for
+    }
+    expect_identical(dim(get("predicted.y", envir = b$env)), dim(get("predicted.y", envir = a$env)))
   }
 })

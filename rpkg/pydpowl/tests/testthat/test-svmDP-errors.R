@@ -17,6 +17,7 @@ test_that("a custom regularizer function is refused with a classed error naming 
                regexp = "Use DPpack::LinearRegressionDP for a custom regularizer")
   expect_error(svmDP$new("l1", 1, 1), regexp = "^regularizer must be 'l2' \\(pydpowl's one regularizer; for a custom ",
                class = "pydpowl_value_error")
+  expect_error(svmDP$new("l1", 1, 1), regexp = "got regularizer = \"l1\"\\.$")
   # with "l2", DPpack ignores regularizer.gr (its own help example passes one): so does pydpowl
   m <- LinearRegressionDP$new("l2", 1, 0, 1, function(coeff) coeff)
   expect_identical(m$regularizer.gr(c(1, 2)), c(1, 2))
@@ -29,38 +30,47 @@ test_that("DPpack's defaults: objective perturbation, the Gaussian kernel needs 
   expect_identical(formals(svmDP$new)$perturbation.method, formals(DPpack::svmDP$new)$perturbation.method)
   expect_error(svmDP$new("l2", 1, 1, kernel = "Gaussian"), regexp = "^D \\(the number of random Fourier features\\) must",
                class = "pydpowl_value_error")
-  expect_error(svmDP$new("l2", 1, 1, kernel = "gaussian", D = 5), regexp = "^kernel must be one of \\['linear', 'Gaussian'\\]")
+  expect_error(svmDP$new("l2", 1, 1, kernel = "gaussian", D = 5),
+               regexp = "^kernel must be one of c\\(\"linear\", \"Gaussian\"\\), got kernel = \"gaussian\"\\.$")
   expect_error(svmDP$new("l2", 1, 1, perturbation.method = "input"), regexp = "^perturbation.method must be one of")
   d <- small()
   m <- svmDP$new("l2", 1, 1)
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = rep(1, 20), weights.upper.bound = 1),
-               regexp = "^weights are supported with perturbation.method='output' only \\(DPpack: \"Weighted SVM is only",
+               regexp = "^weights are supported with perturbation.method = \"output\" only \\(DPpack: \"Weighted SVM is only",
                class = "pydpowl_value_error")
 })
 
-test_that("constructor settings are checked by the engine, with Python's message and classes", {
+test_that("constructor settings are checked by the engine, with its message in R's words and Python's classes", {
   require_backends(dppack = FALSE)
-  err <- expect_error(svmDP$new("l2", 0, 1), regexp = "^eps must be in \\(0, inf\\], got eps=0\\.0\\.$",
+  err <- expect_error(svmDP$new("l2", 0, 1), regexp = "^eps must be in \\(0, Inf\\], got eps = 0\\.$",
                       class = "pydpowl_value_error")
   expect_s3_class(err, c("pydpowl_value_error", "pydpowl_argument_error", "pydpowl_engine_error", "pydpowl_error",
                          "error", "condition"), exact = TRUE)
   expect_identical(err$python_type, "ValueError")
   expect_identical(deparse(conditionCall(err)), "svmDP$new(\"l2\", 0, 1)")
-  expect_error(svmDP$new("l2", -1, 1), regexp = "^eps must be in \\(0, inf\\], got eps=-1\\.0\\.$")
-  expect_error(svmDP$new("l2", NA, 1), regexp = "^eps must be a real number, got None\\.$",
+  expect_error(svmDP$new("l2", -1, 1), regexp = "^eps must be in \\(0, Inf\\], got eps = -1\\.$")
+  expect_error(svmDP$new("l2", 1e-7 - 1, 1), regexp = "^eps must be in \\(0, Inf\\], got eps = -0\\.9999999\\.$")
+  expect_error(svmDP$new("l2", NA, 1), regexp = "^eps must not be NA \\(a missing value\\): give the setting\\.$",
+               class = "pydpowl_argument_error")
+  expect_error(svmDP$new("l2", NaN, 1), regexp = "^eps must not be NaN")
+  expect_error(svmDP$new("l2", NULL, 1), regexp = "^eps must be a real number, got NULL\\.$",
                class = "pydpowl_type_error")
-  expect_error(svmDP$new("l2", "1", 1), regexp = "^eps must be a real number, got str\\.$", class = "pydpowl_type_error")
-  expect_error(svmDP$new("l2", c(1, 2), 1), regexp = "^eps must be a real number, got an array of length 2\\.$")
+  expect_error(svmDP$new("l2", "1", 1), regexp = "^eps must be a real number, got character\\.$",
+               class = "pydpowl_type_error")
+  expect_error(svmDP$new("l2", TRUE, 1), regexp = "^eps must be a real number, got logical\\.$")
+  expect_error(svmDP$new("l2", c(1, 2), 1), regexp = "^eps must be a real number, got a vector of length 2\\.$")
   expect_error(svmDP$new("l2", factor(1), 1), regexp = "^eps must be a single value, got factor\\.$",
                class = "pydpowl_argument_error")
-  expect_error(svmDP$new("l2", 1, 0), regexp = "^gamma must be in \\(0, inf\\), got gamma=0\\.0\\.$")
-  expect_error(svmDP$new("l2", 1, Inf), regexp = "^gamma must be in \\(0, inf\\), got gamma=inf\\.$")
-  expect_error(svmDP$new("l2", 1, 1, huber.h = 0), regexp = "^huber.h must be in \\(0, inf\\), got huber.h=0\\.0\\.$")
+  expect_error(svmDP$new("l2", 1, 0), regexp = "^gamma must be in \\(0, Inf\\), got gamma = 0\\.$")
+  expect_error(svmDP$new("l2", 1, Inf), regexp = "^gamma must be in \\(0, Inf\\), got gamma = Inf\\.$")
+  expect_error(svmDP$new("l2", 1, 1e5 + 0.5), NA)
+  expect_error(svmDP$new("l2", 1, -1e5), regexp = "got gamma = -1e\\+05\\.$")
+  expect_error(svmDP$new("l2", 1, 1, huber.h = 0), regexp = "^huber.h must be in \\(0, Inf\\), got huber.h = 0\\.$")
   expect_s3_class(svmDP$new("l2", Inf, 2L), "svmDP")  # eps = Inf is the non-private fit; integers are numbers
   m <- new_model()
   m$eps <- 0  # fields are public, so fit() checks them again
   d <- small()
-  expect_error(m$fit(d$X, d$y, d$upper, d$lower), regexp = "^eps must be in \\(0, inf\\]",
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower), regexp = "^eps must be in \\(0, Inf\\]",
                class = "pydpowl_value_error")
   m$eps <- 1
   m$perturbation.method <- "both"
@@ -113,8 +123,10 @@ test_that("data errors name the argument, with counts and positions counted from
   expect_error(m$fit(as.list(d$X), d$y, d$upper, d$lower), regexp = "X must be a data frame or a numeric matrix")
   expect_error(m$fit(d$X[0, ], d$y[0], d$upper, d$lower), regexp = "^X must have at least 1 row\\(s\\), got 0\\.$")
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, add.bias = NA),
-               regexp = "^add.bias must be True or False, got None\\.$", class = "pydpowl_type_error")
-  expect_error(m$fit(d$X, d$y, d$upper, d$lower, add.bias = "yes"), regexp = "^add.bias must be True or False, got str\\.$")
+               regexp = "^add.bias must not be NA \\(a missing value\\)", class = "pydpowl_argument_error")
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower, add.bias = "yes"),
+               regexp = "^add.bias must be TRUE or FALSE, got character\\.$", class = "pydpowl_type_error")
+  expect_error(m$fit(d$X, d$y, d$upper, d$lower, add.bias = 1), regexp = "^add.bias must be TRUE or FALSE, got numeric\\.$")
   expect_null(m$coeff)  # nothing was released by the failed fits
 })
 
@@ -125,9 +137,9 @@ test_that("weight errors name the argument", {
   w <- rep(1, 20)
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w),
                regexp = paste0("^weights.upper.bound must be given with weights \\(the public bound W on every weight\\), ",
-                               "got weights.upper.bound=None\\.$"))
+                               "got weights.upper.bound = NULL\\.$"))
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w, weights.upper.bound = 0),
-               regexp = "^weights.upper.bound must be in \\(0, inf\\), got weights.upper.bound=0\\.0\\.$")
+               regexp = "^weights.upper.bound must be in \\(0, Inf\\), got weights.upper.bound = 0\\.$")
   w[5] <- -1
   expect_error(m$fit(d$X, d$y, d$upper, d$lower, weights = w, weights.upper.bound = 2),
                regexp = "^weights must be non-negative; 1 of 20 entries are negative \\(first at position 5\\)\\.$")
@@ -154,15 +166,15 @@ test_that("predict checks its input and needs a fit", {
   expect_true(is.na(p[2]) && !anyNA(p[-2]))
 })
 
-test_that("Python exceptions surface as R errors with Python's message and one class per Python type", {
+test_that("Python exceptions surface as R errors with the message in R's words and one class per Python type", {
   require_backends(dppack = FALSE)
   err <- tryCatch(pydpowl:::engine("make_data", list(name = "nope", n = 10, seed = 1)), error = identity)
   expect_s3_class(err, c("pydpowl_value_error", "pydpowl_argument_error", "pydpowl_engine_error", "pydpowl_error"))
-  expect_identical(conditionMessage(err), "name must be 'synthetic' or 'cyp_guides_style', got name='nope'.")
+  expect_identical(conditionMessage(err), "name must be 'synthetic' or 'cyp_guides_style', got name = \"nope\".")
   expect_match(err$traceback, "ValueError: name must be")
   err <- tryCatch(pydpowl:::engine("make_data", list(name = "synthetic", n = 2.5, seed = 1)), error = identity)
   expect_s3_class(err, "pydpowl_type_error")
-  expect_identical(conditionMessage(err), "n must be an integer, got float.")
+  expect_identical(conditionMessage(err), "n must be an integer, got numeric.")
   # a check only the engine makes (not the worker's argument checks) reaches the user verbatim
   err <- tryCatch(pydpowl:::engine("fit_owl", list(
     x = matrix(0.5, 3, 1), treatment = array(c(1, 1, 1)), benefit = array(c(1, 1, 1)), propensity = 0.5,

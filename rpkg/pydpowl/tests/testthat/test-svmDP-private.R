@@ -1,7 +1,7 @@
-# Private fits: after the same set.seed(), pydpowl::svmDP and DPpack::svmDP add the
-# same noise vector, release the same coefficients (up to DPpack's optimiser
-# tolerance on the exact part), predict the same treatments and leave R's
-# generator in the same state.
+# Private fits replaying R's stream (rng = "R", the validation opt-in): after the same set.seed(),
+# pydpowl::svmDP and DPpack::svmDP add the same noise vector, release the same coefficients (up to DPpack's
+# optimiser tolerance on the exact part), predict the same treatments and leave R's generator in the same state.
+# The default (operating-system entropy, R's generator untouched) is tested in test-rng.R.
 
 check_private <- function(data, eps, gamma, seed, label) {
   both <- fit_both(data, eps, gamma, add.bias = TRUE, weighted = TRUE, seed = seed)
@@ -43,13 +43,14 @@ test_that("set.seed gives DPpack's release: synthetic design", {
   check_private(data, eps = 5, gamma = 1, seed = 99, label = "synthetic eps=5 seed=99")
 })
 
-test_that("the noise differs between seeds and follows R's stream", {
+test_that("with replay, the noise differs between seeds and follows R's stream", {
   require_backends(dppack = FALSE)
   data <- svm_data("cyp_guides_style", 400, seed = 1)
   fit <- function(seed) {
     if (!is.null(seed)) set.seed(seed)
-    m <- svmDP$new("l2", 1, 75, perturbation.method = "output")
-    m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w, weights.upper.bound = data$W)
+    m <- svmDP$new("l2", 1, 75, perturbation.method = "output", rng = "R")
+    with_replay(m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w,
+                      weights.upper.bound = data$W))
     m$coeff
   }
   a <- fit(1)
@@ -68,21 +69,21 @@ test_that("the noise differs between seeds and follows R's stream", {
   expect_false(isTRUE(all.equal(first, second)))
 })
 
-test_that("without a prior set.seed the fit seeds R's generator like a first draw", {
+test_that("with replay and without a prior set.seed the fit seeds R's generator like a first draw", {
   require_backends(dppack = FALSE)
   data <- svm_data("synthetic", 100, seed = 1)
   had <- exists(".Random.seed", envir = globalenv(), inherits = FALSE)
   old <- if (had) get(".Random.seed", envir = globalenv())
   on.exit(if (had) assign(".Random.seed", old, envir = globalenv()))
   rm(".Random.seed", envir = globalenv())
-  m <- svmDP$new("l2", 1, 1, perturbation.method = "output")
+  m <- svmDP$new("l2", 1, 1, perturbation.method = "output", rng = "R")
   suppressWarnings(m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w,
                          weights.upper.bound = data$W))
   expect_true(exists(".Random.seed", envir = globalenv(), inherits = FALSE))
   expect_length(m$coeff, 5L)
 })
 
-test_that("sample.kind = 'Rounding' is accepted and kept; other generators are refused", {
+test_that("replay: sample.kind = 'Rounding' is accepted and kept; other generators are refused", {
   require_backends()
   data <- svm_data("synthetic", 200, seed = 4)
   old_kind <- RNGkind()
@@ -93,7 +94,7 @@ test_that("sample.kind = 'Rounding' is accepted and kept; other generators are r
   expect_identical(both$states$pydpowl[1], 403L)
   RNGkind("L'Ecuyer-CMRG")
   set.seed(1)
-  m <- svmDP$new("l2", 1, 1, perturbation.method = "output")
+  m <- svmDP$new("l2", 1, 1, perturbation.method = "output", rng = "R")
   expect_error(m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE),
                class = "pydpowl_rng_error", regexp = "L'Ecuyer-CMRG")
 })
@@ -102,20 +103,19 @@ test_that("the default release is floating-point safe; reproduce.dppack = TRUE g
   require_backends()
   data <- svm_data("synthetic", 300, seed = 31)
   ref <- ref_scaled_design(data$X, data$lower, data$upper, TRUE)
-  fit <- function(...) {
+  fit <- function(...) {  # replay, so that the noise is the same draw for the three fits
     set.seed(77)
     m <- svmDP$new("l2", 1, 20, perturbation.method = "output", ...)
-    withCallingHandlers(
-      m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w, weights.upper.bound = data$W),
-      pydpowl_weights_clipped = function(w) invokeRestart("muffleWarning"))
+    with_replay(m$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w,
+                      weights.upper.bound = data$W))
     m
   }
   safe <- fit()
-  expect_warning(exact <- fit(reproduce.dppack = TRUE), regexp = "reproduce_dppack=True")
+  expect_warning(exact <- fit(reproduce.dppack = TRUE), regexp = "reproduce_dppack = TRUE")
   set.seed(77)
   exact_inf <- svmDP$new("l2", Inf, 20, perturbation.method = "output")
-  suppressWarnings(exact_inf$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w,
-                                 weights.upper.bound = data$W))
+  with_replay(exact_inf$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w,
+                            weights.upper.bound = data$W))
   # reproduce.dppack adds DPpack's noise draw exactly (to the rounding of one addition)
   b <- ref_noise(77, 5, rate = 20 * 1 / (2 * data$W))
   expect_equal(exact$coeff * ref$scale, exact_inf$coeff * ref$scale + b, tolerance = 1e-12)
