@@ -17,7 +17,7 @@ import math
 import time
 from pathlib import Path
 
-from ._common import arm_labels, name_list, say
+from ._common import add_mechanism_options, arm_labels, mechanism_settings, name_list, say
 
 EPILOG = """examples:
   pydpowl analyze --data trial.csv --treatment arm --treated new --benefit score \\
@@ -79,15 +79,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--gammas", metavar="LIST", default=None,
                    help="choose gamma privately among these candidates (output-perturbation fits: the rule then "
                         "uses the paper's mechanism; e.g. 20,60,200,600,2000)")
-    p.add_argument("--mechanism", choices=("auto", "output", "objective"), default="auto",
-                   help="the rule's mechanism (default auto: objective perturbation, the propensities being known "
-                        "or released; output is the paper's Algorithm 1)")
-    p.add_argument("--residual", choices=("auto", "yes", "no"), default="auto",
-                   help="residual weights |B - m| / P(A | x) with a DP baseline m on 10%% of the rule's budget "
-                        "(default auto: yes, the propensities being known or released)")
+    add_mechanism_options(p)
     p.add_argument("--level", type=float, default=0.95, metavar="L", help="confidence level (default: 0.95)")
-    p.add_argument("--huber-h", type=float, default=None, metavar="H",
-                   help="Huber smoothing h (default: 0.5 for output, 1 for objective perturbation)")
     p.add_argument("--labels", metavar="PLUS,MINUS", help="names of the arms coded +1 and -1")
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="seed every random draw (reproduction and tests only: a known seed reveals the noise)")
@@ -203,8 +196,7 @@ def run(args: argparse.Namespace) -> int:
         weights_upper_bound=data.weights_upper_bound, total_epsilon=E, propensity=args.propensity,
         propensity_model=args.propensity_model, logit_bound=args.logit_bound,
         propensity_gamma=args.propensity_gamma, gamma=args.gamma, gammas=gammas,
-        huber_h="auto" if args.huber_h is None else args.huber_h, mechanism=args.mechanism,
-        residual={"auto": "auto", "yes": True, "no": False}[args.residual], level=level,
+        **mechanism_settings(args), level=level,
         split=split, feature_names=list(data.X.columns), treatment_labels=labels, random_state=args.seed,
     )
     paths = write_analysis(result, args.out, description=f"Data: {data.description}.")

@@ -16,7 +16,8 @@ import contextlib
 import time
 from pathlib import Path
 
-from ._common import add_budget_options, add_data_options, arm_labels, data_from_args, open_budget, say
+from ._common import (add_budget_options, add_data_options, add_mechanism_options, arm_labels, data_from_args,
+                      mechanism_settings, open_budget, say)
 
 EPILOG = """examples:
   pydpowl fit --data trial.csv --treatment arm --treated G --benefit benefit \\
@@ -45,14 +46,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--epsilon", type=float, required=True, metavar="E", help="privacy budget (> 0)")
     g.add_argument("--gamma", type=float, default=None, metavar="G",
                    help="regularisation constant (DPpack's convention; default: the public rule of the mechanism)")
-    g.add_argument("--huber-h", type=float, default=None, metavar="H",
-                   help="Huber smoothing h (default: 0.5 for output, 1 for objective perturbation)")
-    g.add_argument("--mechanism", choices=("auto", "output", "objective"), default="auto",
-                   help="output: the paper's Algorithm 1; objective: weighted objective perturbation (known "
-                        "propensities); auto (default): objective when the weights depend on their own record only")
-    g.add_argument("--residual", choices=("auto", "yes", "no"), default="auto",
-                   help="residual weights |B - m| / P(A | x) with a DP baseline m (default auto: when the benefit's "
-                        "public range is known)")
+    add_mechanism_options(g)
     g.add_argument("--benefit-upper-bound", type=float, default=None, metavar="U",
                    help="public upper bound of the benefit (with --benefit-lower-bound, or 0): benefits are clipped "
                         "to it; it gives residual weights their range")
@@ -104,8 +98,7 @@ def run(args: argparse.Namespace) -> int:
             data, coded = data_from_args(args, with_labels=True)
         model = DPOWL(epsilon=args.epsilon, gamma="auto" if args.gamma is None else args.gamma,
                       weights_upper_bound=data.weights_upper_bound, feature_bounds=data.feature_bounds,
-                      huber_h="auto" if args.huber_h is None else args.huber_h, mechanism=args.mechanism,
-                      residual={"auto": "auto", "yes": True, "no": False}[args.residual],
+                      **mechanism_settings(args),
                       benefit_bounds=None if span is None else (0.0, span),  # benefits arrive shifted by L
                       weight_sensitivity=data.weight_sensitivity, random_state=args.seed)
         model.fit(data.X, data.treatment, data.benefit, data.propensity)

@@ -29,7 +29,6 @@ from .._validation import (
     check_positive,
     check_vector,
     feature_names_of,
-    resolve_rng,
 )
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from .chunked import is_chunked, prepare_owl_chunked
