@@ -5,8 +5,9 @@
 public bound W, counted; benefits clipped at C_B when a propensity model
 fitted on private data supplies C, counted), the features scaled exactly as
 DPpack's ``svmDP`` (linear kernel), and the weight sensitivity C.
-:class:`DPOWL` fits it with the one release of
-:class:`~pydpowl.estimators.werm.DPWeightedERM`.
+:class:`DPOWL` releases the rule through
+:mod:`pydpowl.estimators.owl_mechanism` (output or weighted objective
+perturbation, plain or residual weights; the defaults from the utility study).
 """
 
 from __future__ import annotations
