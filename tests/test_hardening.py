@@ -140,10 +140,11 @@ def _owl_secrets(data, seed):
 DPWERM_FITTED = {"coef_", "sensitivity_", "release_grid_", "n_features_in_", "n_iter_", "n_samples_", "loss_name_",
                  "classes_", "n_clipped_rows_", "ridge_", "epsilon_prime_", "epsilon_smoothing_", "noise_rate_",
                  "release_scale_"}
+#: DPOWL's classes_: the treatment labels (arm names, public like a classifier's classes_);
 #: mechanism_, residual_, gamma_, huber_h_, ridge_, rule_weights_upper_bound_, epsilon_baseline_, epsilon_rule_,
 #: release_scale_, mechanism_description_: the resolved public settings; baseline_: the residual weights'
 #: baseline, a release (on epsilon_baseline_)
-DPOWL_FITTED = {"coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "release_grid_",
+DPOWL_FITTED = {"classes_", "coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "release_grid_",
                 "weight_sensitivity_", "n_iter_", "n_samples_", "n_features_in_", "n_clipped_weights_",
                 "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_", "n_clipped_residuals_",
                 "mechanism_", "residual_", "gamma_", "huber_h_", "ridge_", "rule_weights_upper_bound_", "baseline_",

@@ -104,3 +104,14 @@ def test_a_propensity_model_on_the_same_data_keeps_output_perturbation(synth):
     with pytest.raises(ValueError, match="C = 0"):
         DPOWL(epsilon=1.0, weights_upper_bound=30.0, feature_bounds=BOUNDS, mechanism="objective").fit(
             synth.X, synth.treatment, B, prop)
+
+
+def test_three_arms_use_output_perturbation_and_refuse_the_rest():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (300, 4))
+    A = rng.choice(["a", "b", "c"], 300)
+    B = rng.uniform(0, 2, 300)
+    m = DPOWL(epsilon=1.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, random_state=1).fit(X, A, B, 1 / 3)
+    assert (m.mechanism_, m.residual_, m.huber_h_) == ("output", False, 0.5) and m.gamma_ > 0
+    with pytest.raises(ValueError, match="3 arms"):
+        DPOWL(epsilon=1.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, mechanism="objective").fit(X, A, B, 1 / 3)

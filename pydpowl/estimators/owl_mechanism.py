@@ -41,7 +41,7 @@ from .residual import (BaselineRelease, ResidualWeights, check_benefit_bounds, r
                        residual_weight_bound)
 
 __all__ = ["AUTO", "MECHANISM_CHOICES", "RulePlan", "RuleRelease", "FittedRule", "plan_rule", "release_rule",
-           "check_residual", "fit_owl_rule", "store_rule_attributes"]
+           "check_residual", "fit_owl_rule", "store_rule_attributes", "store_plan_attributes"]
 
 AUTO = "auto"
 #: values of DPOWL's ``mechanism``
@@ -337,23 +337,32 @@ def fit_owl_rule(X: Any, treatment: Any, benefit: Any, propensity: Any, *, estim
                       n_clipped_benefits=n_clipped + problem.n_clipped_benefits + rel.n_clipped_benefits)
 
 
+def store_plan_attributes(est: Any, plan: RulePlan, *, ridge: float, noise_scale: float,
+                          baseline: Optional[float] = None, n_clipped_residuals: int = 0) -> None:
+    """Set the fitted attributes every DPOWL release has from its plan (public, but the counts)."""
+    est.mechanism_ = plan.mechanism
+    est.residual_ = plan.residual is not None
+    est.gamma_ = plan.gamma
+    est.huber_h_ = plan.huber_h
+    est.ridge_ = ridge
+    est.rule_weights_upper_bound_ = plan.weights_upper_bound
+    est.baseline_ = baseline
+    est.epsilon_baseline_ = plan.epsilon_baseline
+    est.epsilon_rule_ = plan.epsilon_rule
+    est.release_scale_ = noise_scale
+    est.mechanism_description_ = plan.describe()
+    est.n_clipped_residuals_ = n_clipped_residuals
+
+
 def store_rule_attributes(est: Any, fitted: FittedRule) -> None:
     """Set DPOWL's fitted attributes (besides the coefficients) from a :class:`FittedRule`."""
     problem, plan, rel = fitted.problem, fitted.plan, fitted.release
     est.release_grid_ = rel.grid
     est.sensitivity_ = rel.sensitivity
     est.weight_sensitivity_ = problem.weight_sensitivity
-    est.mechanism_ = plan.mechanism
-    est.residual_ = plan.residual is not None
-    est.gamma_ = plan.gamma
-    est.huber_h_ = plan.huber_h
-    est.ridge_ = rel.ridge
-    est.rule_weights_upper_bound_ = plan.weights_upper_bound
-    est.baseline_ = None if rel.baseline is None else rel.baseline.value
-    est.epsilon_baseline_ = plan.epsilon_baseline
-    est.epsilon_rule_ = plan.epsilon_rule
-    est.release_scale_ = rel.noise_scale
-    est.mechanism_description_ = plan.describe()
+    store_plan_attributes(est, plan, ridge=rel.ridge, noise_scale=rel.noise_scale,
+                          baseline=None if rel.baseline is None else rel.baseline.value,
+                          n_clipped_residuals=rel.n_clipped_residuals)
     est.n_iter_ = rel.n_iter
     est.n_samples_ = problem.n_samples
     est.n_features_in_ = problem.scaler.n_features
@@ -361,7 +370,6 @@ def store_rule_attributes(est: Any, fitted: FittedRule) -> None:
     est.n_clipped_features_ = problem.n_clipped_features
     est.n_clipped_logits_ = problem.n_clipped_logits
     est.n_clipped_benefits_ = fitted.n_clipped_benefits
-    est.n_clipped_residuals_ = rel.n_clipped_residuals
     if est.keep_nonprivate:
         scaler = problem.scaler
         est.nonprivate_scaled_coef_ = rel.minimiser
