@@ -4,7 +4,8 @@ PY := .venv/bin/python
 export PYDPOWL_REQUIRE_R := 1
 
 .PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask \
-	bench-dask-csv bench-family bench-family-r bench-r-worker lint clean coverage propensity-study policy-eval
+	bench-dask-csv bench-family bench-family-r bench-r-worker lint clean coverage propensity-study policy-eval utility \
+	utility-full
 
 setup:
 	@bash scripts/setup.sh
@@ -29,6 +30,14 @@ simulate: setup
 
 tune: setup
 	$(PY) -m pydpowl.cli tune --out results/tune
+
+## Utility study of the private mechanisms (docs/utility.md): reduced grid, about 5 minutes
+utility: setup
+	$(PY) -m pydpowl.cli utility --jobs 2 --out results/utility
+
+## The full grid (3 designs x 4 n x 5 epsilon x 6 mechanisms x 100 repetitions), about an hour on 2 cores
+utility-full: setup
+	$(PY) -m pydpowl.cli utility --full --jobs 2 --backend numba --out results/utility
 
 validate: setup
 	$(PY) -m validation --quick --out results/validation-quick

@@ -63,7 +63,7 @@ def bench_one(n: int, *, repeats: int, gamma: float, seed: int, with_r: bool) ->
     A, B, prop = data.treatment, data.benefit, data.propensity
     W, bounds = data.weights_upper_bound, data.feature_bounds
     est = DPOWL(epsilon=np.inf, gamma=gamma, weights_upper_bound=W, feature_bounds=bounds, keep_nonprivate=True,
-                weight_sensitivity=data.weight_sensitivity)
+                weight_sensitivity=data.weight_sensitivity, mechanism="output", residual=False, huber_h=0.5)
     est.fit(X, A, B, prop)  # warm-up (numba compilation, caches)
     problem = prepare_owl(X, A, B, prop, weights_upper_bound=W, feature_bounds=bounds,
                           weight_sensitivity=data.weight_sensitivity)
@@ -97,7 +97,8 @@ def _child(path: str, backend: str) -> None:
 
     kernels.AUTO_MIN_ROWS = {"numpy": 2**62, "numba": 0}.get(backend, kernels.AUTO_MIN_ROWS)
     est = DPOWL(epsilon=1.0, gamma=1.0, weights_upper_bound=float(data["W"]),
-                feature_bounds=(data["lo"], data["hi"]), random_state=1)
+                feature_bounds=(data["lo"], data["hi"]), mechanism="output", residual=False, huber_h=0.5,
+                random_state=1)
     est.fit(X, A, B, prop)
     first = time.perf_counter() - t0
     numba_loaded = "numba" in sys.modules

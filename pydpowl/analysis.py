@@ -17,12 +17,18 @@ Steps
    row. Either way each subject's OWL weight depends on that subject's record
    only, so the rule's weight sensitivity is C = 0 (composition, not
    Proposition 8).
-3. **gamma** (learning part). Chosen privately by the rule's value
-   (:func:`pydpowl.privacy.selection.select_gamma_privately`, budget
-   ``epsilon_selection``) and transferred to the final fit's size and budget, or
-   fixed in advance by the analyst (no budget).
+3. **gamma** (learning part). By default DPOWL's public rule (a function of
+   n, epsilon, d and W; no budget), or fixed in advance by the analyst (no
+   budget), or, when candidates ``gammas`` are given, chosen privately by the
+   rule's value (:func:`pydpowl.privacy.selection.select_gamma_privately`,
+   budget ``epsilon_selection``; its candidates are output-perturbation fits,
+   so the rule then uses the paper's mechanism) and transferred to the final
+   fit's size and budget.
 4. **The rule** (learning part). DP-OWL on the learning rows with the
-   remaining learning budget ``epsilon_rule`` (:func:`fit_rule`).
+   remaining learning budget ``epsilon_rule`` (:func:`fit_rule`), by DPOWL's
+   default mechanism (objective perturbation with residual weights: the
+   propensities are known or released, so C = 0; docs/utility.md) unless the
+   analyst chooses another; the report names it.
 5. **Its value** (evaluation part). The released rule's value and its gain over
    the better single arm, with confidence intervals for sampling and privacy
    noise (:func:`pydpowl.privacy.value_estimate.private_value`, budgets
@@ -109,7 +115,7 @@ DELTA_SOURCES = {
 RELEASE_NAMES = {
     "propensity": "propensity model (DP logistic regression, output perturbation)",
     "selection": "choice of gamma (exponential mechanism on the value score)",
-    "rule": "treatment rule (DP-OWL, output perturbation, C = 0)",
+    "rule": "treatment rule (DP-OWL, C = 0)",
     "value": "value of the rule: noisy cell sums (Laplace)",
     "variance": "value of the rule: noisy second moments for the interval (Laplace)",
 }
@@ -327,8 +333,9 @@ def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_mode
 
 
 def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
-             epsilon: float, gamma: float, weights_upper_bound: float, feature_bounds: Any,
-             weight_sensitivity: float, huber_h: float = 0.5, random_state: Any = None) -> DPOWL:
+             epsilon: float, gamma: Any, weights_upper_bound: float, feature_bounds: Any,
+             weight_sensitivity: float, huber_h: Any = "auto", mechanism: str = "auto", residual: Any = "auto",
+             benefit_range: Optional[float] = None, random_state: Any = None) -> DPOWL:
     """The one place this package's analysis code fits a DP-OWL rule.
 
     Parameters
@@ -337,8 +344,10 @@ def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_
         Features, treatments in {-1, 1} and non-negative (shifted) benefits.
     propensity_received : array-like of shape (n,)
         ``P(A_i | x_i)`` of the received treatment.
-    epsilon, gamma, weights_upper_bound, feature_bounds, huber_h, random_state
+    epsilon, gamma, weights_upper_bound, feature_bounds, huber_h, mechanism, residual, random_state
         As in :class:`pydpowl.DPOWL`.
+    benefit_range : float, optional
+        ``U - L``: the shifted benefits lie in ``[0, U - L]`` (public); residual weights need it.
     weight_sensitivity : float
         C, stated by the caller. 0 when the propensities are known or come from
         a model released before (each weight then depends on its own record
@@ -347,7 +356,9 @@ def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_
     """
     C = check_weight_sensitivity(weight_sensitivity, "weight_sensitivity")
     model = DPOWL(epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound,
-                  feature_bounds=feature_bounds, huber_h=huber_h, weight_sensitivity=C, random_state=random_state)
+                  feature_bounds=feature_bounds, huber_h=huber_h, mechanism=mechanism, residual=residual,
+                  benefit_bounds=None if benefit_range is None else (0.0, benefit_range), weight_sensitivity=C,
+                  random_state=random_state)
     return model.fit(X, treatment, benefit, propensity_received)  # the stated C travels with the propensities
 
 
@@ -468,10 +479,11 @@ class AnalysisResult:
         from .estimators.summary import guarantee_text
 
         rows = {"learning": self.n_learning, "evaluation": self.n_evaluation}
+        names = dict(RELEASE_NAMES, rule=f"{RELEASE_NAMES['rule'][:-1]}: {self.model.mechanism_description_})")
         releases = []
         for k in ("propensity", "selection", "rule", "value", "variance"):
             if self.epsilons[k] > 0:
-                entry = {"name": RELEASE_NAMES[k], "epsilon": exact_number(self._share(k)),
+                entry = {"name": names[k], "epsilon": exact_number(self._share(k)),
                          "delta": self.deltas.get(k, 0.0), "delta_source": DELTA_SOURCES[k], "part": PART_OF[k]}
                 if self.public_n:
                     entry["rows"] = rows[PART_OF[k]]
@@ -543,6 +555,7 @@ class AnalysisResult:
             "coefficients": {name: v for name, v in self.coefficients()},
             "gamma": self.gamma,
             "gamma_selection": self.gamma_selection,
+            "mechanism": self.model.mechanism_description_,
             "value": self.value_summary(),
             "ledger": self.ledger(),
             "n": self.n, "n_learning": self.n_learning, "n_evaluation": self.n_evaluation,
@@ -579,7 +592,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                  benefit_bounds: Tuple[float, float], weights_upper_bound: float, total_epsilon: float,
                  propensity: Optional[float] = None, propensity_model: Optional[str] = None,
                  logit_bound: float = DEFAULT_LOGIT_BOUND, propensity_gamma: Optional[float] = None,
-                 gamma: Optional[float] = None, gammas: Sequence[float] = DEFAULT_GAMMAS, huber_h: float = 0.5,
+                 gamma: Optional[float] = None, gammas: Optional[Sequence[float]] = None, huber_h: Any = "auto",
+                 mechanism: str = "auto", residual: Any = "auto",
                  level: float = 0.95, split: Optional[BudgetSplit] = None, feature_names: Optional[Sequence[str]] = None,
                  treatment_labels: Tuple[str, str] = ("+1", "-1"), accountant: Optional[BudgetAccountant] = None,
                  evaluation_rows: Optional[Sequence[int]] = None, public_n: bool = False,
@@ -616,10 +630,17 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     propensity_gamma : float, optional
         gamma of the propensity model (default ``sqrt(n_learning / epsilon_propensity)``).
     gamma : float, optional
-        A gamma fixed in advance; the private selection is skipped (no budget).
-    gammas : sequence of float, default=(10, 30, 75, 150, 300)
-        Candidates of the private selection.
-    huber_h : float, default=0.5
+        A gamma fixed in advance (no budget). None: DPOWL's public gamma rule
+        (no budget), unless ``gammas`` are given.
+    gammas : sequence of float, optional
+        Candidates of a private selection of gamma (:data:`DEFAULT_GAMMAS` is
+        the previous default); their fits are output perturbations, so the rule
+        then uses the paper's mechanism (``mechanism`` "auto" or "output").
+    huber_h : float or "auto", default="auto"
+    mechanism : {"auto", "output", "objective"}, default="auto"
+    residual : bool or "auto", default="auto"
+        As in :class:`pydpowl.DPOWL` (the defaults: objective perturbation with
+        residual weights, the utility study's choice for known propensities).
     level : float, default=0.95
     split : BudgetSplit, optional
         Shares of the budget and rows (the defaults of :class:`BudgetSplit`).
@@ -658,7 +679,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     W = check_positive("weights_upper_bound", weights_upper_bound)
     lo, hi = _check_benefit_bounds(benefit_bounds)
     level = check_probability("level", level, low_open=True, high_open=True)
-    check_positive("huber_h", huber_h)
+    if huber_h != "auto":
+        check_positive("huber_h", huber_h)
     if (propensity is None) == (propensity_model is None):
         raise ValueError("give exactly one of propensity (P(A = +1) of a randomised trial) and propensity_model "
                          f"('logistic'); got propensity={propensity!r}, propensity_model={propensity_model!r}.")
@@ -671,14 +693,22 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         check_positive("logit_bound", logit_bound)
         if propensity_gamma is not None:
             check_positive("propensity_gamma", propensity_gamma)
-    tune = gamma is None
+    tune = gamma is None and gammas is not None
     grid = [check_positive("gammas", g) for g in gammas] if tune else []
     if tune and (not grid or len(set(grid)) != len(grid)):
         raise ValueError("gammas must hold at least one candidate and must not repeat one.")
-    if not tune:
+    if tune:
+        if mechanism not in ("auto", "output") or residual not in ("auto", False):
+            raise ValueError("a private selection of gamma (gammas=...) scores output-perturbation fits: use it with "
+                             f"mechanism='output' and residual=False, got mechanism={mechanism!r}, "
+                             f"residual={residual!r}.")
+        mechanism, residual = "output", False
+    elif gamma is not None:
         gamma = check_positive("gamma", gamma)
+    else:
+        gamma = "auto"
+    eps = allocate_budget(E, split, propensity_model=propensity_model is not None, tune=tune)  # at most each share
     shares = budget_shares(E, split, propensity_model=propensity_model is not None, tune=tune)
-    eps = {k: _double_at_most(v) for k, v in shares.items()}  # what each mechanism uses: at most its share
     benefit_scale = BenefitScale() if benefit_scale is None else benefit_scale
     if not isinstance(benefit_scale, BenefitScale):
         raise TypeError(f"benefit_scale must be a BenefitScale, got {type(benefit_scale).__name__}.")
@@ -752,7 +782,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
             chosen, n_part = select_gamma_privately(problem.Z, problem.labels, problem.weights,
                                                     rng.permutation(n_learn), grid,
                                                     epsilon=eps["selection"], weights_upper_bound=W,
-                                                    huber_h=huber_h, rng=rng)
+                                                    huber_h=0.5 if huber_h == "auto" else huber_h, rng=rng)
         gamma = transfer_gamma(chosen, transfer="bound", n_part=n_part, epsilon_select=eps["selection"],
                                n_fit=n_learn, epsilon_fit=eps["rule"])
         sizes = ((f"n={n_part}", f"n={n_learn}") if public_n else
@@ -767,13 +797,16 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     with learn_acc.release(eps["rule"], label=RELEASE_NAMES["rule"]):
         model = fit_rule(X[learn], A[learn], shifted[learn], p_received[learn], epsilon=eps["rule"], gamma=gamma,
                          weights_upper_bound=W, feature_bounds=feature_bounds, weight_sensitivity=0.0,
-                         huber_h=huber_h, random_state=rng)
+                         huber_h=huber_h, mechanism=mechanism, residual=residual, benefit_range=hi - lo,
+                         random_state=rng)
+    public_rule, gamma = gamma == "auto", model.gamma_
     model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
     diagnostics.update(n_clipped_weights=model.n_clipped_weights_, n_clipped_features=model.n_clipped_features_,
                        n_iter=model.n_iter_)
     from .model_io import model_to_dict
 
-    content = model_to_dict(model, feature_names=names, epsilon_total=E, tuning=_tuning_text(selection, gamma, eps),
+    content = model_to_dict(model, feature_names=names, epsilon_total=E, tuning=_tuning_text(selection, gamma, eps,
+                                                                                   public_rule=public_rule),
                             treatment_labels=treatment_labels)
     rule_ev = np.where(X[ev] @ np.asarray(content["coef"]) + content["intercept"] > 0, 1.0, -1.0)
 
@@ -810,7 +843,10 @@ def _laplace_sums_delta(epsilon: float, scales: Sequence[float]) -> float:
                                                     noise_scale=float(b))[1] for b in scales))
 
 
-def _tuning_text(selection: Optional[Dict[str, Any]], gamma: float, eps: Dict[str, float]) -> str:
+def _tuning_text(selection: Optional[Dict[str, Any]], gamma: float, eps: Dict[str, float], *,
+                 public_rule: bool = False) -> str:
+    if public_rule:
+        return f"gamma = {gamma:.6g} from DPOWL's public rule (a function of n, epsilon, d and W; no budget)"
     if selection is None:
         return f"gamma = {gamma:g} fixed in advance (no budget)"
     return (f"gamma chosen privately by the rule's value on the learning part (epsilon = {eps['selection']:g}, "
@@ -851,7 +887,7 @@ def analyze_arrays(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, lo
         X, treatment, benefit, feature_bounds=(list(lower), list(upper)),
         benefit_bounds=(benefit_lower, benefit_upper), weights_upper_bound=weights_upper_bound,
         total_epsilon=total_epsilon, propensity=propensity, propensity_model=propensity_model,
-        logit_bound=logit_bound, gamma=gamma, gammas=DEFAULT_GAMMAS if gammas is None else list(gammas), level=level,
+        logit_bound=logit_bound, gamma=gamma, gammas=None if gammas is None else list(gammas), level=level,
         split=None if split is None else BudgetSplit.parse(split), feature_names=feature_names,
         treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])), public_n=public_n,
         benefit_scale=None if benefit_definition is None else BenefitScale(definition=str(benefit_definition)),

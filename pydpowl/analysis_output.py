@@ -106,7 +106,8 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
         "## The rule",
         "",
         f"Recommend **{plus}** where the decision value `intercept + x'coef` is > 0, otherwise **{minus}** "
-        f"(`pydpowl predict --model model.json` applies it). {gamma_text(result)}.",
+        f"(`pydpowl predict --model model.json` applies it). Released by {result.model.mechanism_description_}. "
+        f"{gamma_text(result)}.",
         "",
         "| coefficient | released value |",
         "|---|---|",

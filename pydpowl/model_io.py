@@ -2,11 +2,11 @@
 
 The file holds only the private output (the noisy coefficients) and public
 settings: nothing computed from the data without noise (no n, no clip counts,
-no non-private solution, no noise). Fields (format version 1):
+no non-private solution, no noise). Fields (format version 2):
 
 ==========================  ======================================================
 ``format``                  ``"pydpowl.dpowl-model"``
-``format_version``          ``1``
+``format_version``          ``2`` (version 1 files, without ``mechanism``, are still read)
 ``package_version``         pydpowl version that wrote the file
 ``epsilon``                 budget of this release (finite, > 0)
 ``epsilon_total``           total budget the pipeline spent on the data (>= epsilon;
@@ -16,6 +16,8 @@ no non-private solution, no noise). Fields (format version 1):
 ``weights_upper_bound``     W (> 0)
 ``weight_sensitivity``      C (>= 0)
 ``huber_h``                 Huber smoothing h (> 0)
+``mechanism``               how the rule was released (text; version 2; version 1
+                            files were all output perturbation with OWL weights)
 ``fit_intercept``           bool
 ``feature_names``           list of p distinct non-empty strings
 ``feature_bounds``          ``{"lower": [p numbers], "upper": [p numbers]}``
@@ -65,11 +67,13 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFileError", "ReleasedModel", "expor
            "model_to_dict", "canonical_checksum", "canonical_signature", "check_key"]
 
 FORMAT = "pydpowl.dpowl-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: what a version 1 file's rule was made with (pydpowl had only the paper's mechanism then)
+VERSION_1_MECHANISM = "output perturbation (Algorithm 1), OWL weights B / P(A | x)"
 
 _FIELDS = ("format", "format_version", "package_version", "epsilon", "epsilon_total", "tuning", "gamma",
            "weights_upper_bound", "weight_sensitivity", "huber_h", "fit_intercept", "feature_names",
-           "feature_bounds", "intercept", "coef", "treatment_labels", "checksum")
+           "feature_bounds", "intercept", "coef", "treatment_labels", "mechanism", "checksum")
 #: fields a file may hold or not
 _OPTIONAL = ("signature",)
 #: the shortest key accepted for a signature (128 bits)
@@ -104,6 +108,7 @@ class ReleasedModel:
     treatment_labels: Tuple[str, str]
     package_version: str
     signature_verified: bool = False
+    mechanism: str = VERSION_1_MECHANISM
 
     def _features(self, X: ArrayLike) -> NDArray[np.float64]:
         """X's feature columns: a DataFrame's matched by name (:func:`pydpowl._validation.columns_by_name`), an
@@ -232,16 +237,17 @@ def model_to_dict(model: Any, *, feature_names: Optional[Sequence[str]] = None, 
         "epsilon": eps,
         "epsilon_total": total,
         "tuning": str(tuning),
-        "gamma": float(model.gamma),
+        "gamma": float(model.gamma_),
         "weights_upper_bound": float(model.weights_upper_bound),
         "weight_sensitivity": float(model.weight_sensitivity_),
-        "huber_h": float(model.huber_h),
+        "huber_h": float(model.huber_h_),
         "fit_intercept": bool(scaler.fit_intercept),
         "feature_names": [str(n) for n in names],
         "feature_bounds": {"lower": [float(v) for v in scaler.lower], "upper": [float(v) for v in scaler.upper]},
         "intercept": intercept,
         "coef": [float(v) for v in coef],
         "treatment_labels": {"+1": str(treatment_labels[0]), "-1": str(treatment_labels[1])},
+        "mechanism": str(model.mechanism_description_),
     }
     _validate(content, check_sum=False)
     if key is not None:
@@ -332,6 +338,7 @@ def model_from_json(text: str, *, key: Any = None) -> ReleasedModel:
         intercept=float(content["intercept"]), coef=tuple(float(v) for v in content["coef"]),
         treatment_labels=(labels["+1"], labels["-1"]), package_version=content["package_version"],
         signature_verified=verified,
+        mechanism=content.get("mechanism", VERSION_1_MECHANISM),
     )
 
 
@@ -368,11 +375,13 @@ def _numbers(value: Any, key: str, length: int) -> List[float]:
 def _validate(content: Any, *, check_sum: bool) -> None:
     if not isinstance(content, dict):
         raise ModelFileError(f"model file must hold a JSON object, got {type(content).__name__}.")
-    expected = set(_FIELDS) if check_sum else set(_FIELDS) - {"checksum"}
+    version = content.get("format_version")
+    fields = _FIELDS if version != 1 else tuple(k for k in _FIELDS if k != "mechanism")
+    expected = set(fields) if check_sum else set(fields) - {"checksum"}
     unknown = sorted(set(content) - expected - set(_OPTIONAL))
     if unknown:
         raise ModelFileError(f"model file: unknown field(s) {unknown}.")
-    missing = [k for k in _FIELDS if k in expected and k not in content]
+    missing = [k for k in fields if k in expected and k not in content]
     if missing:
         raise ModelFileError(f"model file: missing field(s) {missing}.")
     if content["format"] != FORMAT:
@@ -380,9 +389,11 @@ def _validate(content: Any, *, check_sum: bool) -> None:
     version = content["format_version"]
     if not isinstance(version, int) or isinstance(version, bool):
         raise ModelFileError(f"model file: format_version must be an integer, got {type(version).__name__}.")
-    if version != FORMAT_VERSION:
+    if version not in (1, FORMAT_VERSION):
         raise ModelFileError(f"model file: format_version {version} is not supported (this pydpowl reads "
-                             f"version {FORMAT_VERSION}).")
+                             f"versions 1 and {FORMAT_VERSION}).")
+    if "mechanism" in content and not isinstance(content["mechanism"], str):
+        raise ModelFileError(f"model file: mechanism must be a string, got {type(content['mechanism']).__name__}.")
     for key in ("package_version", "tuning"):
         if not isinstance(content[key], str):
             raise ModelFileError(f"model file: {key} must be a string, got {type(content[key]).__name__}.")

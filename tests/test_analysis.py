@@ -54,7 +54,7 @@ def test_bad_budget_split_is_named(text, match):
 
 
 def test_default_ledger_releases_add_up_to_at_most_the_total(cyp):
-    res = _run(cyp, total_epsilon=1.5, propensity=None, propensity_model="logistic")
+    res = _run(cyp, total_epsilon=1.5, propensity=None, propensity_model="logistic", gammas=DEFAULT_GAMMAS)
     led = res.ledger()
     assert res.composition == "sequential" and led["composition"].startswith("sequential: every release")
     assert math.fsum(r["epsilon"] for r in led["releases"]) == pytest.approx(1.5)
@@ -65,7 +65,7 @@ def test_default_ledger_releases_add_up_to_at_most_the_total(cyp):
 
 
 def test_parallel_ledger_composes_the_two_disjoint_parts_and_never_exceeds_the_total(cyp):
-    res = _run(cyp, total_epsilon=1.5, propensity=None, propensity_model="logistic",
+    res = _run(cyp, total_epsilon=1.5, propensity=None, propensity_model="logistic", gammas=DEFAULT_GAMMAS,
                split=BudgetSplit(composition="parallel"), public_n=True)
     led = res.ledger()
     assert led["total_epsilon"] == 1.5
@@ -138,8 +138,26 @@ def test_fixed_gamma_spends_nothing_on_selection(cyp):
     assert not any("gamma" in r["name"] for r in res.ledger()["releases"])
 
 
-def test_selected_gamma_is_a_transferred_candidate(cyp):
+def test_default_rule_uses_the_studys_mechanism_and_public_gamma_without_a_selection(cyp):
+    """Known propensities: objective perturbation with residual weights, gamma from the public rule (no budget);
+    the ledger and the model file name the mechanism."""
     res = _run(cyp)
+    assert res.gamma_selection is None and res.epsilons["selection"] == 0.0
+    assert res.epsilons["rule"] == pytest.approx(0.6)
+    m = res.model
+    assert m.mechanism_ == "objective" and m.residual_ and m.huber_h_ == 1.0
+    assert m.epsilon_baseline_ + m.epsilon_rule_ == pytest.approx(0.6)
+    assert res.gamma == m.gamma_ and "public rule" in res.model_content["tuning"]
+    rule = [r["name"] for r in res.ledger()["releases"] if r["part"] == "learning"]
+    assert len(rule) == 1 and "objective perturbation" in rule[0] and "residual weights" in rule[0]
+    assert res.model_content["mechanism"] == m.mechanism_description_ == res.to_dict()["mechanism"]
+    with pytest.raises(ValueError, match="output-perturbation fits"):
+        _run(cyp, gammas=DEFAULT_GAMMAS, mechanism="objective")
+
+
+def test_selected_gamma_is_a_transferred_candidate(cyp):
+    res = _run(cyp, gammas=DEFAULT_GAMMAS)
+    assert res.model.mechanism_ == "output" and not res.model.residual_  # candidates are output-perturbation fits
     sel = res.gamma_selection
     assert sel["selected"] in DEFAULT_GAMMAS
     expected = sel["selected"] * math.sqrt((res.n_learning / sel["n_part"]) * (0.2 / 0.8))
@@ -221,10 +239,11 @@ def test_propensity_model_route_uses_the_released_model_everywhere(cyp):
 def test_fit_rule_states_the_weight_sensitivity():
     d = make_synthetic_owl(300, random_state=2)
     p = np.full(300, 0.5)
+    paper = dict(mechanism="output", residual=False, huber_h=0.5)
     m0 = fit_rule(d.X, d.treatment, d.benefit, p, epsilon=1.0, gamma=50.0, weights_upper_bound=30.0,
-                  feature_bounds=d.feature_bounds, weight_sensitivity=0.0, random_state=1)
+                  feature_bounds=d.feature_bounds, weight_sensitivity=0.0, random_state=1, **paper)
     m1 = fit_rule(d.X, d.treatment, d.benefit, p, epsilon=1.0, gamma=50.0, weights_upper_bound=30.0,
-                  feature_bounds=d.feature_bounds, weight_sensitivity=12.0, random_state=1)
+                  feature_bounds=d.feature_bounds, weight_sensitivity=12.0, random_state=1, **paper)
     assert m0.weight_sensitivity_ == 0.0 and m0.sensitivity_ == pytest.approx(60.0 / 50.0)
     assert m1.weight_sensitivity_ == 12.0 and m1.sensitivity_ == pytest.approx(72.0 / 50.0)
     with pytest.raises(ValueError, match="weight_sensitivity must be in"):
@@ -312,7 +331,7 @@ def test_result_holds_no_generator_and_no_training_rows(cyp, kw):
 
 def test_a_loose_weight_bound_is_tightened_to_the_public_maximum_weight(cyp):
     # (U - L) / min(P, 1 - P) = log(8760) / (1/3): any larger W only adds noise
-    res = _run(cyp, weights_upper_bound=1000.0, gamma=75.0)
+    res = _run(cyp, weights_upper_bound=1000.0, gamma=75.0, mechanism="output", residual=False)
     assert res.model_content["weights_upper_bound"] == pytest.approx(LOG_YEAR * 3)
     assert res.model.sensitivity_ == pytest.approx(2 * LOG_YEAR * 3 / 75.0)
     tight = _run(cyp, weights_upper_bound=10.0, gamma=75.0)

@@ -17,7 +17,8 @@ def cohort():
 
 def _nonprivate(data, gamma):
     return DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
-                 feature_bounds=data.feature_bounds, weight_sensitivity=data.weight_sensitivity).fit(
+                 feature_bounds=data.feature_bounds, weight_sensitivity=data.weight_sensitivity,
+                 mechanism="output", residual=False, huber_h=0.5).fit(
         data.X, data.treatment, data.benefit, data.propensity)
 
 

@@ -137,14 +137,24 @@ def test_public_cyp_guides_file_if_present(tmp_path, capsys):
               "--benefit-bounds", "0:9", "--propensity", "0.6667", "--total-epsilon", "1", "--out", str(out)])
 
 
-def test_default_candidates_are_the_library_defaults(csv, tmp_path, capsys):
+def test_default_gamma_is_the_public_rule_and_the_mechanism_is_named(csv, tmp_path, capsys):
     from pydpowl.analysis import DEFAULT_GAMMAS
     from pydpowl.model_io import load_model
 
     out = tmp_path / "res"
     assert main(["analyze", "--data", str(csv), *OPTS, "--propensity", "0.5", "--total-epsilon", "1", "--seed", "3",
                  "--out", str(out)]) == 0
-    assert "/".join(f"{g:g}" for g in DEFAULT_GAMMAS) in load_model(out / "model.json").tuning
+    model = load_model(out / "model.json")
+    assert "public rule" in model.tuning and "objective perturbation" in model.mechanism
+    assert "rule released by weighted objective perturbation" in capsys.readouterr().out
+    assert "Released by weighted objective perturbation" in (out / "report.md").read_text()
+    out2 = tmp_path / "res2"
+    assert main(["analyze", "--data", str(csv), *OPTS, "--propensity", "0.5", "--total-epsilon", "1", "--seed", "3",
+                 "--gammas", ",".join(f"{g:g}" for g in DEFAULT_GAMMAS), "--out", str(out2)]) == 0
+    model = load_model(out2 / "model.json")
+    assert "/".join(f"{g:g}" for g in DEFAULT_GAMMAS) in model.tuning and "output perturbation" in model.mechanism
+
+
 
 
 @pytest.mark.parametrize("neighbour", ["arm", "benefit", "feature"])

@@ -149,3 +149,31 @@ def test_bounds_with_a_negative_lower_bound_need_no_equals_sign(csv, tmp_path):
     assert main(["fit", "--data", str(csv), *opts, "--epsilon", "2", "--gamma", "40", "--seed", "1",
                  "--out", str(out)]) == 0
     assert load_model(out).lower == (-1.0, 0.0, 0.0, 0.0)
+
+
+def test_fit_names_the_mechanism_and_takes_the_papers(tmp_path, capsys):
+    """Defaults: objective perturbation (known propensities), residual weights with --benefit-upper-bound, the
+    public gamma; --mechanism output --residual no --huber-h 0.5 --gamma G is the paper's Algorithm 1."""
+    import numpy as np
+    import pandas as pd
+
+    from pydpowl.cli import main
+    from pydpowl.datasets import make_synthetic_owl
+    from pydpowl.model_io import load_model
+
+    d = make_synthetic_owl(400, shift=None, random_state=2)
+    frame = d.X.assign(A=d.treatment, B=d.benefit)
+    csv = tmp_path / "d.csv"
+    frame.to_csv(csv, index=False)
+    common = ["fit", "--data", str(csv), "--treatment", "A", "--benefit", "B", "--features", "x1,x2,x3,x4",
+              "--bounds", "0:1,0:1,0:1,0:1", "--weights-upper-bound", "30", "--benefit-lower-bound", "-7.5",
+              "--epsilon", "1", "--seed", "3"]
+    assert main(common + ["--benefit-upper-bound", "7.5", "--out", str(tmp_path / "a.json")]) == 0
+    out = capsys.readouterr().out
+    assert "mechanism: weighted objective perturbation with residual weights" in out
+    assert "objective perturbation" in load_model(tmp_path / "a.json").mechanism
+    assert main(common + ["--mechanism", "output", "--residual", "no", "--huber-h", "0.5", "--gamma", "60",
+                          "--out", str(tmp_path / "b.json")]) == 0
+    paper = load_model(tmp_path / "b.json")
+    assert paper.mechanism.startswith("output perturbation") and paper.gamma == 60 and paper.huber_h == 0.5
+    assert np.isfinite(pd.read_json(tmp_path / "b.json", typ="series")["intercept"])

@@ -139,3 +139,22 @@ def test_synthetic_truth_agrees_with_a_large_sample_and_clips_in_closed_form():
     # without clipping, the value of giving everyone one arm is E[0.01 + 0.02 x4] +- 3 E[f] = 0.02 (E f = 0)
     plain = synthetic_truth()
     assert plain.arm_value(1) == pytest.approx(0.02, abs=1e-3) and plain.arm_value(-1) == pytest.approx(0.02, abs=1e-3)
+
+
+def test_zhao_design_and_its_truth():
+    from pydpowl.datasets import ZHAO_BENEFIT_BOUNDS, make_zhao_owl, zhao_truth
+
+    d = make_zhao_owl(20000, random_state=3)
+    X, A, B = d.X.to_numpy(), d.treatment, d.benefit
+    mean = 1 + 2 * X[:, 0] + X[:, 1] + 0.5 * X[:, 2] + 0.442 * (1 - X[:, 0] - X[:, 1]) * A
+    resid = B - mean
+    assert abs(resid.mean()) < 0.03 and abs(resid.std() - 1.0) < 0.03  # N(0, 1) noise
+    assert X.shape == (20000, 10) and X.min() >= -1 and X.max() <= 1
+    assert np.all((B > ZHAO_BENEFIT_BOUNDS[0]) & (B < ZHAO_BENEFIT_BOUNDS[1]))
+    np.testing.assert_array_equal(d.optimal, np.where(1 - X[:, 0] - X[:, 1] > 0, 1.0, -1.0))
+    truth = zhao_truth(n_points=2 ** 12)
+    # the rule sign(1 - x1 - x2) attains V*; treating everyone with +1 loses E[0.884 (x1 + x2 - 1)^+]
+    coef = np.zeros(10)
+    coef[:2] = -1.0
+    assert truth.linear_rule_value(1.0, coef) == pytest.approx(truth.optimal_value, abs=1e-12)
+    assert truth.optimal_value - truth.arm_value(1) == pytest.approx(0.884 / 24, abs=2e-3)

@@ -46,7 +46,8 @@ def _fit_both(est_kw, X, A, B, P, chunks, seed, P_chunked=None):
 
 
 KW = dict(epsilon=1.0, gamma=20.0, weights_upper_bound=30.0, feature_bounds=(np.zeros(4), np.ones(4)),
-          weight_sensitivity=0.0)  # P: the design's known (trial) propensities
+          weight_sensitivity=0.0, residual=False)  # P: the design's known (trial) propensities; C = 0 gives
+# objective perturbation (residual weights need in-memory data); a LogisticPropensity gives output perturbation
 
 
 @pytest.mark.parametrize("n,chunks", [
@@ -63,8 +64,9 @@ def test_owl_release_equals_the_in_memory_release(n, chunks, seed):
     assert _rel(dsk.scaled_coef_, mem.scaled_coef_) <= RTOL
     assert _rel(np.r_[dsk.intercept_, dsk.coef_], np.r_[mem.intercept_, mem.coef_]) <= RTOL
     for attr in ("n_clipped_weights_", "n_clipped_features_", "n_clipped_logits_", "n_samples_",
-                 "n_features_in_", "sensitivity_", "weight_sensitivity_"):
+                 "n_features_in_", "ridge_", "weight_sensitivity_", "mechanism_", "release_grid_"):
         assert getattr(dsk, attr) == getattr(mem, attr), attr
+    assert mem.mechanism_ == "objective"  # known propensities: the default, on Dask inputs too
 
 
 def test_chunks_with_one_arm_only():

@@ -137,15 +137,25 @@ def _owl_secrets(data, seed):
 # --------------------------------------------------------------------------- attributes
 
 #: classes_: the two labels of y (the label coding; documented to be treated as public)
+#: ridge_, epsilon_prime_, epsilon_smoothing_, noise_rate_, release_scale_: functions of the public settings
+#: and n (the calibration of the mechanism), for both perturbations
 DPWERM_FITTED = {"coef_", "sensitivity_", "release_grid_", "n_features_in_", "n_iter_", "n_samples_", "loss_name_",
-                 "classes_", "n_clipped_rows_", "privacy_spent_",
+                 "classes_", "n_clipped_rows_", "ridge_", "epsilon_prime_", "epsilon_smoothing_", "noise_rate_",
+                 "release_scale_", "privacy_spent_",
                  "sampler_model_"}  # sampler_model_: public (the caller chose the stream)
-#: DPOWL's classes_: the treatment labels (arm names, public like a classifier's classes_)
+#: DPOWL's classes_: the treatment labels (arm names, public like a classifier's classes_);
+#: mechanism_, residual_, gamma_, huber_h_, ridge_, rule_weights_upper_bound_, epsilon_baseline_, epsilon_rule_,
+#: release_scale_, mechanism_description_: the resolved public settings; baseline_: the residual weights'
+#: baseline, a release (on epsilon_baseline_)
 DPOWL_FITTED = {"classes_", "coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "release_grid_",
                 "weight_sensitivity_", "n_iter_", "n_samples_", "n_features_in_", "n_clipped_weights_",
-                "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_", "privacy_spent_", "sampler_model_"}
+                "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_", "n_clipped_residuals_",
+                "mechanism_", "residual_", "gamma_", "huber_h_", "ridge_", "rule_weights_upper_bound_", "baseline_",
+                "epsilon_baseline_", "epsilon_rule_", "release_scale_", "mechanism_description_", "privacy_spent_",
+                "sampler_model_"}
 #: computed from the data without noise: counts for the analyst, documented as not released
-DIAGNOSTICS = {"n_iter_", "n_clipped_weights_", "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_"}
+DIAGNOSTICS = {"n_iter_", "n_clipped_weights_", "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_",
+               "n_clipped_residuals_"}
 
 
 def test_fitted_attributes_are_exactly_the_documented_ones(data):
@@ -290,8 +300,10 @@ def test_data_derived_bounds_warn_that_the_guarantee_is_void(data, make):
 
 def test_public_bounds_are_required_by_default():
     sig = inspect.signature(DPOWL)
-    for name in ("epsilon", "gamma", "weights_upper_bound", "feature_bounds"):
+    for name in ("epsilon", "weights_upper_bound", "feature_bounds"):
         assert sig.parameters[name].default is inspect.Parameter.empty, f"{name} must have no default"
+    # gamma's default is a public rule (n, epsilon, d, W), never a value read off the data
+    assert sig.parameters["gamma"].default == "auto"
     lp = inspect.signature(LogisticPropensity)
     assert lp.parameters["feature_bounds"].default is inspect.Parameter.empty
     assert lp.parameters["benefit_bound"].default is inspect.Parameter.empty

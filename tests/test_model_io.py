@@ -44,7 +44,9 @@ def test_round_trip_predicts_like_the_model(fitted, tmp_path):
     # the model's release is already on its floating-point-safe grid: the file holds the same numbers
     np.testing.assert_array_equal(loaded.decision_function(data.X.to_numpy()), model.decision_function(data.X))
     np.testing.assert_array_equal(loaded.predict(data.X), model.predict(data.X))
-    assert (loaded.epsilon, loaded.gamma, loaded.weights_upper_bound, loaded.huber_h) == (2.0, 30.0, 30.0, 0.5)
+    assert (loaded.epsilon, loaded.gamma, loaded.weights_upper_bound, loaded.huber_h) == (2.0, 30.0, 30.0,
+                                                                                          model.huber_h_)
+    assert loaded.mechanism == model.mechanism_description_ and "objective perturbation" in loaded.mechanism
     assert loaded.feature_names == ("x1", "x2", "x3", "x4")
     # columns are matched by name, not position
     np.testing.assert_array_equal(loaded.predict(data.X[["x4", "x3", "x2", "x1"]]), model.predict(data.X))
@@ -56,7 +58,8 @@ def test_file_holds_only_the_release_and_public_settings(content, fitted):
         assert word not in text, f"model file mentions {word!r}"
     assert content["format_version"] == FORMAT_VERSION
     model = fitted[0]
-    grid = 2.0 ** -24
+    grid = model.release_grid_  # a power of two (public: from the settings)
+    assert grid == 2.0 ** round(math.log2(grid))
     rounded = np.round(model.scaled_coef_ / grid) * grid  # the release on the public grid, by hand
     scale = model.scaler_.column_scale * model.scaler_.dimension_scale
     np.testing.assert_array_equal(content["coef"], rounded[1:] / scale[1:])
@@ -75,7 +78,7 @@ def test_tampered_content_is_rejected(content, tmp_path):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda c: c.update(format_version=2), "format_version 2 is not supported"),
+    (lambda c: c.update(format_version=3), "format_version 3 is not supported"),
     (lambda c: c.update(extra=1), r"unknown field\(s\) \['extra'\]"),
     (lambda c: c.pop("gamma"), r"missing field\(s\) \['gamma'\]"),
     (lambda c: c.update(epsilon="2"), "epsilon must be a number"),
@@ -202,3 +205,16 @@ def test_signature_field_is_checked(fitted, tmp_path):
         load_model(_write(tmp_path, {**content, "signature": "abc"}), key=KEY)
     with pytest.raises(ModelFileError, match="64 hexadecimal digits"):
         load_model(_write(tmp_path, {**content, "signature": {"hmac-sha256": "\u00e9" * 64}}), key=KEY)
+
+
+def test_version_1_files_are_still_read_as_output_perturbation(content):
+    """Files written before the mechanism field (all output perturbation with OWL weights) load unchanged."""
+    from pydpowl.model_io import VERSION_1_MECHANISM, canonical_checksum
+
+    old = {k: v for k, v in content.items() if k not in ("mechanism", "checksum")}
+    old["format_version"] = 1
+    old["checksum"] = {"sha256": canonical_checksum(old)}
+    loaded = model_from_json(json.dumps(old))
+    assert loaded.mechanism == VERSION_1_MECHANISM
+    with pytest.raises(ModelFileError, match="unknown field"):  # a version 1 file has no mechanism
+        model_from_json(json.dumps(dict(old, mechanism="x")))

@@ -100,6 +100,7 @@ def test_two_arms_reproduce_the_dpowl_release_exactly(seed):
     X, A01, B = _data(K=2, seed=seed)
     A = np.where(A01 == 1, 1.0, -1.0)
     model = DPOWL(epsilon=1.0, gamma=2.0, weights_upper_bound=5.0, feature_bounds=BOUNDS, keep_nonprivate=True,
+                  mechanism="output", residual=False, huber_h=0.5,  # the paper's mechanism, as the K-arm rule's
                   random_state=seed).fit(X, A, B, 0.5)
     _, _, _, problem = _problem(X, A, B, 2, W=5.0, propensity=0.5)
     out = release_arm_rule(problem, epsilon=1.0, gamma=2.0, tol=1e-10, rng=np.random.default_rng(seed))

@@ -34,7 +34,8 @@ def test_one_stage_is_dpowl_with_shifted_benefits():
     X, A, R, _ = _two_stage()
     m = _model(epsilon=1.0, reward_bounds=(-1.0, 4.0), random_state=4).fit(X, [A[1]], [R[1]], [0.5])
     W = 5.0 / 0.5  # (upper - lower) / floor
-    ref = DPOWL(epsilon=1.0, gamma=20.0, weights_upper_bound=W, feature_bounds=BOUNDS, random_state=4).fit(
+    ref = DPOWL(epsilon=1.0, gamma=20.0, weights_upper_bound=W, feature_bounds=BOUNDS, random_state=4,
+                mechanism="output", residual=False, huber_h=0.5).fit(
         X, A[1], np.clip(R[1], -1.0, 4.0) + 1.0, 0.5)
     assert_array_equal(m.stages_[0].rule.scaled_coef.ravel(), ref.scaled_coef_)
     assert m.stages_[0].weights_upper_bound == W
@@ -50,7 +51,8 @@ def test_stage_one_weights_follow_the_released_stage_two_rule():
     assert m.n_followed_ == [int(followed.sum()), len(X)]
     Y = np.clip(R[0], 0.0, 0.1) + np.clip(R[1], -1.0, 4.0) - (0.0 - 1.0)
     W = (0.1 + 5.0) / 0.25
-    ref = DPOWL(epsilon=np.inf, gamma=20.0, weights_upper_bound=W, feature_bounds=BOUNDS, weight_sensitivity=0).fit(
+    ref = DPOWL(epsilon=np.inf, gamma=20.0, weights_upper_bound=W, feature_bounds=BOUNDS, weight_sensitivity=0,
+                mechanism="output", residual=False, huber_h=0.5).fit(
         X, A[0], Y * followed, np.full(len(X), 0.25))
     assert_allclose(m.nonprivate_scaled_coef_[0].ravel(), ref.scaled_coef_, rtol=0, atol=1e-12)
 

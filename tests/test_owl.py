@@ -19,7 +19,9 @@ def synth():
 
 
 def owl(eps=math.inf, **kw):
-    base = dict(epsilon=eps, gamma=5.0, weights_upper_bound=30.0, feature_bounds=([0] * 4, [1] * 4))
+    """DPOWL with the paper's mechanism (Algorithm 1, OWL weights, h = 0.5), which these tests are about."""
+    base = dict(epsilon=eps, gamma=5.0, weights_upper_bound=30.0, feature_bounds=([0] * 4, [1] * 4),
+                mechanism="output", residual=False, huber_h=0.5)
     base.update(kw)
     return DPOWL(**base)
 

@@ -59,6 +59,7 @@ def test_nonprivate_matches_pydpowl_within_dppack_precision(toy):
     X, A, w = toy
     res = _svm(toy, np.inf, return_data=True)
     est = DPOWL(epsilon=np.inf, gamma=2.0, weights_upper_bound=2.0, feature_bounds=(LOWER, UPPER),
+                mechanism="output", residual=False, huber_h=0.5,  # svmDP's mechanism and loss
                 keep_nonprivate=True).fit(X, A, benefit=w * 0.5, propensity=0.5)
     d = res.data
     loss = HuberHingeLoss(0.5)

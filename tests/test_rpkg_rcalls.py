@@ -28,6 +28,8 @@ rcalls = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rcalls)
 
 LOWER, UPPER = np.array([18.0, 0.0, 0.0]), np.array([89.0, 1.0, 1.0])
+#: DPOWL with the paper's mechanism, DPpack's svmDP output perturbation with weights
+PAPER = dict(mechanism="output", residual=False, huber_h=0.5)
 
 
 def _data(n, seed=0):
@@ -52,7 +54,7 @@ def test_svmdp_output_releases_what_dpowl_releases_bit_for_bit(add_bias):
     assert [type(c.message) for c in caught] == [ReplayStreamWarning]  # the only warning: none about the data
     rng = RRandom(2024)
     model = DPOWL(epsilon=1.0, gamma=75.0, weights_upper_bound=25.0, feature_bounds=(LOWER, UPPER),
-                  fit_intercept=add_bias, weight_sensitivity=0.0, random_state=rng)
+                  fit_intercept=add_bias, weight_sensitivity=0.0, random_state=rng, **PAPER)
     # OWL weights B / P with P = 1 are the weights themselves, clipped at W the same way
     model.fit(X, 2 * y01 - 1, w, np.ones(len(w)))
     np.testing.assert_array_equal(out["coeff"], model.dppack_coeff_)
@@ -65,7 +67,7 @@ def test_svmdp_output_agrees_with_dpowl_on_large_data_through_the_numpy_path():
         warnings.simplefilter("ignore", ReplayStreamWarning)
         out = _fit_svm(X, y01, w, eps=np.inf)
     model = DPOWL(epsilon=np.inf, gamma=75.0, weights_upper_bound=25.0, feature_bounds=(LOWER, UPPER),
-                  weight_sensitivity=0.0, random_state=RRandom(2024)).fit(X, 2 * y01 - 1, w, np.ones(len(w)))
+                  weight_sensitivity=0.0, random_state=RRandom(2024), **PAPER).fit(X, 2 * y01 - 1, w, np.ones(len(w)))
     np.testing.assert_allclose(out["coeff"], model.dppack_coeff_, rtol=1e-9, atol=1e-12)
 
 
@@ -76,7 +78,8 @@ def test_without_weights_the_bound_is_one_whatever_was_given():
                                weights_upper_bound=99.0, eps=1.0, gamma=2.0, huber_h=0.5,
                                perturbation_method="output", r_state=RRandom(3).get_state())
     model = DPOWL(epsilon=1.0, gamma=2.0, weights_upper_bound=1.0, feature_bounds=(LOWER, UPPER),
-                  weight_sensitivity=0.0, random_state=RRandom(3)).fit(X, 2 * y01 - 1, np.ones(300), np.ones(300))
+                  weight_sensitivity=0.0, random_state=RRandom(3), **PAPER).fit(X, 2 * y01 - 1, np.ones(300),
+                                                                                np.ones(300))
     np.testing.assert_array_equal(out["coeff"], model.dppack_coeff_)
 
 
@@ -269,7 +272,7 @@ def test_errors_and_warnings_of_every_r_call_are_for_r():
 def test_dpowl_reports_the_noise_per_coefficient_and_flags_a_noise_dominated_release():
     X, y01, w = _data(400, seed=3)
     kw = dict(x=X, treatment=2 * y01 - 1, benefit=w, propensity=0.5, lower=LOWER, upper=UPPER, intercept=True,
-              epsilon=2.0, gamma=75.0, weights_upper_bound=40.0, huber_h=0.5)
+              epsilon=2.0, gamma=75.0, weights_upper_bound=40.0, huber_h=0.5, mechanism="output", residual=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = rcalls.fit_owl(**kw)
@@ -283,6 +286,23 @@ def test_dpowl_reports_the_noise_per_coefficient_and_flags_a_noise_dominated_rel
                                                           r"gamma \(or use more rows\)\.$"):
         low = rcalls.fit_owl(**{**kw, "gamma": 0.5, "epsilon": 1.0})
     assert low["noise"]["dominated"]
+
+
+def test_dpowl_noise_summary_of_objective_perturbation_bounds_the_move_by_the_linear_term():
+    """dpowl()'s default with a known propensity: residual weights (W / 16) and objective perturbation; the
+    noise's expected effect is bounded by E||b|| / lambda = d / (rate lambda), from public constants only."""
+    X, y01, w = _data(400, seed=3)
+    out = rcalls.fit_owl(x=X, treatment=2 * y01 - 1, benefit=w, propensity=0.5, lower=LOWER, upper=UPPER,
+                         intercept=True, epsilon=2.0, gamma=75.0, weights_upper_bound=40.0, huber_h=None)
+    assert (out["mechanism"], out["residual"], out["huber_h"]) == ("objective", True, 1.0)
+    assert np.isnan(out["sensitivity"]) and "objective perturbation" in out["mechanism_description"]
+    d, W_r, c = 4, 40.0 / 16, 1.0 / (2 * 1.0)
+    eps_rule = 2.0 * 0.9                               # 10 % of epsilon for the baseline
+    eps_obj = eps_rule * (1 - np.sqrt(400 * 1e-10 / (2 * W_r)))  # less the solver smoothing's share
+    lam = max(75.0, W_r * c / np.expm1(eps_obj / 2))
+    rate = (eps_obj - np.log1p(W_r * c / lam)) / (2 * W_r)
+    assert out["noise"]["expected_norm"] == pytest.approx(d / (rate * lam), rel=1e-12)
+    assert out["noise"]["minimiser_norm_bound"] == pytest.approx(np.sqrt(2 * 400 * W_r * 1.0 / lam), rel=1e-12)  # l(0) = 1
 
 
 def test_warnings_counted_from_the_private_data_never_reach_r():

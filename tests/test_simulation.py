@@ -85,7 +85,8 @@ def test_non_private_runs_match_dpowl_fits_scored_independently():
     acc_runs, val_runs = res.runs[(n, math.inf)]
     for j in range(reps):
         tr, te = slice(j * n, (j + 1) * n), slice(j * size, (j + 1) * size)
-        model = DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=30, feature_bounds=train.feature_bounds)
+        model = DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=30, feature_bounds=train.feature_bounds,
+                      mechanism="output", residual=False, huber_h=0.5)
         model.fit(train.X.iloc[tr], train.treatment[tr], paper_shift(train.benefit[None, tr])[0], 0.5)
         rule = model.predict(test.X.iloc[te])
         assert acc_runs[j] == pytest.approx(accuracy(rule, test.optimal[te]), abs=1e-12)

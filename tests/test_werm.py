@@ -428,3 +428,38 @@ def test_predict_proba_of_the_logistic_loss_is_post_processing_of_the_release(to
     assert not hasattr(huber, "predict_proba")  # the Huber hinge estimates no probabilities
     with pytest.raises(AttributeError, match="predict_proba is available only with loss='logistic'"):
         huber.predict_proba(Z)
+
+
+# --------------------------------------------------------------------------- objective perturbation with weights
+
+
+def test_objective_perturbation_with_weights_is_the_engines_release(toy):
+    """Refused before (DPpack's rule); now the proven weighted mechanism, the same release as the engine's."""
+    from pydpowl.engine.losses import HuberHingeLoss
+    from pydpowl.engine.mechanisms import release_weighted_objective
+
+    Z, y, w = toy
+    m = DPWeightedERM(epsilon=1.0, gamma=0.5, weights_upper_bound=2.0, mechanism="objective", keep_nonprivate=True,
+                      random_state=7).fit(Z, y, w)
+    ref = release_weighted_objective(Z, y.astype(float), w, epsilon=1.0, gamma=0.5, weights_upper_bound=2.0,
+                                     loss=HuberHingeLoss(0.5), tol=1e-10, rng=np.random.default_rng(7))
+    np.testing.assert_array_equal(m.coef_, ref.coef)
+    assert m.ridge_ == ref.calibration.ridge > 0.5 and math.isnan(m.sensitivity_)
+    assert m.epsilon_prime_ == ref.calibration.epsilon_linear and m.release_grid_ == ref.grid
+    assert "objective perturbation" in str(m.summary())
+
+
+def test_objective_perturbation_is_refused_where_it_has_no_proof(toy):
+    from pydpowl.engine.losses import CustomLoss
+
+    Z, y, w = toy
+    with pytest.raises(ValueError, match="C = 0"):
+        DPWeightedERM(mechanism="objective", weights_upper_bound=2.0, C=1.0).fit(Z, y, w)
+    with pytest.raises(ValueError, match="reproduce_dppack"):
+        DPWeightedERM(mechanism="objective", weights_upper_bound=2.0, reproduce_dppack=True).fit(Z, y, w)
+    with pytest.raises(ValueError, match="mechanism"):
+        DPWeightedERM(mechanism="laplace", weights_upper_bound=2.0).fit(Z, y, w)
+    undeclared = CustomLoss(value=lambda m: np.logaddexp(0, -m), deriv=lambda m: -0.5 * (1 - np.tanh(m / 2)),
+                            deriv2=lambda m: 0.25 / np.cosh(m / 2) ** 2, lipschitz=1.0)  # no curvature_bound
+    with pytest.raises(ValueError, match="curvature"):
+        DPWeightedERM(mechanism="objective", weights_upper_bound=2.0, loss=undeclared).fit(Z, y, w)

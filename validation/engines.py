@@ -62,6 +62,7 @@ def _owl_estimator(case: Case, epsilon: float, random_state, reproduce_dppack: b
     # the cases' propensities are known randomisation probabilities: C = 0, stated
     return DPOWL(epsilon=epsilon, gamma=case.gamma, weights_upper_bound=case.weights_upper_bound,
                  feature_bounds=case.feature_bounds, huber_h=case.huber_h, weight_sensitivity=0.0,
+                 mechanism="output", residual=False,  # DPpack's svmDP with weights: the paper's mechanism
                  reproduce_dppack=reproduce_dppack, keep_nonprivate=True, random_state=random_state)
 
 

@@ -25,6 +25,7 @@ SUBCOMMAND_MODULES: List[str] = [
     "predict",
     "analyze",
     "policy_eval",
+    "utility",
 ]
 
 

@@ -108,6 +108,26 @@ def add_data_options(parser: argparse.ArgumentParser, *, required: bool, data_he
                    help="public lower bound of the benefit: benefits are shifted by it (default: none, B >= 0 needed)")
 
 
+def add_mechanism_options(group) -> None:
+    """``--mechanism --residual --huber-h``: how DP-OWL releases its rule (DPOWL's ``"auto"`` by default)."""
+    group.add_argument("--mechanism", choices=("auto", "output", "objective"), default="auto",
+                       help="output: the paper's Algorithm 1; objective: weighted objective perturbation (known or "
+                            "released propensities); auto (default): objective when the weights depend on their own "
+                            "record only (docs/utility.md)")
+    group.add_argument("--residual", choices=("auto", "yes", "no"), default="auto",
+                       help="residual weights |B - m| / P(A | x) with a DP baseline m on 10%% of the rule's budget "
+                            "(default auto: when the weights depend on their own record only and the benefit's "
+                            "public range is known)")
+    group.add_argument("--huber-h", type=float, default=None, metavar="H",
+                       help="Huber smoothing h (default: 0.5 for output, 1 for objective perturbation)")
+
+
+def mechanism_settings(args: argparse.Namespace) -> dict:
+    """DPOWL's ``mechanism``, ``residual`` and ``huber_h`` from :func:`add_mechanism_options`' options."""
+    return {"mechanism": args.mechanism, "residual": {"auto": "auto", "yes": True, "no": False}[args.residual],
+            "huber_h": "auto" if args.huber_h is None else args.huber_h}
+
+
 def _weight_sensitivity(text: str):
     if text == "trivial":
         return text

@@ -1,8 +1,9 @@
 """``pydpowl analyze``: a whole private treatment-rule analysis under one total epsilon.
 
 Splits the rows into a learning and an evaluation part; on the learning part
-releases the propensity model (when asked), chooses gamma privately by the
-rule's value and releases the rule (DP-OWL); on the evaluation part releases
+releases the propensity model (when asked) and the rule (DP-OWL, by default
+objective perturbation with residual weights and the public gamma rule; gamma
+chosen privately among --gammas when given); on the evaluation part releases
 the rule's value and its gain over the better single arm with confidence
 intervals that account for sampling and privacy noise. Writes DIR/model.json
 (for 'pydpowl predict'), DIR/ledger.json, DIR/value.json, DIR/report.md,
@@ -16,7 +17,7 @@ import math
 import time
 from pathlib import Path
 
-from ._common import arm_labels, name_list, say
+from ._common import add_mechanism_options, arm_labels, mechanism_settings, name_list, say
 from ._disclosure import add_disclosure_options, rows_text, say_data, say_diagnostics
 
 EPILOG = """examples:
@@ -79,11 +80,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--total-epsilon", type=float, required=True, metavar="E", help="total privacy budget (> 0)")
     p.add_argument("--budget-split", metavar="SPEC", default="",
                    help="shares, e.g. propensity=0.2,selection=0.2,variance=0.3,evaluation_fraction=0.5")
-    p.add_argument("--gamma", type=float, metavar="G", help="fix gamma in advance (skips the private selection)")
+    p.add_argument("--gamma", type=float, metavar="G",
+                   help="fix gamma in advance (default: DPOWL's public rule in n, epsilon, d and W; no budget)")
     p.add_argument("--gammas", metavar="LIST", default=None,
-                   help="candidates of the private selection (default: pydpowl.analysis.DEFAULT_GAMMAS)")
+                   help="choose gamma privately among these candidates (output-perturbation fits: the rule then "
+                        "uses the paper's mechanism; e.g. 20,60,200,600,2000)")
+    add_mechanism_options(p)
     p.add_argument("--level", type=float, default=0.95, metavar="L", help="confidence level (default: 0.95)")
-    p.add_argument("--huber-h", type=float, default=0.5, metavar="H", help="Huber smoothing h (default: 0.5)")
     p.add_argument("--labels", metavar="PLUS,MINUS", help="names of the arms coded +1 and -1")
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="seed every random draw (reproduction and tests only: a known seed reveals the noise)")
@@ -173,7 +176,7 @@ def _replace(data, **changes):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis import DEFAULT_GAMMAS, BudgetSplit, run_analysis
+    from ..analysis import BudgetSplit, run_analysis
     from ..analysis_output import number_text, write_analysis
 
     start = time.perf_counter()
@@ -188,10 +191,11 @@ def run(args: argparse.Namespace) -> int:
         if args.propensity_gamma is not None:
             _positive("--propensity-gamma", args.propensity_gamma)
     level = _positive("--level", args.level, upper=1.0)
-    _positive("--huber-h", args.huber_h)
+    if args.huber_h is not None:
+        _positive("--huber-h", args.huber_h)
     if args.gamma is not None:
         _positive("--gamma", args.gamma)
-    gammas = DEFAULT_GAMMAS if args.gammas is None else _gammas(args.gammas)
+    gammas = None if args.gammas is None else _gammas(args.gammas)
     try:
         split = BudgetSplit.parse(args.budget_split)
     except (TypeError, ValueError) as exc:
@@ -202,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
         data.X, data.treatment, data.benefit, feature_bounds=data.feature_bounds, benefit_bounds=(lo, hi),
         weights_upper_bound=data.weights_upper_bound, total_epsilon=E, propensity=args.propensity,
         propensity_model=args.propensity_model, logit_bound=args.logit_bound,
-        propensity_gamma=args.propensity_gamma, gamma=args.gamma, gammas=gammas, huber_h=args.huber_h, level=level,
+        propensity_gamma=args.propensity_gamma, gamma=args.gamma, gammas=gammas,
+        **mechanism_settings(args), level=level,
         split=split, feature_names=list(data.X.columns), treatment_labels=labels, public_n=args.public_n,
         benefit_scale=scale, random_state=args.seed,
     )
@@ -216,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
     say(f"split: {split_text}; gamma = {result.gamma:.6g}"
         + (f" (candidate {sel['selected']:g} of {'/'.join(f'{g:g}' for g in sel['candidates'])} won the private "
            "selection)" if sel else " (fixed in advance)"))
+    say(f"rule released by {result.model.mechanism_description_}")
     say("released rule: " + ", ".join(f"{n} {c:+.6g}" for n, c in result.coefficients())
         + f"  (+1 = {labels[0]} where > 0, else {labels[1]})")
     say(f"benefit: {scale.definition}" + (f"; {scale.reading}" if scale.reading else ""))

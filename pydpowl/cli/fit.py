@@ -1,8 +1,12 @@
 """``pydpowl fit``: fit a DP-OWL treatment rule on a CSV and release it as a JSON model.
 
 The model file holds only the private output (noisy coefficients) and the
-public settings (epsilon, gamma, W, bounds, feature names, h); 'pydpowl
-predict' applies it to new data.
+public settings (epsilon, gamma, W, bounds, feature names, h, the mechanism);
+'pydpowl predict' applies it to new data. By default the mechanism, the
+weights, h and gamma are DPOWL's defaults from the utility study
+(docs/utility.md): objective perturbation when the propensities are known,
+residual weights when the benefit's public range is given
+(--benefit-upper-bound), gamma from a public rule; the output says which.
 """
 
 from __future__ import annotations
@@ -12,8 +16,8 @@ import contextlib
 import time
 from pathlib import Path
 
-from ._common import (add_budget_options, add_data_options, add_key_option, arm_labels, data_from_args, open_budget,
-                      output_file, read_key, say)
+from ._common import (add_budget_options, add_data_options, add_key_option, add_mechanism_options, arm_labels,
+                      data_from_args, mechanism_settings, open_budget, output_file, read_key, say)
 from ._disclosure import add_disclosure_options, budget_text, say_data, say_diagnostics
 
 EPILOG = """examples:
@@ -21,7 +25,9 @@ EPILOG = """examples:
               --features age,male,nonwhite,mdd --bounds age=18:89,male=0:1,nonwhite=0:1,mdd=0:1 \\
               --propensity 0.6667 --weights-upper-bound 27.2339 --epsilon 1 --gamma 75 --out model.json
   pydpowl fit --data sim.csv --treatment A --benefit B --features x1,x2,x3,x4 --bounds 0:1,0:1,0:1,0:1 \\
-              --weights-upper-bound 30 --epsilon 5 --gamma 60 --out model.json
+              --weights-upper-bound 30 --benefit-lower-bound -7.5 --benefit-upper-bound 7.5 --epsilon 1 \\
+              --out model.json                       # DPOWL's defaults: residual weights, objective perturbation
+  pydpowl fit ... --mechanism output --residual no --huber-h 0.5 --gamma 60   # the paper's Algorithm 1
   pydpowl fit --data 'claims/*.csv' --engine dask --scheduler tcp://10.0.0.5:8786 --treatment A --benefit B \\
               --features x1,x2,x3,x4 --bounds 0:1,0:1,0:1,0:1 --weights-upper-bound 30 --epsilon 1 --gamma 600 \\
               --out model.json
@@ -41,9 +47,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_data_options(parser, required=True, data_help="CSV with one row per subject")
     g = parser.add_argument_group("privacy and model")
     g.add_argument("--epsilon", type=float, required=True, metavar="E", help="privacy budget (> 0)")
-    g.add_argument("--gamma", type=float, required=True, metavar="G",
-                   help="regularisation constant (DPpack's convention; see 'pydpowl tune')")
-    g.add_argument("--huber-h", type=float, default=0.5, metavar="H", help="Huber smoothing h (default: 0.5)")
+    g.add_argument("--gamma", type=float, default=None, metavar="G",
+                   help="regularisation constant (DPpack's convention; default: the public rule of the mechanism)")
+    add_mechanism_options(g)
+    g.add_argument("--benefit-upper-bound", type=float, default=None, metavar="U",
+                   help="public upper bound of the benefit (with --benefit-lower-bound, or 0): benefits are clipped "
+                        "to it; it gives residual weights their range")
     g.add_argument("--labels", metavar="PLUS,MINUS",
                    help="names of the arms coded +1 and -1, stored in the model (default: from the data coding)")
     g.add_argument("--seed", type=int, default=None, metavar="S",
@@ -79,6 +88,12 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and args.engine != "dask":
             raise ValueError(f"{option} needs --engine dask.")
     key = read_key(args)  # before the data are read
+    span = None  # the benefit's public range (checked before the data are read)
+    if args.benefit_upper_bound is not None:
+        span = args.benefit_upper_bound - (args.benefit_lower_bound or 0.0)
+        if not (span > 0 and math.isfinite(span)):
+            raise ValueError(f"--benefit-upper-bound must be finite and exceed the lower bound "
+                             f"({args.benefit_lower_bound or 0.0:g}), got {args.benefit_upper_bound!r}.")
     budget = open_budget(args)
     label = f"pydpowl fit --epsilon {args.epsilon:g} -> {args.out.name}"
     if budget is not None:
@@ -91,8 +106,10 @@ def run(args: argparse.Namespace) -> int:
             data, coded = chunked_data_from_args(args)
         else:
             data, coded = data_from_args(args, with_labels=True)
-        model = DPOWL(epsilon=args.epsilon, gamma=args.gamma, weights_upper_bound=data.weights_upper_bound,
-                      feature_bounds=data.feature_bounds, huber_h=args.huber_h,
+        model = DPOWL(epsilon=args.epsilon, gamma="auto" if args.gamma is None else args.gamma,
+                      weights_upper_bound=data.weights_upper_bound, feature_bounds=data.feature_bounds,
+                      **mechanism_settings(args),
+                      benefit_bounds=None if span is None else (0.0, span),  # benefits arrive shifted by L
                       weight_sensitivity=data.weight_sensitivity, random_state=args.seed)
         model.fit(data.X, data.treatment, data.benefit, data.propensity)
     names = list(data.feature_names) if args.engine == "dask" else list(data.X.columns)
@@ -103,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         budget.save(args.budget_file)
     say_data(data, args)
     say(str(model.summary()))
+    say(f"mechanism: {model.mechanism_description_}; gamma = {model.gamma_:.6g}")
     say(f"released rule: +1 ({plus}) where the decision value is > 0, else -1 ({minus})")
     say_diagnostics(args, data.diagnostics, {"n_clipped_weights": model.n_clipped_weights_,
                                              "n_clipped_features": model.n_clipped_features_,

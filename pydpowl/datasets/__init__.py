@@ -1,4 +1,4 @@
-"""Datasets: the paper's synthetic design and CYP-GUIDES (synthetic stand-in and loader)."""
+"""Datasets: the paper's synthetic design, CYP-GUIDES (synthetic stand-in and loader) and Zhao et al.'s design."""
 
 from ._container import DesignTruth, OWLData
 from .cyp_guides import (
@@ -12,6 +12,7 @@ from .cyp_guides import (
     make_cyp_guides_style,
 )
 from .synthetic import SYNTHETIC_WEIGHTS_UPPER_BOUND, make_synthetic_owl, synthetic_decision, synthetic_truth
+from .zhao import ZHAO_BENEFIT_BOUNDS, ZHAO_WEIGHTS_UPPER_BOUND, make_zhao_owl, zhao_truth
 
 __all__ = [
     "OWLData",
@@ -28,4 +29,8 @@ __all__ = [
     "CYP_WEIGHTS_UPPER_BOUND",
     "CYP_GAMMA",
     "CYP_PROPENSITY_GUIDED",
+    "make_zhao_owl",
+    "zhao_truth",
+    "ZHAO_BENEFIT_BOUNDS",
+    "ZHAO_WEIGHTS_UPPER_BOUND",
 ]

@@ -36,7 +36,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import _check_finite, check_positive
+from .._validation import _check_finite, check_choice, check_positive
 from ..engine.losses import HuberHingeLoss
 from ..engine.multicategory import arm_scores, expand_rows, recommend, simplex_vertices
 from ..engine.preprocessing import FeatureScaler
@@ -427,10 +427,18 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     from ..engine.preprocessing import bounds_from_data
     from .owl import check_benefit
 
+    from .owl_mechanism import AUTO, MECHANISM_CHOICES, check_residual, plan_rule, store_plan_attributes
+
     eps = check_epsilon(estimator.epsilon)
-    gamma = check_positive("gamma", estimator.gamma)
+    for name in ("gamma", "huber_h"):
+        if getattr(estimator, name) != AUTO:
+            check_positive(name, getattr(estimator, name))
+    if check_choice("mechanism", estimator.mechanism, MECHANISM_CHOICES) == "objective" or \
+            check_residual(estimator.residual) not in (AUTO, False):
+        raise ValueError(f"with {len(classes)} arms ({arm_labels_text(classes)}) DPOWL releases by output "
+                         "perturbation with OWL weights (the K-arm rule has no objective perturbation or residual "
+                         "weights yet): use mechanism='output' (or 'auto') and residual=False (or 'auto').")
     w_max = check_positive("weights_upper_bound", estimator.weights_upper_bound)
-    huber_h = check_positive("huber_h", estimator.huber_h)
     tol = check_positive("tol", estimator.tol)
     fit_intercept = check_bool("fit_intercept", estimator.fit_intercept)
     if check_bool("reproduce_dppack", estimator.reproduce_dppack):
@@ -453,6 +461,10 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     K = len(classes)
     problem = prepare_arm_problem(Z, codes, K, B, prop.probability, weights_upper_bound=w_max,
                                   weight_sensitivity=prop.C)
+    plan = plan_rule(mechanism="output", residual=False, gamma=estimator.gamma, huber_h=estimator.huber_h,
+                     epsilon=eps, n_samples=n, dim=(K - 1) * scaler.n_coefficients, weights_upper_bound=w_max,
+                     C=prop.C, reproduce_dppack=False, benefit_range=None)
+    gamma, huber_h = plan.gamma, plan.huber_h
     out = release_arm_rule(problem, epsilon=eps, gamma=gamma, huber_h=huber_h, tol=tol,
                            rng=resolve_rng(estimator.random_state))
     rule = ArmRule(classes=classes, scaled_coef=out.coef.reshape(K - 1, -1), scaler=scaler)
@@ -464,6 +476,8 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     estimator.sensitivity_ = out.sensitivity
     estimator.privacy_spent_ = release_spent(out, epsilon=eps)
     estimator.weight_sensitivity_ = prop.C
+    store_plan_attributes(estimator, plan, ridge=gamma,
+                          noise_scale=out.sensitivity / eps if math.isfinite(eps) else 0.0)
     estimator.n_iter_ = out.n_iter
     estimator.n_samples_ = n
     estimator.n_features_in_ = p

@@ -5,8 +5,9 @@
 public bound W, counted; benefits clipped at C_B when a propensity model
 fitted on private data supplies C, counted), the features scaled exactly as
 DPpack's ``svmDP`` (linear kernel), and the weight sensitivity C.
-:class:`DPOWL` fits it with the one release of
-:class:`~pydpowl.estimators.werm.DPWeightedERM`.
+:class:`DPOWL` releases the rule through
+:mod:`pydpowl.estimators.owl_mechanism` (output or weighted objective
+perturbation, plain or residual weights; the defaults from the utility study).
 """
 
 from __future__ import annotations
@@ -32,14 +33,14 @@ from .._validation import (
     columns_by_name,
     diagnose_bounds as diagnose_bounds_of,
     feature_names_of,
-    resolve_rng,
 )
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from .chunked import is_chunked, prepare_owl_chunked
 from .propensity import resolve_propensity
 from .summary import FitSummary
 from ..engine.mechanisms import warn_reproduce_dppack
-from .werm import DEFAULT_TOL, DPWeightedERM, RoundedReleaseMixin, release_notes
+from .owl_mechanism import fit_owl_rule, store_rule_attributes
+from .werm import DEFAULT_TOL, RoundedReleaseMixin, release_notes
 
 __all__ = ["DPOWL", "OWLProblem", "prepare_owl", "owl_weights", "clip_benefits", "check_benefit"]
 
@@ -108,6 +109,9 @@ class OWLProblem:
         How many weights (at W), feature entries (to their bounds), propensity
         logits (to [-M, M]) and benefits (at C_B) were clipped by design.
         Computed from the private data: diagnostics, not releases.
+    benefit, propensity_received : ndarray of shape (n,) or None
+        PRIVATE. The benefits the weights were made from and ``P(A_i | x_i)``
+        (in-memory inputs; None for Dask inputs), for residual weights.
     """
 
     Z: Any
@@ -120,6 +124,8 @@ class OWLProblem:
     n_clipped_features: int = 0
     n_clipped_logits: int = 0
     n_clipped_benefits: int = 0
+    benefit: Any = None
+    propensity_received: Any = None
 
     @property
     def n_samples(self) -> int:
@@ -185,25 +191,43 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
     Z, n_clipped_x = scaler.transform_checked(X)
     return OWLProblem(Z=Z, labels=A, weights=w, weight_sensitivity=float(resolved.C), weights_upper_bound=w_max,
                       scaler=scaler, n_clipped_weights=n_clipped_w, n_clipped_features=n_clipped_x,
-                      n_clipped_logits=resolved.n_clipped_logits, n_clipped_benefits=n_clipped_b)
+                      n_clipped_logits=resolved.n_clipped_logits, n_clipped_benefits=n_clipped_b, benefit=B,
+                      propensity_received=resolved.probability)
 
 
 class DPOWL(RoundedReleaseMixin, DPEstimator):
     """Differentially private outcome weighted learning (linear rule).
 
     Learns ``f(x) = intercept + x'coef`` and the rule ``sign(f(x))`` by
-    minimising the weighted Huber-hinge objective with OWL weights, then
-    perturbs the solution (Algorithm 1). Equivalent to DPpack's
-    ``svmDP$new("l2", eps, gamma, perturbation.method = "output", huber.h = h)``
-    fitted with ``weights = B / P(A | x)`` and ``weights.upper.bound = W``
-    (bit for bit with ``reproduce_dppack=True``, for validation only).
+    minimising a weighted Huber-hinge objective with OWL weights, privately.
+    Two mechanisms (``mechanism``) and two kinds of weights (``residual``):
+
+    * ``"output"``: Algorithm 1 of the paper, equivalent to DPpack's
+      ``svmDP$new("l2", eps, gamma, perturbation.method = "output", huber.h = h)``
+      fitted with ``weights = B / P(A | x)`` and ``weights.upper.bound = W``
+      (bit for bit with ``reproduce_dppack=True``, for validation only);
+    * ``"objective"``: weighted objective perturbation
+      (:func:`pydpowl.engine.mechanisms.release_weighted_objective`), for
+      weights that depend on their own record only (C = 0);
+    * residual weights (:mod:`pydpowl.estimators.residual`): labels
+      ``A sign(B - m)`` and weights ``|B - m| / P(A | x)`` with a baseline ``m``
+      released on 10 % of epsilon; the same optimal rule, smaller weights.
+
+    The defaults (``"auto"``) come from the utility study (docs/utility.md,
+    :mod:`pydpowl.estimators.owl_defaults`): with known propensities (C = 0)
+    objective perturbation with residual weights and Huber h = 1; with a
+    propensity model fitted on the same data (C > 0), or with
+    ``reproduce_dppack``, the paper's output perturbation with OWL weights and
+    h = 0.5; gamma from a public rule in n, epsilon, d and W. ``mechanism_``,
+    ``residual_``, ``gamma_`` and ``summary()`` say what was used.
 
     Parameters
     ----------
     epsilon : float
         Privacy budget in (0, inf]; ``inf`` releases the exact (non-private) rule.
-    gamma : float
-        Regularisation constant in (0, inf) (DPpack's convention).
+    gamma : float or "auto", default="auto"
+        Regularisation constant in (0, inf) (DPpack's convention), or the
+        public rule :func:`~pydpowl.estimators.owl_defaults.default_gamma`.
     weights_upper_bound : float
         Public bound W on the OWL weights; larger weights are clipped to W (by
         design; counted in ``n_clipped_weights_``).
@@ -218,8 +242,20 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
         counted in ``n_clipped_features_``). ``"data"`` reads them off the
         training data for exploration only: it emits
         :class:`PrivacyLeakWarning` because the privacy guarantee is then void.
-    huber_h : float, default=0.5
-        Huber smoothing parameter h.
+    huber_h : float or "auto", default="auto"
+        Huber smoothing parameter h; "auto": 0.5 for output perturbation (the
+        paper's), 1 for objective perturbation (the study's).
+    mechanism : {"auto", "output", "objective"}, default="auto"
+        See above; "objective" needs C = 0 and ``reproduce_dppack=False``.
+    residual : bool, "auto" or ResidualWeights, default="auto"
+        Residual weights (True: the default :class:`~pydpowl.estimators.residual.ResidualWeights`);
+        they need C = 0, the benefit's public range (``benefit_bounds``, or a
+        scalar propensity p, whose range is taken as ``[0, W min(p, 1 - p)]``)
+        and in-memory data. "auto" uses them when these hold.
+    benefit_bounds : (float, float), optional
+        Public bounds ``(L, U)`` of the benefit: benefits are clipped to them
+        (counted) and shifted by ``-L`` (so they may be negative); W then
+        bounds ``(B - L) / P(A | x)``.
     fit_intercept : bool, default=True
         Prepend a column of ones (bounds [1, 1]); it is regularised like every
         coefficient, as in DPpack.
@@ -271,22 +307,40 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
         As in :class:`DPWeightedERM` (the rounding's ``delta`` under the noise
         stream's sampler model).
     sensitivity_ : float
-        Delta = (C + 2W + 2 n tol) / gamma.
+        Delta = (C + 2W + 2 n tol) / gamma of output perturbation (nan for objective perturbation).
+    mechanism_ : {"output", "objective"}
+    residual_ : bool
+    gamma_, huber_h_ : float
+        The resolved settings (public).
+    ridge_ : float
+        The ridge of the objective solved (gamma, or objective perturbation's raised ridge).
+    rule_weights_upper_bound_ : float
+        W of the weights the rule was fitted with (W times the clip share with residual weights).
+    baseline_ : float or None
+        The released baseline of residual weights (a release, on ``epsilon_baseline_``).
+    epsilon_baseline_, epsilon_rule_ : float
+        The budget's split between the baseline and the rule.
+    release_scale_ : float
+        Scale of the noise the release was rounded under.
+    mechanism_description_ : str
+        One line naming the mechanism (also in :meth:`summary`).
     weight_sensitivity_ : float
         The C used (0 for known propensities).
     scaler_ : FeatureScaler
         The public scaling (built from the bounds only).
     privacy_spent_ : (float, float)
-        The ``(epsilon, delta)`` this fit spent (``delta``: the floating-point
-        rounding's, see :class:`DPWeightedERM`).
-    n_clipped_weights_, n_clipped_features_, n_clipped_logits_, n_clipped_benefits_ : int
-        How many weights (at W), feature entries (to their bounds), propensity
-        logits (to [-M, M]) and benefits (at the propensity model's C_B, only
-        when a LogisticPropensity fitted on private data supplies C) were
-        clipped by design. NON-PRIVATE diagnostics: computed from the private
-        data, not covered by the privacy guarantee, not part of the exported
-        model, never printed by default (``pydpowl fit --diagnostics`` prints
-        them, labelled as such).
+        The ``(epsilon, delta)`` this fit spent: the baseline's and the rule's
+        releases in sequence (``delta``: the floating-point rounding's, see
+        :class:`DPWeightedERM`).
+    n_clipped_weights_, n_clipped_features_, n_clipped_logits_, n_clipped_benefits_, n_clipped_residuals_ : int
+        How many weights (at the rule's W), feature entries (to their bounds),
+        propensity logits (to [-M, M]), benefits (to ``benefit_bounds``, to the
+        range of residual weights, or at the propensity model's C_B when a
+        LogisticPropensity fitted on private data supplies C) and residuals (at
+        +-R) were clipped by design. NON-PRIVATE diagnostics: computed from the
+        private data, not covered by the privacy guarantee, not part of the
+        exported model, never printed by default (``pydpowl fit --diagnostics``
+        prints them, labelled as such).
     n_iter_ : int
         Newton iterations: a NON-PRIVATE diagnostic, as the counts.
 
@@ -301,8 +355,9 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
     would regenerate the noise and reveal the non-private rule.
     """
 
-    def __init__(self, *, epsilon: float, gamma: float, weights_upper_bound: float, feature_bounds: Any,
-                 huber_h: float = 0.5, fit_intercept: bool = True, weight_sensitivity: Any = None,
+    def __init__(self, *, epsilon: float, gamma: Any = "auto", weights_upper_bound: float, feature_bounds: Any,
+                 huber_h: Any = "auto", mechanism: str = "auto", residual: Any = "auto", benefit_bounds: Any = None,
+                 fit_intercept: bool = True, weight_sensitivity: Any = None,
                  tol: float = DEFAULT_TOL, reproduce_dppack: bool = False, keep_nonprivate: bool = False,
                  random_state: Any = None, diagnose_bounds: Any = None) -> None:
         self.epsilon = epsilon
@@ -310,6 +365,9 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
         self.weights_upper_bound = weights_upper_bound
         self.feature_bounds = feature_bounds
         self.huber_h = huber_h
+        self.mechanism = mechanism
+        self.residual = residual
+        self.benefit_bounds = benefit_bounds
         self.fit_intercept = fit_intercept
         self.weight_sensitivity = weight_sensitivity
         self.tol = tol
@@ -380,37 +438,14 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
                 return fit_multiarm_owl(self, X, classes, codes, benefit, propensity, names)
             treatment = np.where(codes == 1, 1.0, -1.0)  # classes_[0] is arm -1, classes_[1] arm +1
         check_bool("reproduce_dppack", self.reproduce_dppack)
+        check_bool("keep_nonprivate", self.keep_nonprivate)
         if self.reproduce_dppack and check_epsilon(self.epsilon) != float("inf"):
             warn_reproduce_dppack("DPOWL", stacklevel=2)
-        problem = prepare_owl(X, treatment, benefit, propensity, **self._problem_settings())
-        scaler = problem.scaler
-        engine = DPWeightedERM(
-            epsilon=self.epsilon, gamma=self.gamma, weights_upper_bound=problem.weights_upper_bound,
-            loss="huber", huber_h=self.huber_h, C=problem.weight_sensitivity, tol=self.tol,
-            reproduce_dppack=self.reproduce_dppack, keep_nonprivate=self.keep_nonprivate,
-            random_state=resolve_rng(self.random_state),
-        )._fit_checked(problem.Z, problem.labels, problem.weights)  # rows of norm <= 1, w in [0, W] by construction
-        self._store_release(engine.coef_, scaler)
+        fitted = fit_owl_rule(X, treatment, benefit, propensity, estimator=self)
+        self._store_release(fitted.release.coef, fitted.problem.scaler)
+        store_rule_attributes(self, fitted)
         self.classes_ = classes
-        self.release_grid_ = engine.release_grid_
-        self.sampler_model_ = engine.sampler_model_
-        self.sensitivity_ = engine.sensitivity_
-        self.weight_sensitivity_ = problem.weight_sensitivity
-        self.privacy_spent_ = engine.privacy_spent_
-        self.n_iter_ = engine.n_iter_
-        self.n_samples_ = problem.n_samples
-        self.n_features_in_ = scaler.n_features
-        self.n_clipped_weights_ = problem.n_clipped_weights
-        self.n_clipped_features_ = problem.n_clipped_features
-        self.n_clipped_logits_ = problem.n_clipped_logits
-        self.n_clipped_benefits_ = problem.n_clipped_benefits
         store_feature_names(self, names)
-        if self.keep_nonprivate:
-            self.nonprivate_scaled_coef_ = engine.nonprivate_coef_
-            full = scaler.coef_to_original(engine.nonprivate_coef_)
-            self.nonprivate_intercept_ = float(full[0]) if scaler.fit_intercept else 0.0
-            self.nonprivate_coef_ = full[1:] if scaler.fit_intercept else full
-            self.noise_scaled_ = engine.noise_
         return self
 
     def _store_release(self, scaled_coef: NDArray[np.float64], scaler: FeatureScaler) -> None:
@@ -479,19 +514,21 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
             full = self.scaler_.coef_to_original(self.scaled_coef_)
             return FitSummary(
                 estimator=f"DPOWL ({self._n_arms()} arms: {', '.join(str(c) for c in self.classes_)})",
-                epsilon=float(self.epsilon), gamma=float(self.gamma),
+                epsilon=float(self.epsilon), gamma=float(self.gamma_),
                 weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,
-                sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h:g}), angle-based",
+                sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h_:g}), angle-based",
                 n_samples=self.n_samples_,
                 coefficient_names=tuple(f"f{k + 1}:{name}" for k in range(full.shape[0]) for name in coef_names),
                 coefficients=tuple(float(v) for v in full.ravel()),
                 notes=("Delta bounds the Frobenius norm of Theta; rule: argmax_a <V_a, f(x)>",)
                 + release_notes(self), privacy_spent=self.privacy_spent_)
         return FitSummary(
-            estimator="DPOWL", epsilon=float(self.epsilon), gamma=float(self.gamma),
+            estimator="DPOWL", epsilon=float(self.epsilon), gamma=float(self.gamma_),
             weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,
-            sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h:g})", n_samples=self.n_samples_,
+            sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h_:g})", n_samples=self.n_samples_,
             coefficient_names=tuple(coef_names), coefficients=tuple(float(v) for v in self.dppack_coeff_),
             notes=("features clipped to public bounds and weights clipped at W by design",) + release_notes(self),
             privacy_spent=self.privacy_spent_,
+            mechanism=("output perturbation" if self.mechanism_ == "output" and not self.residual_
+                       else self.mechanism_description_),
         )

@@ -31,17 +31,19 @@ class FitSummary:
     coefficients: Tuple[float, ...]
     notes: Tuple[str, ...] = field(default_factory=tuple)
     privacy_spent: Optional[Tuple[float, float]] = None
+    mechanism: str = "output perturbation"
 
     def __str__(self) -> str:
         eps = "inf (non-private)" if self.epsilon == float("inf") else f"{self.epsilon:g}"
         lines = [
-            f"{self.estimator} (output perturbation, loss={self.loss})",
+            f"{self.estimator} ({self.mechanism}, loss={self.loss})",
             f"  epsilon = {eps}, gamma = {self.gamma:g}, W = {self.weights_upper_bound:g}, C = {self.C:g}",
         ]
         if self.privacy_spent is not None and self.epsilon != float("inf"):
             lines.append(f"  guarantee: {guarantee_text(*self.privacy_spent)}")
+        if self.mechanism == "output perturbation":
+            lines.append(f"  sensitivity Delta = (L (C + 2W) + 2 n tol)/gamma = {self.sensitivity:.6g}")
         lines += [
-            f"  sensitivity Delta = (L (C + 2W) + 2 n tol)/gamma = {self.sensitivity:.6g}",
             "  released coefficients:",
         ]
         width = max((len(n) for n in self.coefficient_names), default=4)

@@ -1,4 +1,4 @@
-"""DP-wERM: weighted ERM with output perturbation (Algorithm 1)."""
+"""DP-wERM: weighted ERM with output perturbation (Algorithm 1) or weighted objective perturbation."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from .._validation import (
     check_array,
     check_binary_target,
     check_bool,
+    check_choice,
     check_epsilon,
     check_positive,
     check_vector,
@@ -28,7 +29,9 @@ from ..engine.mechanisms import (
     check_noise_scale,
     floating_point_delta,
     is_r_stream,
+    loss_curvature,
     release_output_perturbation,
+    release_weighted_objective,
     warn_reproduce_dppack,
 )
 from ..engine.solver import DEFAULT_TOL
@@ -37,7 +40,10 @@ from .chunked import is_chunked
 from .summary import FitSummary
 
 __all__ = ["DPWeightedERM", "DEFAULT_TOL", "ERMData", "check_erm_inputs", "check_noise_scale", "clip_row_norms",
-           "release_notes"]
+           "release_notes", "MECHANISMS", "check_mechanism_settings"]
+
+#: the two perturbations of DP-wERM
+MECHANISMS = ("output", "objective")
 
 #: slack on ||x_i|| <= 1 for rounding in scaled data
 _NORM_SLACK = 1e-12
@@ -142,6 +148,21 @@ def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLi
     return ERMData(X=X, labels=y, weights=w, classes=classes, n_clipped_rows=n_clipped)
 
 
+def check_mechanism_settings(mechanism: Any, *, C: float, reproduce_dppack: bool) -> str:
+    """The mechanism, refused where it has no proof: objective perturbation needs C = 0 (each weight depends
+    on its own record only) and has no DPpack counterpart with weights."""
+    mechanism = check_choice("mechanism", mechanism, MECHANISMS)
+    if mechanism == "objective":
+        if C != 0:
+            raise ValueError(f"mechanism='objective' needs weights that depend on their own record only (C = 0), "
+                             f"got C={C!r}: its proof has no term for the other weights moving; use "
+                             "mechanism='output', whose sensitivity includes C.")
+        if reproduce_dppack:
+            raise ValueError("mechanism='objective' has no DPpack counterpart with weights (DPpack refuses "
+                             "objective perturbation with weights); reproduce_dppack=True needs mechanism='output'.")
+    return mechanism
+
+
 def release_notes(estimator: Any) -> tuple:
     """Summary notes on how the released numbers were made floating-point safe (or not)."""
     grid = getattr(estimator, "release_grid_", None)
@@ -158,8 +179,8 @@ def release_notes(estimator: Any) -> tuple:
 
 
 class RoundedReleaseMixin:
-    """``release_delta_`` for an output-perturbation estimator with ``release_grid_``, ``sensitivity_`` and
-    ``sampler_model_`` (:class:`DPWeightedERM`, :class:`pydpowl.DPOWL`)."""
+    """``release_delta_`` for an estimator with ``release_grid_``, ``release_scale_`` (the scale of the rounded
+    noise) and ``sampler_model_`` (:class:`DPWeightedERM`, :class:`pydpowl.DPOWL`)."""
 
     @property
     def release_delta_(self) -> Optional[float]:
@@ -173,9 +194,9 @@ class RoundedReleaseMixin:
         grid = self.release_grid_
         if grid is None:
             return None
-        eps = float(self.epsilon)
+        eps = float(getattr(self, "epsilon_rule_", self.epsilon))  # DPOWL with residual weights: the rule's share
         return floating_point_delta(epsilon=eps, dim=len(self._released()), grid=grid,
-                                    noise_scale=self.sensitivity_ / eps, stream=self.sampler_model_)
+                                    noise_scale=self.release_scale_, stream=self.sampler_model_)
 
 
 def _logistic_loss(estimator: Any) -> bool:
@@ -187,8 +208,16 @@ def _logistic_loss(estimator: Any) -> bool:
                          f"loss={loss!r}.")
 
 
+def mechanism_text(estimator: Any) -> str:
+    """How a fitted DP-wERM release was made, for summaries and reports (public settings only)."""
+    if getattr(estimator, "mechanism", "output") != "objective":
+        return "output perturbation"
+    return (f"objective perturbation (ridge lambda = {estimator.ridge_:.6g}, linear term's epsilon = "
+            f"{estimator.epsilon_prime_:.6g}, solver smoothing epsilon = {estimator.epsilon_smoothing_:.3g})")
+
+
 class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
-    """Differentially private weighted ERM by output perturbation (Algorithm 1): a binary classifier.
+    """Differentially private weighted ERM by output perturbation (Algorithm 1) or objective perturbation.
 
     Minimises, exactly (certified gradient norm <= ``tol``),
 
@@ -202,6 +231,14 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
     floating-point bits reveal nothing
     (:func:`pydpowl.engine.mechanisms.round_release`). There is no intercept:
     include a column of ones (within the norm bound) for one.
+
+    With ``mechanism="objective"`` it releases instead the minimiser of
+    ``G(theta) = sum_i w_i l(y_i x_i'theta) + (lambda/2) ||theta||^2 + b'theta``
+    with ``lambda = max(gamma, W c / (e^{epsilon/2} - 1))`` (``c`` the loss's
+    curvature bound) and ``||b||`` ~ Gamma(d, rate ``(epsilon - log(1 + W c/lambda)) / (2 W L)``),
+    plus a tiny noise covering the solver's certified error
+    (:func:`pydpowl.engine.mechanisms.release_weighted_objective`; the proof is in
+    docs/privacy_audit.md). It needs ``C = 0``.
 
     Parameters
     ----------
@@ -238,7 +275,11 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
         DPpack's noise rate ``gamma epsilon / (C + 2W)`` without the solver
         tolerance term. NOT floating-point safe and Delta is understated by
         ``2 n tol / gamma``: for validation against DPpack only (emits
-        :class:`PrivacyLeakWarning`).
+        :class:`PrivacyLeakWarning`). Output perturbation only.
+    mechanism : {"output", "objective"}, default="output"
+        ``"output"``: Algorithm 1 (DPpack's weighted ``svmDP``). ``"objective"``:
+        weighted objective perturbation (known weights, ``C = 0``; the loss must
+        declare a curvature bound).
     keep_nonprivate : bool, default=False
         Keep ``nonprivate_coef_`` and ``noise_``. They are PRIVATE (the exact
         minimiser, and the noise that hides it): use only for validation.
@@ -258,7 +299,17 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
         The released (private) coefficients.
     sensitivity_ : float
         Delta = (L (C + 2W) + 2 n tol) / gamma, a function of public settings only
-        (without the tolerance term when ``reproduce_dppack=True``).
+        (without the tolerance term when ``reproduce_dppack=True``); nan for
+        objective perturbation, which has no output sensitivity.
+    ridge_ : float
+        The ridge of the objective that was solved (gamma, or objective
+        perturbation's raised ridge lambda; public).
+    epsilon_prime_, epsilon_smoothing_, noise_rate_ : float
+        Objective perturbation: budget of the linear term, of the solver
+        smoothing, and the Gamma rate of ``||b||`` (nan for output perturbation).
+    release_scale_ : float
+        Scale of the noise the release was rounded under (``Delta / epsilon``;
+        for objective perturbation the smoothing noise's ``2 r / epsilon_smoothing``).
     release_grid_ : float or None
         The power-of-two grid of ``coef_`` (None for ``epsilon = inf`` or
         ``reproduce_dppack=True``: then nothing was rounded).
@@ -307,7 +358,7 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, weights_upper_bound: float = 1.0,
                  loss: Union[str, MarginLoss] = "huber", huber_h: float = 0.5, C: float = 0.0,
                  clip_rows: bool = False, tol: float = DEFAULT_TOL, reproduce_dppack: bool = False,
-                 keep_nonprivate: bool = False, random_state: Any = None) -> None:
+                 mechanism: str = "output", keep_nonprivate: bool = False, random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
         self.weights_upper_bound = weights_upper_bound
@@ -317,6 +368,7 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
         self.clip_rows = clip_rows
         self.tol = tol
         self.reproduce_dppack = reproduce_dppack
+        self.mechanism = mechanism
         self.keep_nonprivate = keep_nonprivate
         self.random_state = random_state
 
@@ -331,6 +383,8 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
         check_bool("clip_rows", self.clip_rows)
         check_bool("reproduce_dppack", self.reproduce_dppack)
         check_bool("keep_nonprivate", self.keep_nonprivate)
+        if check_mechanism_settings(self.mechanism, C=c, reproduce_dppack=self.reproduce_dppack) == "objective":
+            loss_curvature(loss)
         check_noise_scale(eps, gamma, w_max, c, lipschitz=lip)
         return eps, gamma, w_max, loss, lip, c, tol
 
@@ -374,27 +428,40 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
         """:meth:`fit` for data already validated by :func:`check_erm_inputs` (or built to
         satisfy it, as :class:`pydpowl.DPOWL` does), labels coded -1/+1 (``classes`` names them)."""
         eps, gamma, w_max, loss, lip, c, tol = self._validated_settings()
-        out = release_output_perturbation(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max, loss=loss,
-                                          C=c, tol=tol, reproduce_dppack=self.reproduce_dppack,
-                                          rng=resolve_rng(self.random_state))
-        release, delta, grid = out.coef, out.sensitivity, out.grid
         n, d = X.shape
+        if self.mechanism == "objective":
+            obj = release_weighted_objective(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max,
+                                             loss=loss, tol=tol, rng=resolve_rng(self.random_state))
+            cal = obj.calibration
+            self.coef_, self.sensitivity_, self.release_grid_ = obj.coef, math.nan, obj.grid
+            self.ridge_, self.epsilon_prime_ = cal.ridge, cal.epsilon_linear
+            self.epsilon_smoothing_, self.noise_rate_ = obj.epsilon_smoothing, cal.rate
+            self.release_scale_ = obj.smoothing_scale
+            self.n_iter_ = obj.n_iter
+            private = (obj.minimiser, obj.noise, math.nan)
+        else:
+            out = release_output_perturbation(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max,
+                                              loss=loss, C=c, tol=tol, reproduce_dppack=self.reproduce_dppack,
+                                              rng=resolve_rng(self.random_state))
+            self.coef_, self.sensitivity_, self.release_grid_ = out.coef, out.sensitivity, out.grid
+            self.ridge_, self.epsilon_prime_, self.epsilon_smoothing_, self.noise_rate_ = gamma, math.nan, 0.0, \
+                math.nan
+            self.release_scale_ = out.sensitivity / eps
+            self.n_iter_ = out.n_iter
+            private = (out.nonprivate_coef, out.noise, out.grad_norm)
         self.classes_ = np.asarray(classes)
-        self.coef_ = release
-        self.sensitivity_ = delta
-        self.release_grid_ = grid
         self.sampler_model_ = "R" if is_r_stream(self.random_state) else "numpy"
         self.n_features_in_ = d
-        self.privacy_spent_ = rounded_release_spent(eps, dim=d, grid=grid, noise_scale=delta / eps,
+        self.privacy_spent_ = rounded_release_spent(eps, dim=d, grid=self.release_grid_,
+                                                    noise_scale=self.release_scale_,
                                                     full_precision=self.reproduce_dppack,
                                                     stream=self.sampler_model_)
-        self.n_iter_ = out.n_iter
         self.n_samples_ = n
         self.loss_name_ = loss.name
         if self.keep_nonprivate:
-            self.nonprivate_coef_ = out.nonprivate_coef.copy()
-            self.noise_ = out.noise
-            self.solver_grad_norm_ = out.grad_norm
+            self.nonprivate_coef_ = private[0].copy()
+            self.noise_ = private[1]
+            self.solver_grad_norm_ = private[2]
         return self
 
     def _released(self) -> NDArray[np.float64]:
@@ -433,5 +500,5 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
             weights_upper_bound=float(self.weights_upper_bound), C=float(self.C),
             sensitivity=self.sensitivity_, loss=self.loss_name_, n_samples=self.n_samples_,
             coefficient_names=tuple(names), coefficients=tuple(float(v) for v in self.coef_),
-            notes=release_notes(self), privacy_spent=self.privacy_spent_,
+            notes=release_notes(self), privacy_spent=self.privacy_spent_, mechanism=mechanism_text(self),
         )

@@ -25,6 +25,7 @@ from .._progress import Progress
 from .._validation import resolve_rng
 from ..datasets import OWLData
 from ..estimators.owl import DPOWL
+from ..estimators.owl_defaults import PAPER_MECHANISM
 from .releases import decision_values, noisy_releases
 from ..estimators.summary import eps_text
 from ..value import allocation_test, association_test, empirical_value, ipw_values
@@ -111,7 +112,7 @@ def run_case_study(data: OWLData, *, config: Optional[CaseStudyConfig] = None, r
     rng = resolve_rng(random_state)
     model = DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
                   feature_bounds=data.feature_bounds, huber_h=huber_h,
-                  weight_sensitivity=data.weight_sensitivity).fit(
+                  weight_sensitivity=data.weight_sensitivity, **PAPER_MECHANISM).fit(
         data.X, data.treatment, data.benefit, data.propensity)
     X = data.X.to_numpy(dtype=float)
     A, B, p = data.treatment, data.benefit, data.propensity
@@ -195,7 +196,7 @@ def gamma_sensitivity(data: OWLData, *, config: Optional[SensitivityConfig] = No
         for gamma in grid:
             model = DPOWL(epsilon=math.inf, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
                           feature_bounds=data.feature_bounds, huber_h=huber_h,
-                          weight_sensitivity=data.weight_sensitivity).fit(X, A, B, p)
+                          weight_sensitivity=data.weight_sensitivity, **PAPER_MECHANISM).fit(X, A, B, p)
             rule0 = model.predict(X) > 0
             for eps in eps_list:
                 k = 1 if eps == math.inf else n_runs

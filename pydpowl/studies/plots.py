@@ -9,7 +9,7 @@ from typing import Union
 from .._plotting import pyplot, save_figure
 
 __all__ = ["plot_case_study", "case_study_figure", "plot_simulation", "plot_gamma_sensitivity",
-           "plot_tuning_curves"]
+           "plot_tuning_curves", "plot_utility"]
 
 
 def plot_case_study(result, path: Union[str, Path]) -> Path:
@@ -145,4 +145,49 @@ def plot_tuning_curves(curves, path: Union[str, Path], *, metric: str = "value",
     axes.ravel()[0].legend(title="ε", fontsize=6, title_fontsize=7)
     fig.suptitle("Algorithm 2: validation score by γ (star = chosen)", fontsize=10)
     fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def plot_utility(table, path: Union[str, Path]) -> Path:
+    """The utility study: regret against epsilon per mechanism, one panel per (design, n).
+
+    Solid lines: each mechanism with its public gamma rule; dotted: the
+    paper's mechanism and the default at their oracle gamma; grey lines: the
+    non-private OWL rule (dashed) and the better single arm (dash-dot).
+    """
+    plt = pyplot()
+    designs = list(dict.fromkeys(table.design))
+    ns = sorted(table.n.unique())
+    fig, axes = plt.subplots(len(designs), len(ns), figsize=(3.2 * len(ns), 2.8 * len(designs)), squeeze=False,
+                             sharex=True)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    mechs = [m for m in dict.fromkeys(table.mechanism) if m not in ("nonprivate", "best-arm")]
+    for i, design in enumerate(designs):
+        for j, n in enumerate(ns):
+            ax = axes[i][j]
+            cell = table[(table.design == design) & (table.n == n)]
+            for k, mech in enumerate(mechs):
+                for rule, style in (("public", "-"), ("oracle", ":")):
+                    if rule == "oracle" and mech not in ("output", "default"):
+                        continue
+                    sub = cell[(cell.mechanism == mech) & (cell.gamma_rule == rule)].sort_values("epsilon")
+                    if len(sub):
+                        ax.plot(sub.epsilon, sub.regret_mean, style, marker="o" if rule == "public" else None,
+                                ms=3, color=colours[k % len(colours)],
+                                label=f"{mech} ({'public' if rule == 'public' else 'oracle'} γ)")
+            for mech, style in (("nonprivate", "--"), ("best-arm", "-.")):
+                ref = cell[cell.mechanism == mech]
+                if len(ref):
+                    ax.axhline(float(ref.regret_mean.iloc[0]), color="grey", ls=style, lw=1,
+                               label="non-private OWL" if mech == "nonprivate" else "better single arm")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"{design}, n = {n}", fontsize=9)
+            if j == 0:
+                ax.set_ylabel("regret V* - V(rule)")
+            if i == len(designs) - 1:
+                ax.set_xlabel("ε")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return save_figure(fig, path)

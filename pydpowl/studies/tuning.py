@@ -67,6 +67,7 @@ from ..engine.mechanisms import perturb
 from ..engine.solver import DEFAULT_TOL
 from ..estimators.owl import DPOWL, OWLProblem, prepare_owl
 from ..estimators.summary import delta_text, guarantee_text
+from ..estimators.owl_defaults import PAPER_MECHANISM
 from ..value import ipw_values
 from .._validation import check_choice
 from .config import DEFAULT_GAMMA_GRID, METRICS, RULES, GammaSearchConfig, check_gamma_grid, resolve_config
@@ -407,7 +408,7 @@ def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_ro
     X = data.X.iloc[fit_rows].reset_index(drop=True)
     model = DPOWL(epsilon=eps_fit, gamma=gamma, weights_upper_bound=data.weights_upper_bound,
                   feature_bounds=data.feature_bounds, huber_h=huber_h, weight_sensitivity=data.weight_sensitivity,
-                  random_state=rng).fit(
+                  random_state=rng, **PAPER_MECHANISM).fit(
         X, data.treatment[fit_rows], data.benefit[fit_rows], data.propensity[fit_rows])
     model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
     sel = BudgetCharge(f"gamma selection: {len(grid)} candidates fitted on disjoint parts, exponential mechanism "

@@ -266,8 +266,8 @@ class AuditConfig(RecordBoxSearch):
                                  loss=self.loss, huber_h=self.huber_h, clip_rows=self.clip_rows,
                                  random_state=random_state)
         return DPOWL(epsilon=epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
-                     feature_bounds=self.bounds, huber_h=self.huber_h, fit_intercept=True,
-                     random_state=random_state)
+                     feature_bounds=self.bounds, huber_h=self.huber_h, fit_intercept=True, mechanism="output",
+                     residual=False, random_state=random_state)
 
     def fit(self, data: Dataset, epsilon: float, random_state: Any = None, propensity: Any = None) -> Any:
         """Fit the pydpowl estimator on ``data`` (``propensity`` reused when given)."""

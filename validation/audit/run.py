@@ -31,6 +31,7 @@ import numpy as np
 from .blackbox import BoundVerdict, EpsilonBound, epsilon_lower_bound
 from .configs import AuditConfig, Dataset, bit_level_configs, default_configs, quick_configs
 from .family import family_configs, quick_family_configs
+from .objective import DensitySearchResult, objective_configs, quick_objective_configs
 from .floating import LsbBound, lsb_lower_bound, round_releases
 from .sensitivity import SensitivityResult, sensitivity_search
 
@@ -141,10 +142,13 @@ class AuditResult:
     analysis: List[Any] = field(default_factory=list)
     n_analysis: int = 0
     disclosure: List[Any] = field(default_factory=list)
+    objective: List[DensitySearchResult] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         sens_ok = all(s.worst.ratio <= 1.0 + RATIO_TOLERANCE for s in self.sensitivity if not s.config.conditional)
+        sens_ok = sens_ok and all(o.ratio <= 1.0 + RATIO_TOLERANCE and o.worst_gradient_ratio <= 1.0 + RATIO_TOLERANCE
+                                  and o.worst_jacobian_ratio <= 1.0 + RATIO_TOLERANCE for o in self.objective)
         floating_ok = all(not r.leaks for r in self.floating if r.in_verdict)
         return (sens_ok and all(r.passed for r in self.black_box) and floating_ok
                 and all(c.passed for c in self.checks) and all(r.passed for r in self.analysis)
@@ -298,14 +302,15 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     if configs is None:
         from .multiarm import multiarm_configs
 
-        configs = list(quick_configs() + quick_family_configs() + multiarm_configs()) if quick else list(
-            default_configs() + family_configs() + multiarm_configs())
+        configs = list(quick_configs() + quick_family_configs() + multiarm_configs() + quick_objective_configs()) \
+            if quick else list(default_configs() + family_configs() + multiarm_configs() + objective_configs())
     configs = list(configs)
     n_per_split = n_per_split or (1500 if quick else 10000)
     say: Callable[[str], None] = (lambda msg: print(msg, file=log, flush=True)) if log else (lambda msg: None)
     sens: List[SensitivityResult] = []
     rows: List[BlackBoxRow] = []
     checks: List[CheckResult] = []
+    objective: List[DensitySearchResult] = []
     next_seed = seed
     for config in configs:
         options = dict(n_random=40, n_starts=2, maxiter=30, n_replaced=1) if quick else \
@@ -332,7 +337,15 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
                 continue  # a release under an assumption is not audited as if it were guaranteed
         else:  # objective perturbation: no sensitivity to search; a pair that moves the gradient most
             D_pair, D1_pair = config.audit_pair(seed)
-            say(f"[audit] {config.name}: objective perturbation, black-box only (corner record, label flipped)")
+            if hasattr(config, "density"):  # weighted objective perturbation: the density argument, searched
+                for eps in config.epsilons:
+                    found = config.density(eps, quick=quick, seed=seed)
+                    objective.append(found)
+                    say(f"[audit] {config.name} eps={eps:g}: worst log density ratio / eps = {found.ratio:.6f}, "
+                        f"gradient change / 2W = {found.worst_gradient_ratio:.6f}, Jacobian log ratio / its bound = "
+                        f"{found.worst_jacobian_ratio:.6f} ({found.n_evaluations} evaluations, "
+                        f"{found.seconds:.0f} s)")
+            say(f"[audit] {config.name}: objective perturbation, black-box (corner record, label flipped)")
         n_here = min(n_per_split, getattr(config, "max_releases_per_split", n_per_split))
         for eps in config.epsilons:
             for engine in [e for e in engines if e != "DPpack" or config.compare_dppack]:
@@ -420,4 +433,4 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     return AuditResult(sensitivity=sens, black_box=rows, n_per_split=n_per_split, alpha=alpha, seed=seed,
                        seconds=time.perf_counter() - t0, floating=floating, checks=checks, notes=notes,
                        analysis=analysis_rows, n_analysis=n_analysis if analysis else 0,
-                       disclosure=disclosure_rows)
+                       disclosure=disclosure_rows, objective=objective)

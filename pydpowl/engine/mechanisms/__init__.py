@@ -4,8 +4,9 @@
   2W) + 2 n tol) / gamma``, the l2-Laplace noise (Gamma radius, uniform
   direction) and the one output release (:func:`output_mechanism`,
   :func:`release_output_perturbation`, :func:`perturb`).
-* :mod:`.objective`: objective perturbation (CMS and KST, DPpack's ERM family)
-  with the solver-smoothing noise.
+* :mod:`.objective`: objective perturbation (CMS and KST, DPpack's ERM family,
+  and pydpowl's weighted objective perturbation for DP-wERM / DP-OWL) with the
+  solver-smoothing noise.
 * :mod:`.laplace`: the Laplace mechanism (scalar releases).
 * :mod:`.gaussian`: isotropic Gaussian noise (KST with ``delta > 0``, DP-LSW/DP-LSL).
 * :mod:`.exponential`: the exponential mechanism (private selection and tuning).
@@ -24,6 +25,7 @@ from .exponential import exponential_mechanism, exponential_mechanism_delta
 from .gaussian import gaussian_rounding_delta, release_gaussian, sample_gaussian, sample_isotropic_gaussian
 from .laplace import laplace_delta, release_laplace, sample_laplace
 from .objective import (
+    JACOBIAN_SHARE,
     PERTURBATIONS,
     SMOOTHING_DOMAIN,
     CMSCalibration,
@@ -38,6 +40,10 @@ from .objective import (
     release_cms,
     release_kst,
     sample_kst_noise,
+    WeightedObjectiveCalibration,
+    loss_curvature,
+    objective_ridge_floor,
+    release_weighted_objective,
     sample_smoothing_noise,
     smoothing_rate,
     smoothing_share,
@@ -47,6 +53,8 @@ from .objective import (
     LINEAR_TERM_TAIL,
     TARGET_RADIUS,
     TOL_FLOOR,
+    weighted_objective_calibration,
+    weighted_objective_split,
 )
 from .output import (
     OutputMechanism,
@@ -130,5 +138,12 @@ __all__ = [
     "check_perturbation",
     "release_cms",
     "release_kst",
+    "JACOBIAN_SHARE",
+    "WeightedObjectiveCalibration",
+    "weighted_objective_calibration",
+    "objective_ridge_floor",
+    "loss_curvature",
+    "release_weighted_objective",
+    "weighted_objective_split",
     "warn_reproduce_dppack",
 ]

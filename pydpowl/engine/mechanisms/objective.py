@@ -6,6 +6,14 @@
   the linear term ``b`` has the same law as output noise with rate
   ``epsilon'/2``. :func:`release_cms` makes the release (and DPpack's output
   perturbation of the same class, through :mod:`.output`).
+* Weighted objective perturbation (pydpowl's; DPWeightedERM and DPOWL with
+  ``mechanism="objective"``): per-record losses ``w_i l(y_i z_i'theta)`` with
+  ``0 <= w_i <= W`` and no weight sensitivity (C = 0);
+  :func:`weighted_objective_calibration` (ridge ``max(gamma, W c / (e^{epsilon/2} - 1))``,
+  linear-term budget ``epsilon - log(1 + W c / lambda)``, gradient sensitivity
+  ``2 W L``) and :func:`release_weighted_objective`. The proof
+  (docs/privacy_audit.md) bounds the Jacobian ratio by ``1 + W c / lambda``
+  under replacement, half of CMS's ``log`` term.
 * KST (2012; DPpack's ``EmpiricalRiskMinimizationDP.KST``, linear regression):
   :func:`kst_calibration`, :func:`sample_kst_noise` (an l2-Laplace term for
   ``delta = 0``, an isotropic Gaussian drawn as ``MASS::mvrnorm`` does for
@@ -52,8 +60,8 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._validation import check_epsilon, check_int, check_positive
-from ..losses import MarginLoss
+from ..._validation import check_epsilon, check_int, check_positive, check_probability
+from ..losses import MarginLoss, loss_lipschitz
 from ..problem import QuadraticProblem
 from ..solver import DEFAULT_TOL, ball_error_radius, solve_least_squares, solve_weighted_erm
 from ._common import derived_generator
@@ -85,6 +93,13 @@ __all__ = [
     "check_perturbation",
     "release_cms",
     "release_kst",
+    "JACOBIAN_SHARE",
+    "WeightedObjectiveCalibration",
+    "weighted_objective_calibration",
+    "objective_ridge_floor",
+    "loss_curvature",
+    "weighted_objective_split",
+    "release_weighted_objective",
 ]
 
 
@@ -429,6 +444,8 @@ class Release:
     grid : float or None
         The release grid ``coef`` was rounded to (None: full precision, with
         ``reproduce_dppack`` or without noise).
+    calibration : WeightedObjectiveCalibration or None
+        Weighted objective perturbation only: its public constants.
     """
 
     coef: NDArray[np.float64]
@@ -445,6 +462,14 @@ class Release:
     error_radius: float
     n_iter: int
     grid: Optional[float] = None
+    calibration: Optional["WeightedObjectiveCalibration"] = None
+
+    @property
+    def smoothing_scale(self) -> float:
+        """``2 r / epsilon_smoothing``: the scale of the smoothing noise (nan when there is none)."""
+        if not self.epsilon_smoothing > 0:
+            return math.nan
+        return 2.0 * self.error_radius / self.epsilon_smoothing
 
 
 def check_perturbation(value: Any) -> str:
@@ -653,3 +678,205 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
                    epsilon_objective=eps_obj, epsilon_smoothing=epsilon - eps_obj, Delta=cal.Delta,
                    epsilon_prime=math.nan, rate=rate, sensitivity=math.nan, error_radius=err, n_iter=result.nit,
                    grid=grid)
+
+
+# ----------------------------------------------------------------------------- weighted objective perturbation
+
+#: share of the budget the Jacobian term may take at most: lambda >= W c / (e^{share epsilon} - 1)
+JACOBIAN_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class WeightedObjectiveCalibration:
+    """Public constants of weighted objective perturbation.
+
+    The mechanism minimises
+
+        G(theta) = sum_i w_i l(y_i z_i'theta) + (lambda / 2) ||theta||^2 + b'theta
+
+    (``F = G / n`` in the solver's units) over rows with ``||z_i|| <= 1``,
+    weights in ``[0, W]`` that depend on their own record only, ``|l'| <= L``
+    and ``0 <= l'' <= c``, with ``||b||`` ~ Gamma(d, ``rate``), uniform direction.
+
+    Attributes
+    ----------
+    epsilon : float
+        Budget of the exact minimiser.
+    ridge : float
+        ``lambda = max(gamma, W c / (e^{s epsilon} - 1))`` (DPpack's gamma units).
+    extra_ridge : float
+        ``lambda - gamma`` (0 when gamma already suffices).
+    epsilon_jacobian : float
+        ``log(1 + W c / lambda)``: what the change of the Hessian costs (at most ``s epsilon``).
+    epsilon_linear : float
+        ``epsilon - epsilon_jacobian``: the budget of the linear term.
+    gradient_sensitivity : float
+        ``2 W L``: the largest change of ``b_D(theta)`` when one record is replaced.
+    rate : float
+        ``epsilon_linear / (2 W L)``: Gamma rate of ``||b||`` (``inf`` for ``epsilon = inf``).
+    """
+
+    epsilon: float
+    ridge: float
+    extra_ridge: float
+    epsilon_jacobian: float
+    epsilon_linear: float
+    gradient_sensitivity: float
+    rate: float
+
+
+def objective_ridge_floor(*, epsilon: float, weights_upper_bound: float, curvature: float,
+                          jacobian_share: float = JACOBIAN_SHARE) -> float:
+    """``W c / (e^{share epsilon} - 1)``: the smallest ridge that keeps the Jacobian term within ``share epsilon``.
+
+    0 for ``epsilon = inf``.
+    """
+    eps = check_epsilon(epsilon)
+    W = check_positive("weights_upper_bound", weights_upper_bound)
+    c = check_positive("curvature", curvature)
+    share = check_probability("jacobian_share", jacobian_share, low_open=True, high_open=True)
+    if eps == math.inf:
+        return 0.0
+    x = share * eps
+    return W * c / math.expm1(x) if x < 700.0 else W * c * math.exp(-x)  # no overflow for huge budgets
+
+
+def weighted_objective_calibration(*, epsilon: float, gamma: float, weights_upper_bound: float, curvature: float,
+                                   lipschitz: float = 1.0,
+                                   jacobian_share: float = JACOBIAN_SHARE) -> WeightedObjectiveCalibration:
+    """The ridge and the linear term's law of weighted objective perturbation (proof: docs/privacy_audit.md).
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the exact minimiser in (0, inf]; ``inf``: no noise, ridge ``gamma``.
+    gamma : float
+        The analyst's ridge (DPpack's convention, ``F = ... + gamma/(2n) ||theta||^2``).
+    weights_upper_bound : float
+        Public W (every weight in [0, W]).
+    curvature : float
+        ``c`` with ``0 <= l'' <= c`` (1/(2h) for the Huber hinge, 1/4 for the logistic loss).
+    lipschitz : float, default=1.0
+        ``L`` with ``|l'| <= L``.
+    jacobian_share : float, default=0.5
+        ``s`` in (0, 1): the ridge is raised to ``W c / (e^{s epsilon} - 1)`` when
+        gamma is smaller, so the Jacobian term costs at most ``s epsilon``.
+    """
+    eps = check_epsilon(epsilon)
+    gamma = check_positive("gamma", gamma)
+    W = check_positive("weights_upper_bound", weights_upper_bound)
+    c = check_positive("curvature", curvature)
+    lip = check_positive("lipschitz", lipschitz)
+    floor = objective_ridge_floor(epsilon=eps, weights_upper_bound=W, curvature=c, jacobian_share=jacobian_share)
+    sens = 2.0 * W * lip
+    if eps == math.inf:
+        return WeightedObjectiveCalibration(epsilon=eps, ridge=gamma, extra_ridge=0.0, epsilon_jacobian=0.0,
+                                            epsilon_linear=math.inf, gradient_sensitivity=sens, rate=math.inf)
+    ridge = max(gamma, floor)
+    eps_jac = math.log1p(W * c / ridge)
+    eps_lin = eps - eps_jac
+    if not eps_lin > 0:  # cannot happen: ridge >= floor gives eps_jac <= share * eps < eps
+        raise AssertionError(f"objective perturbation: no budget left for the linear term ({eps_lin!r}).")
+    return WeightedObjectiveCalibration(epsilon=eps, ridge=ridge, extra_ridge=ridge - gamma,
+                                        epsilon_jacobian=eps_jac, epsilon_linear=eps_lin, gradient_sensitivity=sens,
+                                        rate=eps_lin / sens)
+
+
+def weighted_objective_split(*, n: int, epsilon: float, gamma: float, weights_upper_bound: float, curvature: float,
+                             lipschitz: float, tol: float, jacobian_share: float = JACOBIAN_SHARE
+                             ) -> "tuple[float, WeightedObjectiveCalibration]":
+    """``(kappa, calibration)``: the solver-smoothing share of a finite ``epsilon`` and the constants of the
+    perturbation proper at ``(1 - kappa) epsilon`` (what :func:`release_weighted_objective` uses; public)."""
+    # the smoothing share depends on n tol and the gradient sensitivity only (r mu = tol for any modulus mu)
+    kappa = smoothing_share(n=n, tol=tol, error_radius=n * tol / gamma, strong_convexity=gamma / n,
+                            gradient_sensitivity=2.0 * weights_upper_bound * lipschitz)
+    cal = weighted_objective_calibration(epsilon=epsilon * (1.0 - kappa), gamma=gamma,
+                                         weights_upper_bound=weights_upper_bound, curvature=curvature,
+                                         lipschitz=lipschitz, jacobian_share=jacobian_share)
+    return kappa, cal
+
+
+def loss_curvature(loss: MarginLoss) -> float:
+    """The loss's declared bound on ``l''`` (objective perturbation needs one)."""
+    c = getattr(loss, "curvature_bound", None)
+    if c is None or not (math.isfinite(float(c)) and float(c) > 0):
+        raise ValueError(f"objective perturbation needs a bound on the loss's curvature l''; the loss "
+                         f"{getattr(loss, 'name', loss)!r} declares curvature_bound={c!r} (declare a positive one, "
+                         "or use output perturbation).")
+    return float(c)
+
+
+def release_weighted_objective(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64], *,
+                               epsilon: float, gamma: float, weights_upper_bound: float, loss: MarginLoss,
+                               tol: float, rng: Any, backend: str = "auto",
+                               jacobian_share: float = JACOBIAN_SHARE) -> Release:
+    """Weighted objective perturbation with the solver-smoothing composition, rounded to the release grid.
+
+    The exact minimiser of ``G`` (:class:`WeightedObjectiveCalibration`) is
+    released at ``epsilon_objective = (1 - kappa) epsilon``; the certified
+    answer lies within ``r = n tol / lambda`` of it (``F = G / n`` is
+    ``lambda / n``-strongly convex), which the smoothing noise of rate
+    ``kappa epsilon / (2 r)`` covers (adaptive composition, as :func:`release_cms`);
+    ``kappa`` = :func:`smoothing_share` with gradient sensitivity ``2 W L``.
+
+    Parameters
+    ----------
+    Z, y, w : ndarray
+        Rows of norm at most 1, labels in {-1, 1}, weights in [0, W], already
+        checked (or built to satisfy it) by the caller. The weights must not
+        depend on other records (weight sensitivity 0): known propensities, or
+        anything released before.
+    epsilon, gamma, weights_upper_bound : float
+        Checked public settings (``epsilon`` may be inf: the exact minimiser at ridge gamma).
+    loss : MarginLoss
+        With a Lipschitz constant and a curvature bound (:func:`loss_curvature`).
+    tol : float
+        The solver's certified gradient norm (``F = G / n``).
+    rng : numpy Generator or RRandom
+        The linear term is drawn from it (``rgamma`` then ``rnorm`` with an R
+        stream); the smoothing noise from a generator derived from it.
+    backend : {"auto", "numpy", "numba"}
+    jacobian_share : float, default=0.5
+        See :func:`weighted_objective_calibration`.
+
+    Returns
+    -------
+    Release
+        ``Delta`` is the extra ridge in DPpack's units (``extra_ridge / n``),
+        ``epsilon_prime`` the linear term's budget, ``calibration`` the constants.
+    """
+    n, d = Z.shape
+    eps = check_epsilon(epsilon)
+    W = check_positive("weights_upper_bound", weights_upper_bound)
+    lip = loss_lipschitz(loss)
+    c = loss_curvature(loss)
+    tol = check_positive("tol", tol)
+    if eps == math.inf:
+        cal = weighted_objective_calibration(epsilon=eps, gamma=gamma, weights_upper_bound=W, curvature=c,
+                                             lipschitz=lip)
+        result = solve_weighted_erm(Z, y, w, gamma=gamma, loss=loss, tol=tol, backend=backend, objective=False)
+        zeros = np.zeros(d)
+        return Release(coef=result.x.copy(), minimiser=result.x, noise=zeros, linear_term=zeros, epsilon=eps,
+                       epsilon_objective=eps, epsilon_smoothing=0.0, Delta=0.0, epsilon_prime=math.inf,
+                       rate=math.inf, sensitivity=math.nan, error_radius=math.nan, n_iter=result.nit, grid=None,
+                       calibration=cal)
+    kappa, cal = weighted_objective_split(n=n, epsilon=eps, gamma=gamma, weights_upper_bound=W, curvature=c,
+                                          lipschitz=lip, tol=tol, jacobian_share=jacobian_share)
+    eps_obj = cal.epsilon
+    radius = n * tol / cal.ridge  # F = G / n is (ridge / n)-strongly convex
+    b = _finite(sample_output_noise(d, cal.rate, rng=rng), "linear term of objective perturbation")
+    result = solve_weighted_erm(Z, y, w, gamma=gamma, loss=loss, tol=tol, extra_ridge=cal.extra_ridge, linear=b,
+                                backend=backend, objective=False)
+    eps_s = eps * kappa
+    noise = sample_smoothing_noise(d, epsilon=eps_s, error_radius=radius, rng=rng)
+    # the grid: 2^-10 of the larger noise scale, the smoothing noise's or the linear term's in the answer's space
+    # (||b|| / lambda, scale 2 W L / (lambda epsilon_linear)); a grid coarser than the smoothing noise's only
+    # lowers the floating-point delta (docs/privacy_audit.md), and it stays far above double precision
+    grid = max(_smoothing_grid(eps_s, radius),
+               release_grid(sensitivity=cal.gradient_sensitivity / cal.ridge, epsilon=cal.epsilon_linear))
+    coef = round_release(result.x, noise, grid=grid) if np.all(np.isfinite(result.x + noise)) else result.x + noise
+    coef = _finite(coef, "objective perturbation")
+    return Release(coef=coef, minimiser=result.x, noise=noise, linear_term=b, epsilon=eps, epsilon_objective=eps_obj,
+                   epsilon_smoothing=eps_s, Delta=cal.extra_ridge / n, epsilon_prime=cal.epsilon_linear,
+                   rate=cal.rate, sensitivity=math.nan, error_radius=radius, n_iter=result.nit, grid=grid,
+                   calibration=cal)

@@ -36,7 +36,8 @@ dpowl_analysis <- function(x, treatment, benefit, bounds, benefit_bounds, weight
   coefs <- unlist(res$coefficients)
   names(coefs)[1L] <- "(Intercept)"  # the engine lists the intercept first; R names it as dpowl() and lm() do
   structure(list(
-    call = call, coefficients = coefs, gamma = res$gamma, value = res$value, ledger = res$ledger,
+    call = call, coefficients = coefs, gamma = res$gamma, mechanism = res$mechanism, value = res$value,
+    ledger = res$ledger,
     model = res$model, n = res$n, n_learning = res$n_learning, n_evaluation = res$n_evaluation,
     treatment_coding = tr$coding, feature_names = cols, intercept = TRUE, named_features = TRUE,
     terms = NULL, files = res$files, rng = rng
@@ -55,6 +56,7 @@ print.dpowl_analysis <- function(x, digits = max(3L, getOption("digits") - 3L), 
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(sprintf("n = %d (%d learning, %d evaluation rows); gamma = %s\n", x$n, x$n_learning, x$n_evaluation,
               format(x$gamma, digits = digits)))
+  cat(sprintf("Rule released by %s\n", x$mechanism))
   cat("Released rule (recommend the treatment coded +1 where the decision value is > 0):\n")
   print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
   ci <- function(e) sprintf("%s [%s, %s]", format(e$estimate, digits = digits), format(e$ci_low, digits = digits),

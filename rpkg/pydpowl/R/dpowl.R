@@ -157,7 +157,8 @@ resolve_bounds <- function(bounds, cols, dummy, call) {
 # ---- fitting ------------------------------------------------------------------
 
 dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
-                      intercept, huber_h, rng, dummy, call, weight_sensitivity = NULL, reproduce_dppack = FALSE) {
+                      intercept, huber_h, rng, dummy, call, weight_sensitivity = NULL, reproduce_dppack = FALSE,
+                      mechanism = "auto", residual = "auto", benefit_bounds = NULL) {
   n <- nrow(M)
   cols <- colnames(M)
   if (is.null(cols)) cols <- paste0("x", seq_len(ncol(M)))
@@ -176,7 +177,9 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
     weights_upper_bound = as_setting(weights_upper_bound, "weights_upper_bound", call),
     huber_h = as_setting(huber_h, "huber_h", call), columns = cols,
     weight_sensitivity = as_setting(weight_sensitivity, "weight_sensitivity", call),
-    reproduce_dppack = as_setting(reproduce_dppack, "reproduce_dppack", call)
+    reproduce_dppack = as_setting(reproduce_dppack, "reproduce_dppack", call),
+    mechanism = as_setting(mechanism, "mechanism", call), residual = as_setting(residual, "residual", call),
+    benefit_bounds = if (is.null(benefit_bounds)) NULL else as_numeric_arg(benefit_bounds, "benefit_bounds", call)
   ), rng, call, state_arg = "random_seed")
   coef <- as.numeric(res$coef)
   names(coef) <- cols
@@ -186,8 +189,9 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
   noise$sd <- stats::setNames(as.numeric(noise$sd), names(coef))
   structure(list(
     coefficients = coef,
-    epsilon = as.numeric(epsilon), gamma = as.numeric(gamma), weights_upper_bound = as.numeric(weights_upper_bound),
-    huber_h = as.numeric(huber_h), sensitivity = res$sensitivity, C = res$C, release_grid = res$release_grid,
+    epsilon = as.numeric(epsilon), gamma = res$gamma, weights_upper_bound = as.numeric(weights_upper_bound),
+    huber_h = res$huber_h, sensitivity = res$sensitivity, C = res$C, release_grid = res$release_grid,
+    mechanism = res$mechanism, residual = res$residual, mechanism_description = res$mechanism_description,
     noise = noise, bounds = b, intercept = intercept, n = n, propensity = prop$label,
     treatment_coding = tr$coding, rng = rng,
     diagnostics = nonprivate(c(clipped_weights = res$n_clipped_weights, clipped_features = res$n_clipped_features,
@@ -207,24 +211,27 @@ print.pydpowl_nonprivate <- function(x, ...) {
   invisible(x)
 }
 
-dpowl.default <- function(x, treatment, benefit, propensity = 0.5, epsilon, gamma, weights_upper_bound,
-                          bounds, intercept = TRUE, huber_h = 0.5, rng = NULL, weight_sensitivity = NULL,
-                          reproduce_dppack = FALSE, ...) {
+dpowl.default <- function(x, treatment, benefit, propensity = 0.5, epsilon, gamma = NULL, weights_upper_bound,
+                          bounds, intercept = TRUE, huber_h = NULL, rng = NULL, weight_sensitivity = NULL,
+                          reproduce_dppack = FALSE, mechanism = "auto", residual = "auto", benefit_bounds = NULL,
+                          ...) {
   call <- match.call()
   call[[1L]] <- as.name("dpowl")
   check_dots(list(...), call)
   M <- as_feature_matrix(x, "x", call = call)
   fit <- dpowl_fit(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
                    intercept, huber_h, rng, dummy = rep(FALSE, ncol(M)), call = call,
-                   weight_sensitivity = weight_sensitivity, reproduce_dppack = reproduce_dppack)
+                   weight_sensitivity = weight_sensitivity, reproduce_dppack = reproduce_dppack,
+                   mechanism = mechanism, residual = residual, benefit_bounds = benefit_bounds)
   fit$feature_names <- names(fit$bounds$lower)
   fit$named_features <- !is.null(colnames(x))
   fit
 }
 
-dpowl.formula <- function(x, data, treatment, benefit, propensity = 0.5, epsilon, gamma, weights_upper_bound,
-                          bounds, huber_h = 0.5, rng = NULL, weight_sensitivity = NULL,
-                          reproduce_dppack = FALSE, ...) {
+dpowl.formula <- function(x, data, treatment, benefit, propensity = 0.5, epsilon, gamma = NULL, weights_upper_bound,
+                          bounds, huber_h = NULL, rng = NULL, weight_sensitivity = NULL,
+                          reproduce_dppack = FALSE, mechanism = "auto", residual = "auto", benefit_bounds = NULL,
+                          ...) {
   call <- match.call()
   call[[1L]] <- as.name("dpowl")
   check_dots(list(...), call)
@@ -265,7 +272,8 @@ dpowl.formula <- function(x, data, treatment, benefit, propensity = 0.5, epsilon
   fit <- dpowl_fit(M, treatment, benefit, propensity, epsilon, gamma, weights_upper_bound, bounds,
                    intercept = attr(tt, "intercept") == 1L, huber_h = huber_h, rng = rng,
                    dummy = dummy, call = call, weight_sensitivity = weight_sensitivity,
-                   reproduce_dppack = reproduce_dppack)
+                   reproduce_dppack = reproduce_dppack, mechanism = mechanism, residual = residual,
+                   benefit_bounds = benefit_bounds)
   fit$terms <- stats::delete.response(tt)
   fit$xlevels <- stats::.getXlevels(tt, mf)
   fit$contrasts <- contrasts_
@@ -330,7 +338,7 @@ predict.dpowl <- function(object, newdata, type = c("treatment", "decision", "la
 eps_label <- function(eps) if (is.infinite(eps)) "Inf (non-private)" else format(eps)
 
 print.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  cat("Differentially private OWL rule (pydpowl, output perturbation)\n")
+  cat(sprintf("Differentially private OWL rule (pydpowl, %s)\n", x$mechanism_description))
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(sprintf("epsilon = %s, gamma = %s, weights_upper_bound = %s, n = %d\n", eps_label(x$epsilon),
               format(x$gamma), format(x$weights_upper_bound), x$n))
@@ -374,26 +382,36 @@ summary.dpowl <- function(object, diagnostics = FALSE, ...) {
     propensity = object$propensity,
     treatment_coding = object$treatment_coding,
     rng = object$rng,
+    mechanism = object$mechanism,
+    mechanism_description = object$mechanism_description,
     diagnostics = if (diagnostics) object$diagnostics
   ), class = "summary.dpowl")
 }
 
 print.summary.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   s <- x$settings
-  cat("Differentially private OWL rule (pydpowl: DP-wERM, Huber hinge loss, output perturbation)\n")
+  cat(sprintf("Differentially private OWL rule (pydpowl: DP-wERM, Huber hinge loss, %s)\n",
+              x$mechanism_description))
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  cat(sprintf(paste0("\nPrivacy: epsilon = %s; sensitivity Delta = (C + 2W + 2 n tol)/gamma = %s (W = %s, C = %s, ",
-                     "gamma = %s, tol = 1e-10)\n"),
-              eps_label(s[["epsilon"]]), format(s[["sensitivity"]], digits = digits),
-              format(s[["weights_upper_bound"]]), format(s[["C"]]), format(s[["gamma"]])))
+  output <- identical(x$mechanism, "output")
+  if (output) {
+    cat(sprintf(paste0("\nPrivacy: epsilon = %s; sensitivity Delta = (C + 2W + 2 n tol)/gamma = %s (W = %s, C = %s, ",
+                       "gamma = %s, tol = 1e-10)\n"),
+                eps_label(s[["epsilon"]]), format(s[["sensitivity"]], digits = digits),
+                format(s[["weights_upper_bound"]]), format(s[["C"]]), format(s[["gamma"]])))
+  } else {
+    cat(sprintf("\nPrivacy: epsilon = %s; objective perturbation (W = %s, C = 0, gamma = %s)\n",
+                eps_label(s[["epsilon"]]), format(s[["weights_upper_bound"]]), format(s[["gamma"]], digits = digits)))
+  }
   if (!is.na(s[["release_grid"]])) {
     cat(sprintf(paste0("Release: floating-point safe, the exact sum rounded to multiples of 2^%d in the noise ",
                        "space\n"), as.integer(round(log2(s[["release_grid"]])))))
   } else if (is.finite(s[["epsilon"]])) {
     cat("Release: full precision (reproduce_dppack = TRUE, validation only: NOT floating-point safe)\n")
   }
-  cat(sprintf(paste0("Noise: ||b|| ~ Gamma(%d, rate = epsilon/Delta), expected norm %s (scaled space; any minimiser ",
-                     "has norm <= %s); drawn from %s\n"),
+  cat(sprintf(paste0(if (output) "Noise: ||b|| ~ Gamma(%d, rate = epsilon/Delta), expected norm %s" else
+                       "Noise: ||b|| ~ Gamma(%d, rate), moving the rule by at most %s in expectation",
+                     " (scaled space; any minimiser has norm <= %s); drawn from %s\n"),
               length(x$coefficients), format(s[["expected_noise_norm"]], digits = digits),
               format(s[["minimiser_norm_bound"]], digits = digits),
               if (x$rng == "R") "R's stream (rng = \"R\": replay of set.seed, NOT private)" else

@@ -362,8 +362,14 @@ def _owl_propensity(propensity: Any, n: int, lower: np.ndarray, upper: np.ndarra
 def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any, upper: Any, intercept: Any,
             epsilon: Any, gamma: Any, weights_upper_bound: Any, huber_h: Any, random_seed: Any = None,
             columns: Optional[Sequence[str]] = None, weight_sensitivity: Any = None,
-            reproduce_dppack: Any = False) -> Dict[str, Any]:
+            reproduce_dppack: Any = False, mechanism: Any = "auto", residual: Any = "auto",
+            benefit_bounds: Any = None) -> Dict[str, Any]:
     """``dpowl()``: DP-OWL with :class:`pydpowl.DPOWL`; ``treatment`` in {-1, 1} (R has coded it).
+
+    ``gamma`` and ``huber_h`` None (R's NULL) mean DPOWL's ``"auto"``;
+    ``mechanism``, ``residual`` and ``benefit_bounds`` are DPOWL's (R's
+    ``c(lower, upper)`` for the benefit bounds). The result names the
+    mechanism used and the resolved gamma and h.
 
     ``propensity``: a probability of the arm coded +1, a vector of P(A_i | x_i),
     or a named list from ``propensity_logistic()`` (a logistic model fitted here
@@ -372,16 +378,22 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     draws the noise from OS entropy.
     """
     eps = v.check_epsilon(epsilon)
-    gam = v.check_positive("gamma", gamma)
+    gam = "auto" if gamma is None else v.check_positive("gamma", gamma)
     W = v.check_positive("weights_upper_bound", weights_upper_bound)
-    h = v.check_positive("huber_h", huber_h)
+    h = "auto" if huber_h is None else v.check_positive("huber_h", huber_h)
+    res = "auto" if residual is None or (isinstance(residual, str) and residual == "auto") else \
+        v.check_bool("residual", residual)
+    bb = None
+    if benefit_bounds is not None:
+        bb = tuple(v.check_vector("benefit_bounds", benefit_bounds, length=2))
     fit_intercept = v.check_bool("intercept", intercept)
     X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
     n, p = X.shape
     A = v.check_labels("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
     B = v.check_vector("benefit", benefit, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-    v.check_nonnegative("benefit", B, why="OWL weights are benefit / propensity", index_base=R_INDEX,
-                        hint="Shift by a public lower bound first.")
+    if bb is None:  # with benefit_bounds the benefits are clipped and shifted by DPOWL
+        v.check_nonnegative("benefit", B, why="OWL weights are benefit / propensity", index_base=R_INDEX,
+                            hint="Shift by a public lower bound first, or give benefit_bounds.")
     lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
     prop = _owl_propensity(propensity, n, lo, up)
 
@@ -393,6 +405,7 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     if isinstance(prop, LogisticPropensity):
         prop = prop.fit(X, A)
     model = DPOWL(epsilon=eps, gamma=gam, weights_upper_bound=W, feature_bounds=(lo, up), huber_h=h,
+                  mechanism="auto" if mechanism is None else mechanism, residual=res, benefit_bounds=bb,
                   fit_intercept=fit_intercept, weight_sensitivity=weight_sensitivity,
                   reproduce_dppack=v.check_bool("reproduce_dppack", reproduce_dppack),
                   random_state=rng).fit(X, A, B, prop)
@@ -402,7 +415,9 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     return {
         "intercept": float(model.intercept_), "coef": np.asarray(model.coef_, dtype=np.float64),
         "sensitivity": float(model.sensitivity_), "C": float(model.weight_sensitivity_),
-        "release_grid": model.release_grid_, "noise": noise,
+        "release_grid": model.release_grid_, "gamma": float(model.gamma_), "huber_h": float(model.huber_h_),
+        "mechanism": str(model.mechanism_), "residual": bool(model.residual_),
+        "mechanism_description": str(model.mechanism_description_), "noise": noise,
         # non-private diagnostics: kept by dpowl() for summary(fit, diagnostics = TRUE) only
         "n_clipped_weights": int(model.n_clipped_weights_), "n_clipped_features": int(model.n_clipped_features_),
         "n_clipped_logits": int(model.n_clipped_logits_), "n_clipped_benefits": int(model.n_clipped_benefits_),
@@ -420,6 +435,13 @@ class NoiseDominatedWarning(UserWarning):
 def owl_noise_scale(model: Any, n: int) -> Dict[str, Any]:
     """The noise of a fitted DPOWL's release, from public quantities only (n, d, epsilon, gamma, W, huber_h, Delta).
 
+    Objective perturbation: the linear term ``b`` (``||b||`` ~ Gamma(d, rate))
+    moves the minimiser by at most ``||b|| / lambda`` (the objective is
+    ``lambda``-strongly convex in DPpack's units, lambda its ridge), so the same
+    formulas with ``1 / (rate lambda)`` for ``Delta / epsilon`` give upper bounds
+    (the data's curvature only shrinks the move), and the minimiser's bound uses
+    the ridge ``lambda`` and the rule's W.
+
     The noise ``b`` has ``||b|| ~ Gamma(d, rate = epsilon/Delta)`` in DPpack's scaled
     space and a uniform direction, so ``E||b|| = d Delta/epsilon`` and each
     coordinate has ``E b_j^2 = E||b||^2 / d = (d + 1) (Delta/epsilon)^2``; mapped
@@ -435,10 +457,21 @@ def owl_noise_scale(model: Any, n: int) -> Dict[str, Any]:
 
     scaler = model.scaler_
     d = scaler.n_coefficients
-    eps, Delta = float(model.epsilon), float(model.sensitivity_)
-    scale = 0.0 if eps == math.inf else Delta / eps
-    l0 = float(huber_hinge_value(np.zeros(1), float(model.huber_h))[0])
-    bound = math.sqrt(2.0 * n * float(model.weights_upper_bound) * l0 / float(model.gamma))
+    eps = float(model.epsilon)
+    W, ridge = float(model.rule_weights_upper_bound_), float(model.ridge_)
+    if eps == math.inf:
+        scale = 0.0
+    elif model.mechanism_ == "objective":
+        from pydpowl.engine.mechanisms import weighted_objective_split
+
+        _, cal = weighted_objective_split(n=n, epsilon=float(model.epsilon_rule_), gamma=float(model.gamma_),
+                                          weights_upper_bound=W, curvature=1.0 / (2.0 * float(model.huber_h_)),
+                                          lipschitz=1.0, tol=float(model.tol))
+        scale = 1.0 / (cal.rate * cal.ridge)
+    else:
+        scale = float(model.sensitivity_) / float(model.epsilon_rule_)
+    l0 = float(huber_hinge_value(np.zeros(1), float(model.huber_h_))[0])
+    bound = math.sqrt(2.0 * n * W * l0 / ridge)
     return {"expected_norm": d * scale, "minimiser_norm_bound": bound, "dominated": d * scale >= bound,
             "sd": scaler.coef_to_original(np.full(d, math.sqrt(d + 1.0) * scale))}
 
@@ -451,7 +484,13 @@ def _r3(x: float) -> str:
 def noise_dominated_message(noise: Dict[str, Any], model: Any, n: int, columns: Optional[Sequence[str]],
                             propensity: Any = None) -> str:
     """Why the release is noise-dominated and what to change, from public quantities only."""
-    C, W, gamma = float(model.weight_sensitivity_), float(model.weights_upper_bound), float(model.gamma)
+    C, W, gamma = float(model.weight_sensitivity_), float(model.weights_upper_bound), float(model.gamma_)
+    if model.mechanism_ == "objective":
+        return (f"the release is noise-dominated: its noise moves the rule by up to {_r3(noise['expected_norm'])} in "
+                f"expectation (DPpack's scaled space), at least the largest norm any minimiser can have, "
+                f"{_r3(noise['minimiser_norm_bound'])}, so the rule is essentially random ({model.mechanism_description_}"
+                f"; epsilon = {r_number(float(model.epsilon))}, gamma = {_r3(gamma)}, n = {n}). Raise epsilon or use "
+                "more rows.")
     msg = (f"the release is noise-dominated: its noise has expected norm d Delta/epsilon = "
            f"{_r3(noise['expected_norm'])} (DPpack's scaled space), at least the largest norm any minimiser can have, "
            f"sqrt(2 n W l(0)/gamma) = {_r3(noise['minimiser_norm_bound'])}, so the rule is essentially random. "

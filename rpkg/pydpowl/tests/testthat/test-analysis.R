@@ -25,6 +25,10 @@ test_that("dpowl_analysis releases a rule, its value with an interval and a ledg
   rule <- predict(a, X)
   expect_length(rule, 800L)
   expect_output(print(a), "Value of the rule: .*Gain over the better single arm")
+  # the engine's defaults: objective perturbation with residual weights and the public gamma rule, named
+  expect_match(a$mechanism, "^weighted objective perturbation with residual weights")
+  expect_output(print(a), "Rule released by weighted objective perturbation")
+  expect_match(a$model$tuning, "public rule")
 })
 
 test_that("dpowl_analysis checks its arguments in the engine and names them", {

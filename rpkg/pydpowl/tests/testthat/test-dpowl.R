@@ -7,13 +7,14 @@ cyp <- function(n = 1459, seed = 5) {
   d
 }
 
-# Replays R's stream (the tests compare fits after the same set.seed); the trial's known probabilities: C = 0.
+# Replays R's stream (the tests compare fits after the same set.seed); the trial's known probabilities: C = 0;
+# the paper's mechanism (output perturbation, OWL weights, h = 0.5): what svmDP does with weights.
 fit_formula <- function(d, eps = 1, seed = 10, ...) {
   set.seed(seed)
   with_replay(dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
                     propensity = propensity, epsilon = eps, gamma = 75,
                     weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"),
-                    weight_sensitivity = 0, ...))
+                    weight_sensitivity = 0, mechanism = "output", residual = FALSE, huber_h = 0.5, ...))
 }
 
 test_that("dpowl equals svmDP (same seed) and the non-private rule matches DPpack within the bound", {
@@ -31,7 +32,7 @@ test_that("dpowl equals svmDP (same seed) and the non-private rule matches DPpac
   set.seed(1)
   exact <- dpowl(as.matrix(data$X), treatment = data$A, benefit = data$benefit, propensity = data$propensity,
                  epsilon = Inf, gamma = 75, weights_upper_bound = data$W, bounds = list(data$lower, data$upper),
-                 weight_sensitivity = 0)
+                 weight_sensitivity = 0, mechanism = "output", residual = FALSE, huber_h = 0.5)
   set.seed(1)
   r <- DPpack::svmDP$new("l2", Inf, 75, perturbation.method = "output")
   r$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w, weights.upper.bound = data$W)
@@ -50,7 +51,8 @@ test_that("treatment codings (factor, logical, 0/1, -1/1) give the same rule, pr
     set.seed(10)
     alt <- with_replay(dpowl(~ age + male + nonwhite + mdd, data = d, treatment = tr, benefit = benefit,
                              propensity = propensity, epsilon = 1, gamma = 75, weight_sensitivity = 0,
-                             weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds")))
+                             weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"),
+                             mechanism = "output", residual = FALSE, huber_h = 0.5))
     expect_identical(coef(alt), coef(base))
     p <- predict(alt, d)
     expect_identical(class(p), class(tr))
@@ -181,7 +183,8 @@ test_that("dpowl input errors name the argument", {
   dn$benefit[3] <- -1
   expect_error(call_dpowl(data = dn),
                regexp = paste0("^benefit must be non-negative \\(OWL weights are benefit / propensity\\); 1 of 100 ",
-                               "entries are negative \\(first at position 3\\)\\. Shift by a public lower bound first\\.$"))
+                               "entries are negative \\(first at position 3\\)\\. Shift by a public lower bound first, ",
+                               "or give benefit_bounds\\.$"))
   dn$benefit[3] <- 1
   dn$age[4] <- 200
   expect_error(call_dpowl(data = dn, bounds = list(lower = c(age = 89, male = 0, nonwhite = 0, mdd = 0),
@@ -297,7 +300,8 @@ test_that("summary shows each coefficient's noise sd on the features' scale: the
   d <- cyp(300, seed = 16)
   fit1 <- function() dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
                            propensity = propensity, epsilon = 2, gamma = 75, weight_sensitivity = 0,
-                           weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"))
+                           weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"),
+                           mechanism = "output", residual = FALSE, huber_h = 0.5)
   fit <- fit1()
   s <- summary(fit)
   b <- attr(d, "bounds")
@@ -347,4 +351,30 @@ test_that("a release that Delta makes noise-dominated is flagged at the fit and 
   # the flag depends on public quantities only: the same settings on other data give the same verdict
   other <- cyp(1459, seed = 2)
   expect_warning(fit_on(other, attr(other, "bounds")), class = "pydpowl_noise_dominated")
+})
+
+test_that("by default dpowl() uses the utility study's mechanism and says so", {
+  require_backends(dppack = FALSE)
+  d <- cyp(600, seed = 21)
+  set.seed(8)
+  fit <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit, propensity = 2 / 3,
+               epsilon = 1, weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"))
+  expect_identical(fit$mechanism, "objective")
+  expect_true(fit$residual)
+  expect_equal(fit$huber_h, 1)
+  expect_true(is.finite(fit$gamma) && fit$gamma > 0)  # the public rule's value, as used
+  expect_true(is.nan(fit$sensitivity))
+  expect_true(any(grepl("weighted objective perturbation with residual weights", capture.output(print(fit)))))
+  expect_true(any(grepl("objective perturbation", capture.output(print(summary(fit))))))
+  # a logistic propensity model fitted on the same data (C > 0) keeps the paper's output perturbation
+  # (age in years makes that model's C, hence the noise, dominate: flagged, as documented in 'Scaling features')
+  expect_warning(m <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+                            propensity = propensity_logistic(benefit_bound = 9, ridge = 1), epsilon = 1, gamma = 75,
+                            weights_upper_bound = 40, bounds = attr(d, "bounds")),
+                 class = "pydpowl_noise_dominated")
+  expect_identical(m$mechanism, "output")
+  expect_error(dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit, propensity = 2 / 3,
+                     epsilon = 1,
+                     weights_upper_bound = 27, bounds = attr(d, "bounds"), mechanism = "laplace"),
+               regexp = "mechanism must be one of")
 })
