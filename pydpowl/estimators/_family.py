@@ -66,6 +66,9 @@ class BinaryERMClassifier(ClassifierMixin, DPEstimator):
 
     _split_intercept = True
 
+    def _more_tags(self) -> dict:
+        return {"binary_only": True}  # scikit-learn < 1.6 reads tags here (Debian's 1.2.1); see docs/sklearn.md
+
     def _scaler(self, n_features: int) -> FeatureScaler:
         if self.feature_bounds is None or isinstance(self.feature_bounds, str):
             raise ValueError(

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import DPEstimator
+from .._base import DPEstimator, check_prediction_input
 from .._validation import check_array, check_both_arms, check_labels, check_positive, resolve_rng
 from ..engine.preprocessing import FeatureScaler
 from ..engine.losses import sigmoid
@@ -134,5 +134,5 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
         return float(sigmoid(np.array([-float(self.logit_bound)]))[0])
 
     def _unclipped_linear_predictor(self, X: ArrayLike) -> NDArray[np.float64]:
-        Z, _ = self.scaler_.transform(X)  # features clipped to the bounds and scaled
+        Z, _ = self.scaler_.transform_checked(check_prediction_input(self, X))  # clipped to the bounds, scaled
         return Z @ self.scaled_coef_

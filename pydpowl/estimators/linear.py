@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
 from .._base import DPEstimator, check_prediction_input
-from .._validation import check_array, check_bool, check_epsilon, check_positive, check_vector, \
+from .._validation import check_array, check_bool, check_epsilon, check_positive, check_target_vector, \
     feature_names_of, resolve_rng
 from ..engine.mechanisms import kst_calibration
 from ..engine.preprocessing import FeatureScaler
@@ -152,7 +152,7 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         eps, delta, gamma, tol, lo_y, hi_y = self._settings()
         X = check_array("X", X, order="K")  # read column by column: no row-major copy
         n, p = X.shape
-        y = check_vector("y", y, length=n)
+        y = check_target_vector("y", y, length=n)
         scaler = FeatureScaler.from_bounds(self.feature_bounds, p, self.fit_intercept)
         fit = fit_linear_regression(X, y, epsilon=eps, delta=delta, gamma=gamma,
                                     feature_bounds=(scaler.lower, scaler.upper), target_bounds=(lo_y, hi_y),
