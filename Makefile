@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export PYDPOWL_REQUIRE_R := 1
 
 .PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask \
-	bench-family bench-family-r lint clean coverage propensity-study policy-eval
+	bench-family bench-family-r lint clean coverage propensity-study policy-eval docs
 
 setup:
 	@bash scripts/setup.sh
@@ -76,6 +76,10 @@ bench-family: setup
 ## The same family from R: pydpowl's R drop-ins vs DPpack, whole Rscript runs and warm fits (median of 5)
 bench-family-r: setup
 	$(PY) benchmarks/bench_family_r.py
+
+## The guides in docs/ as a static site in results/site (mkdocs, offline; not part of `make test`)
+docs: setup
+	$(PY) -m mkdocs build --strict
 
 lint: setup
 	$(PY) -m flake8 --max-line-length 120 --select F,E9 pydpowl r_reference validation tests benchmarks
