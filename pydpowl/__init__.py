@@ -37,6 +37,7 @@ __version__ = "0.1.0"
 _NAMES: Dict[str, str] = {
     "DPWeightedERM": ".estimators.werm",
     "DPOWL": ".estimators.owl",
+    "DPMultiStageOWL": ".estimators.multistage",
     "OWLProblem": ".estimators.owl",
     "prepare_owl": ".estimators.owl",
     "DPSVM": ".estimators.svm",

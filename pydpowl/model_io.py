@@ -143,6 +143,10 @@ def model_to_dict(model: Any, *, feature_names: Optional[Sequence[str]] = None, 
     from .engine.mechanisms import round_release
 
     check_is_fitted(model)
+    arms = getattr(model, "classes_", ())
+    if len(arms) > 2:
+        raise ValueError(f"model.json holds two-arm rules only; this DPOWL has {len(arms)} arms "
+                         f"({', '.join(str(a) for a in arms)}): keep the fitted object (pickle) for now.")
     eps = float(model.epsilon)
     if not math.isfinite(eps):
         raise ValueError("only private models can be exported: epsilon=inf is the exact, non-private rule.")

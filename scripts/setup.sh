@@ -11,6 +11,7 @@ APT_PACKAGES=(
   r-base-core r-base-dev
   r-cran-rmutil r-cran-rdpack r-cran-r6 r-cran-dplyr r-cran-nloptr r-cran-e1071
   r-cran-ggplot2 r-cran-mass r-cran-testthat r-cran-knitr r-cran-rmarkdown pandoc
+  r-cran-glmnet r-cran-kernlab r-cran-foreach
   python3-venv python3-numpy python3-scipy python3-pandas python3-statsmodels
   python3-rpy2 python3-pytest python3-matplotlib python3-hypothesis python3-numba
   python3-setuptools python3-wheel python3-pip python3-flake8
@@ -39,6 +40,15 @@ if ! Rscript -e 'quit(status = !requireNamespace("DPpack", quietly = TRUE))' >/d
   $SUDO Rscript -e 'install.packages("DPpack"); if (!requireNamespace("DPpack", quietly = TRUE)) quit(status = 1)'
 else
   echo "[setup] DPpack present"
+fi
+
+# DTRlearn2 (K-stage OWL; its dependencies glmnet, kernlab, foreach come from Debian above, WeightSVM from CRAN):
+# the multi-stage cross-checks (tests/test_r_reference_dtrlearn2.py, python -m validation).
+if ! Rscript -e 'quit(status = !requireNamespace("DTRlearn2", quietly = TRUE))' >/dev/null 2>&1; then
+  echo "[setup] installing DTRlearn2 from CRAN"
+  $SUDO Rscript -e 'install.packages("DTRlearn2"); if (!requireNamespace("DTRlearn2", quietly = TRUE)) quit(status = 1)'
+else
+  echo "[setup] DTRlearn2 present"
 fi
 
 if [ ! -x .venv/bin/python ]; then

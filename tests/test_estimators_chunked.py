@@ -214,13 +214,27 @@ def _owl_faults():
     }
 
 
-@pytest.mark.parametrize("case", list(_owl_faults()))
+#: in memory any treatment labels are arms (issue 25: a 0 among -1/+1 is a third arm, one level is refused in
+#: words for K arms); Dask inputs take -1/+1 only, with their own messages (below)
+_LABEL_CASES = ("label 0", "one arm")
+
+
+@pytest.mark.parametrize("case", [c for c in _owl_faults() if c not in _LABEL_CASES])
 def test_owl_bad_data_gets_the_in_memory_message(case):
     data = _owl_faults()[case]
     X, A, B, P = data["X"], data["A"], data["B"], data["P"]
     expected = _message(lambda: DPOWL(**KW).fit(X, A, B, P))
     got = _message(lambda: DPOWL(**KW).fit(*(_chunk(v, 300) for v in (X, A, B, P))))
     assert got == expected
+
+
+@pytest.mark.parametrize("case, dask_message", [("label 0", r"^treatment must take values in \{-1, 1\}"),
+                                                ("one arm", r"^treatment must contain both arms -1 and 1")])
+def test_owl_dask_labels_are_minus_and_plus_one(case, dask_message):
+    data = _owl_faults()[case]
+    X, A, B, P = data["X"], data["A"], data["B"], data["P"]
+    with pytest.raises(ValueError, match=dask_message):
+        DPOWL(**KW).fit(*(_chunk(v, 300) for v in (X, A, B, P)))
 
 
 def test_owl_problem_is_the_same_type_for_dask_inputs():

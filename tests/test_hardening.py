@@ -137,7 +137,8 @@ def _owl_secrets(data, seed):
 #: classes_: the two labels of y (the label coding; documented to be treated as public)
 DPWERM_FITTED = {"coef_", "sensitivity_", "release_grid_", "n_features_in_", "n_iter_", "n_samples_", "loss_name_",
                  "classes_", "n_clipped_rows_"}
-DPOWL_FITTED = {"coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "release_grid_",
+#: DPOWL's classes_: the treatment labels (arm names, public like a classifier's classes_)
+DPOWL_FITTED = {"classes_", "coef_", "intercept_", "scaled_coef_", "scaler_", "sensitivity_", "release_grid_",
                 "weight_sensitivity_", "n_iter_", "n_samples_", "n_features_in_", "n_clipped_weights_",
                 "n_clipped_features_", "n_clipped_logits_", "n_clipped_benefits_"}
 #: computed from the data without noise: counts for the analyst, documented as not released

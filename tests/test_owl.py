@@ -119,7 +119,7 @@ def test_logistic_propensity_sets_C_and_known_propensity_does_not():
     (dict(huber_h=-0.1), {}, ValueError, r"huber_h must be in \(0, inf\)"),
     (dict(feature_bounds=([0] * 3, [1] * 3)), {}, ValueError, "lower bounds must have length 4"),
     (dict(feature_bounds=([1] * 4, [0] * 4)), {}, ValueError, "lower must be <= upper"),
-    ({}, dict(treatment="zero_one"), ValueError, r"treatment must take values in \{-1, 1\}"),
+    ({}, dict(treatment="one_arm"), ValueError, r"^treatment must contain at least two arms"),
     ({}, dict(benefit="negative"), ValueError, "benefit must be non-negative .*shift_benefits"),
     ({}, dict(propensity=0.0), ValueError, r"propensity \(the probability of treatment \+1\) must be in \(0, 1\)"),
     ({}, dict(propensity=1.0), ValueError, r"must be in \(0, 1\)"),
@@ -131,8 +131,8 @@ def test_logistic_propensity_sets_C_and_known_propensity_does_not():
 def test_bad_input(kwargs, args, exc, match):
     data = make_synthetic_owl(50, random_state=0)
     X, A, B, p = data.X.to_numpy(), data.treatment.copy(), data.benefit.copy(), 0.5
-    if args.get("treatment") == "zero_one":
-        A = (A + 1) / 2
+    if args.get("treatment") == "one_arm":
+        A = np.ones_like(A)
     if args.get("benefit") == "negative":
         B[3] = -1.0
     if args.get("benefit") == "short":
@@ -302,3 +302,51 @@ def test_prepare_owl_checks_public_settings_before_the_data(synth):
         prepare_owl("not data", None, None, weights_upper_bound=0.0, feature_bounds=None)
     with pytest.raises(TypeError, match="fit_intercept must be True or False"):
         prepare_owl("not data", None, None, weights_upper_bound=1.0, feature_bounds=None, fit_intercept=1)
+
+
+# ------------------------------------------------------------------ treatment labels of any kind, K arms (issue 25)
+def test_two_arm_labels_of_any_kind_give_the_same_release():
+    data = make_synthetic_owl(300, random_state=3)
+    X, A, B = data.X.to_numpy(), data.treatment, data.benefit
+    ref = owl(epsilon=1.0, random_state=5).fit(X, A, B, 0.3)
+    for labels in ((A + 1) / 2, np.where(A > 0, "treated", "control"), A.astype(int)):
+        m = owl(epsilon=1.0, random_state=5).fit(X, labels, B, 0.3)  # 0.3 = P(classes_[1])
+        np.testing.assert_array_equal(m.scaled_coef_, ref.scaled_coef_)
+        np.testing.assert_array_equal(m.predict(X), np.where(ref.predict(X) > 0, m.classes_[1], m.classes_[0]))
+    assert ref.predict(X).dtype.kind == "i"  # -1/+1 labels keep predicting -1/+1
+
+
+def test_three_arms_release_the_angle_based_rule():
+    from pydpowl.estimators.multiarm import encode_arms, prepare_arm_problem, release_arm_rule
+
+    rng = np.random.default_rng(0)
+    n = 900
+    X = rng.uniform(-2, 2, (n, 3))
+    arms = np.array(["low", "mid", "high"])
+    best = np.where(X[:, 0] < -0.7, 1, np.where(X[:, 0] > 0.7, 0, 2))  # index into the sorted ("high", "low", "mid")
+    A = rng.choice(arms, n)
+    _, codes = encode_arms("A", A)
+    B = 1.0 + (codes == best) + rng.uniform(0, 0.2, n)
+    bounds = ([-2.0] * 3, [2.0] * 3)
+    m = DPOWL(epsilon=np.inf, gamma=1.0, weights_upper_bound=10.0, feature_bounds=bounds).fit(X, A, B, 1 / 3)
+    np.testing.assert_array_equal(m.classes_, ["high", "low", "mid"])
+    assert m.scaled_coef_.shape == (2, 4) and m.coef_.shape == (2, 3) and m.intercept_.shape == (2,)
+    assert m.decision_function(X).shape == (n, 3)
+    assert np.mean(m.predict(X) == m.classes_[best]) > 0.7  # 0.77 here; a constant rule gets 0.35, chance 0.33
+    # the estimator's release is the multi-arm release of the same problem and noise
+    priv = DPOWL(epsilon=1.0, gamma=4.0, weights_upper_bound=10.0, feature_bounds=bounds, random_state=3).fit(
+        X, A, B, {"low": 1 / 3, "mid": 1 / 3, "high": 1 / 3})
+    Z, _ = priv.scaler_.transform_checked(X)
+    problem = prepare_arm_problem(Z, codes, 3, B, np.full(n, 1 / 3), weights_upper_bound=10.0)
+    out = release_arm_rule(problem, epsilon=1.0, gamma=4.0, tol=1e-10, rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(priv.scaled_coef_.ravel(), out.coef)
+    assert priv.sensitivity_ == out.sensitivity == pytest.approx((2 * 10.0 + 2 * n * 1e-10) / 4.0)
+    s = priv.summary()
+    assert s.coefficient_names[:2] == ("f1:(intercept)", "f1:x1") and len(s.coefficients) == 8
+    assert "Frobenius" in s.notes[0]
+    with pytest.raises(ValueError, match=r"^model.json holds two-arm rules only; this DPOWL has 3 arms"):
+        from pydpowl.model_io import model_to_dict
+
+        model_to_dict(priv)
+    with pytest.raises(AttributeError, match=r"DPpack's svmDP has two arms"):
+        priv.dppack_coeff_

@@ -29,7 +29,7 @@ from sklearn.exceptions import SkipTestWarning
 from sklearn.utils import estimator_checks
 from sklearn.utils.estimator_checks import check_estimator
 
-from pydpowl import DPLinearRegression, DPLogisticRegression, DPOWL, DPSVM, DPWeightedERM
+from pydpowl import DPLinearRegression, DPLogisticRegression, DPMultiStageOWL, DPOWL, DPSVM, DPWeightedERM
 from pydpowl.estimators.dp_propensity import DPLogisticPropensity
 from pydpowl.estimators.propensity import LogisticPropensity
 from pydpowl.policy_evaluation import DPLSL, DPLSW, LSL, LSW
@@ -111,18 +111,35 @@ class DPLogisticPropensityArms(wide_bounds(DPLogisticPropensity)):
 
 
 class OWLOnLabels(wide_bounds(DPOWL)):
-    """DPOWL with wide bounds fitted as ``fit(X, y)``: y's two labels as arms, unit benefits, propensity 1/2.
+    """DPOWL with wide bounds fitted as ``fit(X, y)``: y's labels as the arms, unit benefits, propensity 1/2.
 
     The OWL weights are then 2 (W = 2), so the rule is a weighted Huber-SVM of
     the treatment: what scikit-learn's generic checks can exercise of DPOWL's
-    input checks, fitted attributes, pickling and prediction. DPOWL itself is
-    not a scikit-learn classifier (its fit takes treatments, benefits and
-    propensities); this class only adapts the call, for the test.
+    input checks, label handling, fitted attributes, pickling and prediction.
+    DPOWL itself is not a scikit-learn classifier (its fit takes treatments,
+    benefits and propensities); this class only adapts the call, for the test
+    (two arms: the propensity 1/2 is a two-arm design).
     """
 
     def fit(self, X, y):
-        n = _n_rows(X)
-        return super().fit(X, arms_of(y), np.ones(n), 0.5)
+        return super().fit(X, y, np.ones(_n_rows(X)), 0.5)
+
+    def _more_tags(self) -> dict:
+        return {"binary_only": True, "requires_y": True}
+
+
+class MultiStageOnLabels(wide_bounds(DPMultiStageOWL)):
+    """DPMultiStageOWL with wide bounds as a one-stage ``fit(X, y)``: y's labels as the arms, unit rewards,
+    propensity 1/2, and ``predict(X)`` the stage's rule (the same adaptation as :class:`OWLOnLabels`)."""
+
+    def fit(self, X, y):
+        return super().fit(X, [y], [np.ones(_n_rows(X))], [0.5])
+
+    def predict(self, X):
+        return super().predict(X, stage=1)
+
+    def decision_function(self, X):
+        return super().decision_function(X, stage=1)
 
     def _more_tags(self) -> dict:
         return {"binary_only": True, "requires_y": True}
@@ -151,6 +168,7 @@ CONFIGURATIONS = {
     "LogisticPropensity": LogisticPropensityArms(feature_bounds=None, benefit_bound=1.0, ridge=0.1),
     "DPLogisticPropensity": DPLogisticPropensityArms(epsilon=1.0, feature_bounds=None),
     "DPOWL": OWLOnLabels(epsilon=INF, gamma=1.0, weights_upper_bound=2.0, feature_bounds=None),
+    "DPMultiStageOWL": MultiStageOnLabels(epsilon=INF, gamma=1.0, feature_bounds=None, reward_bounds=(0.0, 1.0)),
 }
 
 #: reasons (keys of docs/sklearn.md's table)
@@ -159,6 +177,7 @@ NO_WEIGHTED_OBJECTIVE = "objective perturbation takes no weights (DPpack; no wei
 REQUIRED_PUBLIC = "privacy parameters without a default (epsilon, public bounds)"
 NOISE = "the privacy noise costs accuracy below the check's threshold"
 TREATMENT_ARGUMENT = "the second argument of fit is the treatment, not y"
+PER_STAGE = "fit takes a history and a treatment per stage: no one n_features_in_ or feature_names_in_"
 NAMES_AS_STRINGS = "feature_names_in_ is a list of the DataFrame's column names as strings (R's names)"
 
 #: configuration id -> {check name: reason}: the only checks allowed to fail
@@ -182,6 +201,10 @@ EXPECTED_FAILURES: Dict[str, Dict[str, str]] = {
                              "check_fit_score_takes_y": TREATMENT_ARGUMENT,
                              "check_requires_y_none": TREATMENT_ARGUMENT},
     "DPOWL": {"check_parameters_default_constructible": REQUIRED_PUBLIC, "check_requires_y_none": TREATMENT_ARGUMENT},
+    "DPMultiStageOWL": {"check_parameters_default_constructible": REQUIRED_PUBLIC,
+                        "check_requires_y_none": TREATMENT_ARGUMENT, "check_n_features_in": PER_STAGE,
+                        "check_n_features_in_after_fitting": PER_STAGE,
+                        "check_dataframe_column_names_consistency": PER_STAGE},
 }
 for _config in ("DPSVM", "DPSVM-output", "DPSVM-gaussian", "DPLogisticRegression", "DPLogisticRegression-eps1",
                 "DPLinearRegression", "DPLinearRegression-eps1", "LogisticPropensity", "DPLogisticPropensity", "DPOWL"):

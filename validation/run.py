@@ -109,9 +109,19 @@ def run_validation(*, out: Path, quick: bool, k: int, alpha: float, seed: int, c
         p_min = min((t.p_value for t in f_ks), default=float("nan"))
         family_summaries.append(replace(f_summary, ks_min_p=p_min))
         timings[fcase.name] = {"pydpowl": f_summary.seconds_py, "DPpack": f_summary.seconds_r}
+    from .multistage import dtrlearn2_cases, dtrlearn2_rows, multiarm_scipy_rows
+
+    multi_rows = multiarm_scipy_rows()
+    require_packages("DTRlearn2")
+    multi_cases = dtrlearn2_cases(quick)
+    if log is not None:
+        print(f"[validation] DTRlearn2 cross-checks: {len(multi_cases)} cases ...", file=log, flush=True)
+    multi_rows += dtrlearn2_rows(multi_cases)
+    fixed_rows += multi_rows
     ks_rows, threshold = bonferroni_rows(ks, alpha)
     rows = []
-    for name in [c.name for c in cases] + [c.name for c in family_cases]:  # group rows by case in the report
+    multi_names = list(dict.fromkeys(r.case for r in multi_rows))
+    for name in [c.name for c in cases] + [c.name for c in family_cases] + multi_names:  # rows grouped by case
         rows += [r for r in fixed_rows if r.case == name]
         rows += [r for r in ks_rows if r.case == name]
     figures: List[Path] = []
@@ -125,8 +135,12 @@ def run_validation(*, out: Path, quick: bool, k: int, alpha: float, seed: int, c
     info = RunInfo(
         mode="quick" if quick else "full", k=k, alpha=alpha, n_ks_tests=len(ks), threshold=threshold, seed=seed,
         seconds=time.perf_counter() - t0, versions=_versions(), notes=list(notes),
-        case_titles={c.name: c.title + (f" ({'; '.join(c.notes)})" if c.notes else "")
-                     for c in list(cases) + list(family_cases)},
+        case_titles={**{c.name: c.title + (f" ({'; '.join(c.notes)})" if c.notes else "")
+                        for c in list(cases) + list(family_cases)},
+                     **{c.name: c.title + " (pydpowl at epsilon = inf vs DTRlearn2::owl, hinge, linear, "
+                                          "res.lasso = FALSE, solver = 'ipop')" for c in multi_cases},
+                     **{f"multiarm-K{K}": f"{K} arms: the one solver vs scipy trust-exact on the matrix objective"
+                        for K in (3, 4)}},
         timings=timings,
     )
     report = write_report(out, info, rows, summaries, figures, family=family_summaries)

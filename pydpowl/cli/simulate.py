@@ -1,8 +1,14 @@
-"""``pydpowl simulate``: the paper's synthetic study (Fig. 1).
+"""``pydpowl simulate``: the paper's synthetic study (Fig. 1), or a multi-arm or multi-stage study.
 
 Per (n, epsilon): mean and 95 % t-interval of the accuracy against the optimal
 rule and of the empirical value on a fresh test set, plus the non-private
 reference (epsilon inf). Writes results.csv and fig1.png.
+
+``--design multiarm`` (three arms) and ``--design kstage`` (two stages,
+DTRlearn2's sim_Kstage design): value and agreement with the non-private
+rule by n and epsilon (pydpowl.studies.multi_designs); a reduced grid by
+default, the full one (n = 500, 2000, 10000; 100 repetitions) with --full.
+Writes <design>.csv, <design>_raw.csv and <design>.png.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ EPILOG = """examples:
   pydpowl simulate --n 200,1000 --eps 0.5,5,50 --reps 50 --out results/sim-small
   pydpowl simulate --gamma-table results/tune/gamma_table.csv   # gammas from 'pydpowl tune'
   pydpowl simulate --gamma-table pydpowl               # pydpowl's own tuned table
+  pydpowl simulate --design multiarm                   # 3 arms: n 500, 2000; 20 repetitions
+  pydpowl simulate --design kstage --full              # 2 stages: n 500, 2000, 10000; 100 repetitions
 
 gamma per (n, epsilon) comes from a table: 'authors' (default; the authors' tuned table,
 simulation_study.R), 'pydpowl' (our Algorithm 2 run) or a CSV with columns n, epsilon, gamma.
@@ -45,12 +53,45 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="authors (default), pydpowl, or a CSV with columns n, epsilon, gamma")
     parser.add_argument("--out", type=Path, default=Path("results/simulate"), metavar="DIR",
                         help="output folder (default: results/simulate)")
+    parser.add_argument("--design", choices=("fig1", "multiarm", "kstage"), default="fig1",
+                        help="fig1 (default): the paper's study; multiarm: 3 arms; kstage: 2 stages")
+    parser.add_argument("--full", action="store_true",
+                        help="multiarm/kstage: the full grid (n 500, 2000, 10000; 100 repetitions) instead of the "
+                             "reduced one (n 500, 2000; 20 repetitions); --n and --reps given explicitly win")
     parser.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
     parser.set_defaults(func=run)
     return parser
 
 
+def run_multi(args: argparse.Namespace, parser_defaults: dict) -> int:
+    """``--design multiarm|kstage``."""
+    from ..studies.multi_designs import plot_multi_study, run_multi_study
+
+    start = time.perf_counter()
+    sizes = args.n if args.n != parser_defaults["n"] else ([500, 2000, 10000] if args.full else [500, 2000])
+    reps = args.reps if args.reps != parser_defaults["reps"] else (100 if args.full else 20)
+    eps = args.eps if args.eps != parser_defaults["eps"] else [0.5, 1.0, 2.0, 5.0]
+    result = run_multi_study(args.design, sizes, list(eps) + [float("inf")], reps=reps,
+                             test_size=max(args.test_size, 20000) if args.test_size == 5000 else args.test_size,
+                             random_state=args.seed, progress=show_progress(args))
+    args.out.mkdir(parents=True, exist_ok=True)
+    csv = args.out / f"{args.design}.csv"
+    result.table.to_csv(csv, index=False)
+    result.raw.to_csv(args.out / f"{args.design}_raw.csv", index=False)
+    png = plot_multi_study(result, args.out / f"{args.design}.png")
+    say(f"{args.design} study: n in {sizes}, {reps} repetitions, epsilon in {list(eps)} and inf")
+    say()
+    say(result.format_table())
+    say()
+    say(f"study time {result.seconds:.1f} s; wrote {csv} and {png} in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.design != "fig1":
+        from ..studies.config import FIG1_EPSILONS, FIG1_NS
+
+        return run_multi(args, {"n": list(FIG1_NS), "reps": 200, "eps": list(FIG1_EPSILONS)})
     from ..studies.plots import plot_simulation
     from ..studies.simulation import run_simulation
 

@@ -239,13 +239,19 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
                           gamma: float, feature_bounds: Any, target_bounds: Tuple[float, float],
                           fit_intercept: bool = False, reproduce_dppack: bool = False, tol: float = 1e-10, rng: Any,
                           warn_as: str = "DPLinearRegression",
-                          target_bounds_name: str = "target_bounds") -> LinearFit:
+                          target_bounds_name: str = "target_bounds",
+                          sample_weight: Optional[NDArray[np.float64]] = None) -> LinearFit:
     """Fit ``LinearRegressionDP`` privately (Kifer, Smith & Thakurta's objective perturbation, DPpack's scaling).
 
     Clip X to its bounds and y to its bounds, put the intercept column first, divide X by
     ``max(|lower|, |upper|)`` per column and map y into ``[-p, p]`` (centred at the middle of its
     bounds with an intercept), then :func:`~pydpowl.engine.mechanisms.objective.release_kst`, and map the
     coefficients back. Settings and data are checked by the caller.
+
+    ``sample_weight`` (weights in [0, 1], checked by the caller; DPpack has none) weights each squared
+    error: the row ``(z_i, t_i)`` becomes ``sqrt(w_i) (z_i, t_i)``, again a point of KST's domain
+    (``|z_ij| <= 1``, ``|t_i| <= p``), so the guarantee is unchanged; a weight of 0 is a row of zeros
+    (the multi-stage baseline fits the subjects who followed the later rules this way, with n public).
     """
     n, p = X.shape
     lo_y, hi_y = target_bounds
@@ -270,7 +276,8 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
                          "max(|lower|, |upper|) must be > 0.")
     t -= shift
     t /= scale
-    rows = _scaled_rows_statistics(XcT, t, column_scale=scaler.column_scale, fit_intercept=fit_intercept)
+    rows = _scaled_rows_statistics(XcT, t, column_scale=scaler.column_scale, fit_intercept=fit_intercept,
+                                   sample_weight=sample_weight)
     try:
         release = release_kst(rows, gamma=gamma, epsilon=epsilon, delta=delta, tol=tol,
                               reproduce_dppack=reproduce_dppack, rng=rng)
@@ -319,18 +326,23 @@ def kst_rounding_error(exc: ConvergenceError, *, n: int, p: int, gamma: float, e
 
 
 def _scaled_rows_statistics(XcT: NDArray[np.float64], t: NDArray[np.float64], *,
-                            column_scale: NDArray[np.float64], fit_intercept: bool) -> QuadraticProblem:
+                            column_scale: NDArray[np.float64], fit_intercept: bool,
+                            sample_weight: Optional[NDArray[np.float64]] = None) -> QuadraticProblem:
     """The squared error's sufficient statistics of the rows ``z_i = [1, x_i] / column_scale`` (the bias
-    column with ``fit_intercept``; ``x_i`` the columns of ``XcT``) and targets ``t``, without forming the rows."""
+    column with ``fit_intercept``; ``x_i`` the columns of ``XcT``) and targets ``t``, without forming the rows
+    (each squared error weighted by ``sample_weight`` when given)."""
     n = XcT.shape[1]
-    gram_x, moment_x = np.einsum("ji,ki->jk", XcT, XcT), np.einsum("ji,i->j", XcT, t)
+    wt = t if sample_weight is None else sample_weight * t
+    WXcT = XcT if sample_weight is None else XcT * sample_weight
+    gram_x, moment_x = np.einsum("ji,ki->jk", WXcT, XcT), np.einsum("ji,i->j", XcT, wt)
     if fit_intercept:
-        sums = XcT.sum(axis=1)
-        gram = np.block([[np.full((1, 1), float(n)), sums[None, :]], [sums[:, None], gram_x]])
-        moment = np.concatenate([[t.sum()], moment_x])
+        sums = WXcT.sum(axis=1)
+        total = float(n) if sample_weight is None else float(np.sum(sample_weight))
+        gram = np.block([[np.full((1, 1), total), sums[None, :]], [sums[:, None], gram_x]])
+        moment = np.concatenate([[wt.sum()], moment_x])
     else:
         gram, moment = gram_x, moment_x
-    return QuadraticProblem(gram / np.outer(column_scale, column_scale), moment / column_scale, float(t @ t), n)
+    return QuadraticProblem(gram / np.outer(column_scale, column_scale), moment / column_scale, float(t @ wt), n)
 
 
 def linear_decision(X: NDArray[np.float64], coeff: NDArray[np.float64], *, fit_intercept: bool) -> NDArray[np.float64]:

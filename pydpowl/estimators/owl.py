@@ -329,6 +329,15 @@ class DPOWL(DPEstimator):
         self
         """
         names = feature_names_of(X)
+        classes = np.array([-1, 1])
+        if not is_chunked(X, treatment, benefit, propensity):  # treatment labels of any kind (Dask inputs: -1/+1)
+            from .multiarm import encode_arms, fit_multiarm_owl
+
+            n_rows = check_array("X", X).shape[0]  # X's own errors first (an empty X, NaN, ...)
+            classes, codes = encode_arms("treatment", treatment, length=n_rows)
+            if classes.size > 2:  # the angle-based K-arm rule (estimators.multiarm)
+                return fit_multiarm_owl(self, X, classes, codes, benefit, propensity, names)
+            treatment = np.where(codes == 1, 1.0, -1.0)  # classes_[0] is arm -1, classes_[1] arm +1
         check_bool("reproduce_dppack", self.reproduce_dppack)
         if self.reproduce_dppack and check_epsilon(self.epsilon) != float("inf"):
             warn_reproduce_dppack("DPOWL", stacklevel=2)
@@ -341,6 +350,7 @@ class DPOWL(DPEstimator):
             random_state=resolve_rng(self.random_state),
         )._fit_checked(problem.Z, problem.labels, problem.weights)  # rows of norm <= 1, w in [0, W] by construction
         self._store_release(engine.coef_, scaler)
+        self.classes_ = classes
         self.release_grid_ = engine.release_grid_
         self.sensitivity_ = engine.sensitivity_
         self.weight_sensitivity_ = problem.weight_sensitivity
@@ -371,28 +381,63 @@ class DPOWL(DPEstimator):
             self.intercept_, self.coef_ = 0.0, full
 
     def _released(self) -> NDArray[np.float64]:
-        return self.scaled_coef_
+        return np.ravel(self.scaled_coef_)
 
     @property
     def dppack_coeff_(self) -> NDArray[np.float64]:
         """Coefficients in DPpack's order (intercept first when fitted), original space."""
         check_is_fitted(self)
+        if self._n_arms() > 2:
+            raise AttributeError(f"dppack_coeff_: DPpack's svmDP has two arms; this rule has {self._n_arms()} "
+                                 "(see coef_, intercept_ and scaled_coef_).")
         return np.concatenate([[self.intercept_], self.coef_]) if self.scaler_.fit_intercept else self.coef_.copy()
 
+    def _n_arms(self) -> int:
+        return len(getattr(self, "classes_", (-1, 1)))
+
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """``intercept_ + X @ coef_`` (features are not clipped, as in DPpack's predict)."""
+        """``intercept_ + X @ coef_`` (features are not clipped, as in DPpack's predict).
+
+        With three or more arms: the arm scores ``<V_a, intercept_ + coef_ x>``, shape (n, K), columns in
+        the order of ``classes_`` (the rule recommends the largest).
+        """
         X = check_prediction_input(self, X)
+        if self._n_arms() > 2:
+            from ..engine.multicategory import arm_scores, simplex_vertices
+
+            return arm_scores(X @ self.coef_.T + self.intercept_, simplex_vertices(self._n_arms()))
         return X @ self.coef_ + self.intercept_
 
-    def predict(self, X: ArrayLike) -> NDArray[np.int64]:
-        """Recommended treatment in {-1, 1} (+1 where the decision function is > 0)."""
-        return np.where(self.decision_function(X) > 0, 1, -1)
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """Recommended treatment: ``classes_[1]`` where the decision function is > 0, else ``classes_[0]``
+        (-1/+1 labels give -1 or +1, as before); with three or more arms the arm of the largest score."""
+        decision = self.decision_function(X)
+        classes = getattr(self, "classes_", np.array([-1, 1]))
+        if self._n_arms() > 2:
+            from ..engine.multicategory import recommend
+
+            return classes[recommend(decision)]
+        if classes.dtype.kind in "iuf" and classes[0] == -1 and classes[1] == 1:
+            return np.where(decision > 0, 1, -1)
+        return np.where(decision > 0, classes[1], classes[0])
 
     def summary(self) -> FitSummary:
         """Public settings and the released coefficients."""
         check_is_fitted(self)
         names = getattr(self, "feature_names_in_", None) or [f"x{j + 1}" for j in range(self.n_features_in_)]
         coef_names = (["(intercept)"] if self.scaler_.fit_intercept else []) + list(names)
+        if self._n_arms() > 2:  # Theta, row by row: f1 first (the arms are at the simplex vertices)
+            full = self.scaler_.coef_to_original(self.scaled_coef_)
+            return FitSummary(
+                estimator=f"DPOWL ({self._n_arms()} arms: {', '.join(str(c) for c in self.classes_)})",
+                epsilon=float(self.epsilon), gamma=float(self.gamma),
+                weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,
+                sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h:g}), angle-based",
+                n_samples=self.n_samples_,
+                coefficient_names=tuple(f"f{k + 1}:{name}" for k in range(full.shape[0]) for name in coef_names),
+                coefficients=tuple(float(v) for v in full.ravel()),
+                notes=("Delta bounds the Frobenius norm of Theta; rule: argmax_a <V_a, f(x)>",)
+                + release_notes(self))
         return FitSummary(
             estimator="DPOWL", epsilon=float(self.epsilon), gamma=float(self.gamma),
             weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,

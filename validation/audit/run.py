@@ -287,8 +287,10 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     """
     t0 = time.perf_counter()
     if configs is None:
-        configs = list(quick_configs() + quick_family_configs()) if quick else list(default_configs() +
-                                                                                   family_configs())
+        from .multiarm import multiarm_configs
+
+        configs = list(quick_configs() + quick_family_configs() + multiarm_configs()) if quick else list(
+            default_configs() + family_configs() + multiarm_configs())
     configs = list(configs)
     n_per_split = n_per_split or (1500 if quick else 10000)
     say: Callable[[str], None] = (lambda msg: print(msg, file=log, flush=True)) if log else (lambda msg: None)

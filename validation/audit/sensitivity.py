@@ -129,7 +129,7 @@ def evaluate_pair(config: AuditConfig, D: Dataset, D1: Dataset, *, cache: Option
     changed = np.flatnonzero((D.X != D1.X).any(axis=1) | (D.y != D1.y) | (D.v != D1.v))
     # the weights are those of the OWL records (after a separate propensity sample, if any)
     others = np.ones(w0.shape[0], dtype=bool)
-    owl_changed = changed - config.n_propensity if config.kind == "owl" else changed
+    owl_changed = changed - config.n_propensity if config.kind in ("owl", "multiarm") else changed
     others[owl_changed[owl_changed >= 0]] = False
     return PairEvaluation(
         distance=float(np.linalg.norm(t0 - t1)), sensitivity=delta0, naive_sensitivity=config.naive_sensitivity(),
@@ -155,8 +155,9 @@ class _Tracker:
             self.best = (ev, D, D1, j, f"{method} ({base} base, record {j})")
 
 
-def _labels_grid(mode: str) -> List[Tuple[float, ...]]:
-    return [(-1.0,), (1.0,)] if mode == "replace" else list(itertools.product((-1.0, 1.0), repeat=2))
+def _labels_grid(mode: str, labels: Tuple[float, ...] = (-1.0, 1.0)) -> List[Tuple[float, ...]]:
+    """The labels (arms) a replaced record takes: each one ("replace"), each pair ("pair")."""
+    return [(y,) for y in labels] if mode == "replace" else list(itertools.product(labels, repeat=2))
 
 
 def sensitivity_search(config: AuditConfig, *, seed: int = 0, n_random: int = 200, n_starts: int = 6,
@@ -207,14 +208,15 @@ def sensitivity_search(config: AuditConfig, *, seed: int = 0, n_random: int = 20
             for k in range(n_random):
                 at_corner = k % 2 == 0
                 u = config.corner(rng) if at_corner else config.uniform_point(rng)
-                y1 = -D.y[j] if at_corner else float(rng.choice([-1.0, 1.0]))
+                arms = getattr(config, "labels", (-1.0, 1.0))
+                y1 = -D.y[j] if at_corner and len(arms) == 2 else float(rng.choice(arms))
                 x, v = config.record(u)
                 D1 = D.with_record(j, x, y1, v)
                 track.record(evaluate_pair(config, D, D1, cache=cache), D, D1, j,
                              "corner" if at_corner else "random", base_name)
 
             for mode in modes:
-                for labels in _labels_grid(mode):
+                for labels in _labels_grid(mode, getattr(config, "labels", (-1.0, 1.0))):
                     def pair_of(z: NDArray[np.float64]) -> Tuple[Dataset, Dataset]:
                         if mode == "replace":
                             x1, v1 = config.record(z)

@@ -1,0 +1,178 @@
+"""Multi-stage DP-OWL (pydpowl.estimators.multistage): backward releases, weights, ledger and bad input."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from pydpowl import DPOWL
+from pydpowl.exceptions import BudgetExceededError
+from pydpowl.estimators.multistage import DPMultiStageOWL, ipw_value
+from pydpowl.privacy.accountant import BudgetAccountant
+
+BOUNDS = ([-3.0, -3.0, -3.0], [3.0, 3.0, 3.0])
+
+
+def _two_stage(n=600, seed=1, arms2=(-1.0, 1.0)):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    A1 = rng.choice([-1.0, 1.0], n)
+    A2 = rng.choice(np.asarray(arms2), n)
+    opt1 = np.where(X[:, 0] > 0, 1.0, -1.0)
+    opt2 = np.where(X[:, 1] > 0, arms2[-1], arms2[0])
+    R1 = np.zeros(n)
+    R2 = (A1 == opt1).astype(float) + (A2 == opt2) + rng.normal(0, 0.5, n)
+    return X, [A1, A2], [R1, R2], (opt1, opt2)
+
+
+def _model(**kw):
+    settings = dict(epsilon=np.inf, gamma=20.0, feature_bounds=BOUNDS, reward_bounds=[(0.0, 0.1), (-1.0, 4.0)])
+    settings.update(kw)
+    return DPMultiStageOWL(**settings)
+
+
+def test_one_stage_is_dpowl_with_shifted_benefits():
+    X, A, R, _ = _two_stage()
+    m = _model(epsilon=1.0, reward_bounds=(-1.0, 4.0), random_state=4).fit(X, [A[1]], [R[1]], [0.5])
+    W = 5.0 / 0.5  # (upper - lower) / floor
+    ref = DPOWL(epsilon=1.0, gamma=20.0, weights_upper_bound=W, feature_bounds=BOUNDS, random_state=4).fit(
+        X, A[1], np.clip(R[1], -1.0, 4.0) + 1.0, 0.5)
+    assert_array_equal(m.stages_[0].rule.scaled_coef.ravel(), ref.scaled_coef_)
+    assert m.stages_[0].weights_upper_bound == W
+    assert m.stages_[0].sensitivity == ref.sensitivity_
+
+
+def test_stage_one_weights_follow_the_released_stage_two_rule():
+    """Stage 1 is DP-OWL on (Y - lower) * 1{A2 = d2(H)} / (p1 p2) with d2 the *released* (noisy) rule."""
+    X, A, R, _ = _two_stage()
+    m = _model(epsilon=[np.inf, 3.0], keep_nonprivate=True, random_state=2).fit(X, A, R, [0.5, 0.5])
+    d2 = m.predict(X, stage=2)
+    followed = d2 == A[1]
+    assert m.n_followed_ == [int(followed.sum()), len(X)]
+    Y = np.clip(R[0], 0.0, 0.1) + np.clip(R[1], -1.0, 4.0) - (0.0 - 1.0)
+    W = (0.1 + 5.0) / 0.25
+    ref = DPOWL(epsilon=np.inf, gamma=20.0, weights_upper_bound=W, feature_bounds=BOUNDS, weight_sensitivity=0).fit(
+        X, A[0], Y * followed, np.full(len(X), 0.25))
+    assert_allclose(m.nonprivate_scaled_coef_[0].ravel(), ref.scaled_coef_, rtol=0, atol=1e-12)
+
+
+def test_exact_regime_recovers_the_optimal_rules():
+    X, A, R, (opt1, opt2) = _two_stage(n=2000)
+    for baseline in ("lower", "linear", 1.0):
+        d1, d2 = _model(baseline=baseline).fit(X, A, R, [0.5, 0.5]).predict(X)
+        assert np.mean(d2 == opt2) > 0.93 and np.mean(d1 == opt1) > 0.9, baseline
+
+
+def test_three_arm_stage_with_string_labels():
+    X, A, R, (_, opt2) = _two_stage(n=2000, arms2=("a", "b", "c"))
+    m = _model().fit(X, A, R, [0.5, 1 / 3])
+    assert_array_equal(m.classes_[1], ["a", "b", "c"])
+    assert m.stages_[1].rule.scaled_coef.shape == (2, 4)
+    d2 = m.predict(X, stage=2)
+    assert d2.dtype.kind == "U"
+    assert m.decision_function(X, stage=2).shape == (len(X), 3)
+
+
+def test_ledger_records_every_release_and_the_budget_split():
+    X, A, R, _ = _two_stage()
+    m = _model(epsilon=2.0, baseline="linear", baseline_share=0.25, random_state=0).fit(X, A, R, [0.5, 0.5])
+    labels = [r.label for r in m.ledger_.releases]
+    assert labels == ["stage 2 baseline (linear, KST)", "stage 2 rule (2 arms)", "stage 1 baseline (linear, KST)",
+                      "stage 1 rule (2 arms)"]
+    assert_allclose([r.epsilon for r in m.ledger_.releases], [0.25, 0.75, 0.25, 0.75])
+    assert m.ledger_.spent == pytest.approx(2.0)
+    assert m.epsilon_stages_ == [1.0, 1.0]
+    assert m.stages_[0].baseline_coef.shape == (4,)
+
+
+def test_shared_accountant_is_checked_before_the_data_and_spent_per_release():
+    X, A, R, _ = _two_stage()
+    acc = BudgetAccountant(total_epsilon=1.5)
+    with pytest.raises(BudgetExceededError, match=r"DPMultiStageOWL, 2 stages: epsilon=2 exceeds"):
+        _model(epsilon=2.0, accountant=acc).fit(X, A, R, [0.5, 0.5])
+    assert acc.spent == 0.0
+    _model(epsilon=[0.5, 1.0], accountant=acc, random_state=1).fit(X, A, R, [0.5, 0.5])
+    assert [r.epsilon for r in acc.releases] == [1.0, 0.5]  # stage 2 first
+    assert acc.spent == pytest.approx(1.5)
+
+
+def test_weight_bounds_from_reward_bounds_and_floors():
+    X, A, R, _ = _two_stage()
+    P = np.full(len(X), 0.4)
+    m = _model(propensity_floor=[None, 0.2], weight_sensitivity=0).fit(X, A, R, [0.5, P])
+    assert m.stages_[1].weights_upper_bound == pytest.approx(5.0 / 0.2)
+    assert m.stages_[0].weights_upper_bound == pytest.approx(5.1 / (0.5 * 0.2))
+    m = _model(baseline=1.0).fit(X, A, R, [0.5, 0.5])
+    assert m.stages_[1].weights_upper_bound == pytest.approx(3.0 / 0.5)  # max(4 - 1, 1 - (-1)) / 0.5
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (lambda X, A, R, P: (X, [A[0], np.ones(len(X))], R, P), ValueError,
+     r"^A\[1\] \(stage 2's treatments\) must contain at least two arms"),
+    (lambda X, A, R, P: ([X, X[:-1]], A, R, P), ValueError,
+     r"^H\[1\] \(stage 2's history\) has 599 rows but H\[0\] has 600"),
+    (lambda X, A, R, P: (X, [A[0], np.array(["a", "b", "c"] * 200)], R,
+                         [0.5, np.full((600, 3), 0.3)]), ValueError,
+     r"each row must sum to 1 across the 3 arms"),
+    (lambda X, A, R, P: (X, A, R, [0.5, np.full(600, 0.5)]), ValueError, r"weight_sensitivity="),
+    (lambda X, A, R, P: (X, A, R[:1], P), ValueError, r"^R must have one entry per stage \(T=2\), got 1"),
+    (lambda X, A, R, P: (X, A, [R[0], R[1][:-2]], P), ValueError, r"^R\[1\] must have length 600"),
+    (lambda X, A, R, P: (X, A, R, [0.5, 0.4]), ValueError, None),
+    (lambda X, A, R, P: (X, A[0], R, P), TypeError, r"^A must be a list with one entry per stage"),
+])
+def test_bad_input_is_named(change, error, message):
+    X, A, R, _ = _two_stage()
+    args = change(X, A, R, [0.5, 0.5])
+    if message is None:  # P(A = +1) = 0.4 is a valid two-arm design: no error
+        _model().fit(*args)
+        return
+    with pytest.raises(error, match=message):
+        _model().fit(*args)
+
+
+@pytest.mark.parametrize("kw, error, message", [
+    (dict(reward_bounds=[(0.0, 0.1), (4.0, -1.0)]), ValueError, r"^reward_bounds\[1\] must be finite with lower"),
+    (dict(epsilon=[1.0, 1.0, 1.0]), ValueError, r"^epsilon must be one number \(the total\) or one per stage"),
+    (dict(gamma=[1.0]), ValueError, r"^gamma must be one setting for every stage or one per stage \(T=2\), got 1"),
+    (dict(baseline="lasso"), ValueError, r"^baseline must be 'lower', 'linear', 'ols' or a number"),
+    (dict(epsilon=2.0, baseline="ols"), ValueError, r"^baseline='ols' \(stage 1\) is the non-private least-squares"),
+    (dict(baseline="linear", baseline_share=1.0), ValueError, r"^baseline_share must be in \(0, 1\)"),
+    (dict(propensity_floor=[0.5, 1.5]), ValueError, r"^propensity_floor\[1\] must be in \(0, 1\]"),
+])
+def test_bad_settings_are_named(kw, error, message):
+    X, A, R, _ = _two_stage()
+    with pytest.raises(error, match=message):
+        _model(**kw).fit(X, A, R, [0.5, 0.5])
+
+
+def test_array_propensities_need_a_floor():
+    X, A, R, _ = _two_stage()
+    with pytest.raises(ValueError, match=r"^propensity_floor\[1\] is needed: stage 2's propensities are an array"):
+        _model(weight_sensitivity=0).fit(X, A, R, [0.5, np.full(len(X), 0.5)])
+
+
+def test_predict_shapes_and_stage_numbers():
+    X, A, R, _ = _two_stage()
+    m = _model().fit([X, X], A, R, [0.5, 0.5])
+    both = m.predict([X, X])
+    assert len(both) == 2 and both[0].shape == (len(X),)
+    assert_array_equal(m.predict(X, stage=1), both[0])
+    with pytest.raises(ValueError, match=r"^stage must be in 1..2, got stage=3"):
+        m.predict(X, stage=3)
+    with pytest.raises(ValueError, match=r"stage 1's history must have 3 columns, got 2"):
+        m.predict(X[:, :2], stage=1)
+
+
+def test_ipw_value_by_hand():
+    A = [np.array([1, -1, 1, -1]), np.array([1, 1, -1, -1])]
+    R = [np.zeros(4), np.array([1.0, 2.0, 3.0, 4.0])]
+    P = [np.full(4, 0.5), np.full(4, 0.5)]
+    d = [np.array([1, -1, -1, -1]), np.array([1, 1, 1, -1])]  # followed by subjects 0, 1, 3
+    value, se = ipw_value(d, A, R, P)
+    assert value == pytest.approx((1 + 2 + 4) / 3)
+    assert se > 0
+
+
+def test_floating_point_delta_is_small_and_zero_when_exact():
+    X, A, R, _ = _two_stage()
+    assert _model().fit(X, A, R, [0.5, 0.5]).floating_point_delta() == 0.0
+    assert 0 < _model(epsilon=2.0, random_state=0).fit(X, A, R, [0.5, 0.5]).floating_point_delta() < 1e-8
