@@ -92,17 +92,21 @@ if (run_check) {
   }
   say(sprintf("R CMD check: %s (%.1f s)", if (length(status_line)) status_line else "no status line",
               as.numeric(difftime(Sys.time(), t0, units = "secs"))))
-  # the vignette must have been built into the tarball, its code run and its output re-built (not skipped)
-  vignette_steps <- c("checking running R code from vignettes", "checking re-building of vignette outputs")
-  vignette_ok <- vapply(vignette_steps, function(step) {
+  # every vignette must have been built into the tarball, its code run and its output re-built (not skipped)
+  block_of <- function(step) {  # the lines of one "* checking ..." step
     at <- grep(step, check_out, fixed = TRUE)
-    length(at) == 1L && any(grepl("OK$", check_out[at:min(at + 3L, length(check_out))]))
-  }, logical(1))
-  say("vignette: ", paste(sprintf("%s: %s", sub("checking ", "", vignette_steps), ifelse(vignette_ok, "OK", "missing")),
-                          collapse = "; "))
-  if (!all(vignette_ok)) {
-    die("R CMD check did not run and re-build the vignette (", paste(vignette_steps[!vignette_ok], collapse = "; "),
-        "):\n", paste(grep("vignette", check_out, value = TRUE), collapse = "\n"))
+    if (length(at) != 1L) return(character())
+    starts <- grep("^\\* ", check_out)
+    check_out[at:(min(c(starts[starts > at], length(check_out) + 1L)) - 1L)]
+  }
+  vignettes <- list.files(file.path(pkg_dir, "vignettes"), pattern = "\\.Rmd$")
+  ran <- block_of("checking running R code from vignettes")
+  vignette_ok <- c(vapply(vignettes, function(v) any(grepl(paste0(v, ".*OK$"), ran, fixed = FALSE)), logical(1)),
+                   `re-built` = any(grepl("\\.\\.\\. OK$", block_of("checking re-building of vignette outputs"))))
+  say("vignettes: ", paste(sprintf("%s %s", names(vignette_ok), ifelse(vignette_ok, "OK", "NOT RUN")), collapse = "; "))
+  if (length(vignettes) == 0L || !all(vignette_ok)) {
+    die("R CMD check did not run every vignette and re-build its output:\n",
+        paste(grep("vignette", check_out, value = TRUE), collapse = "\n"))
   }
   if (length(status_line) == 0L || grepl("WARNING|ERROR", status_line)) {
     log <- file.path(work, "pydpowl.Rcheck", "00check.log")
