@@ -5,7 +5,7 @@ export PYDPOWL_REQUIRE_R := 1
 
 .PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask \
 	bench-dask-csv bench-family bench-family-r bench-r-worker lint clean coverage propensity-study policy-eval utility \
-	utility-full
+	utility-full docs
 
 setup:
 	@bash scripts/setup.sh
@@ -96,6 +96,10 @@ bench-family-r: setup
 ## The R worker as users meet it: Ctrl-C during a long fit (latency, 5 fresh sessions), the call after it, round trips
 bench-r-worker: setup
 	$(PY) benchmarks/bench_r_worker.py
+
+## The guides in docs/ as a static site in results/site (mkdocs, offline; not part of `make test`)
+docs: setup
+	$(PY) -m mkdocs build --strict
 
 lint: setup
 	$(PY) -m flake8 --max-line-length 120 --select F,E9 pydpowl r_reference validation tests benchmarks

@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
 __all__ = ["DPEstimator", "NotFittedError", "check_is_fitted", "check_prediction_input", "is_fitted", "feature_names_in",
-           "store_feature_names"]
+           "n_features_message", "store_feature_names"]
 
 
 class NotFittedError(_SklearnNotFittedError):
@@ -107,13 +107,31 @@ def _check_feature_names(estimator: Any, X: Any) -> None:
     elif fitted is None:
         warnings.warn(f"X has feature names, but {cls} was fitted without feature names", UserWarning, stacklevel=4)
     elif len(given) != len(fitted) or np.any(given != fitted):
-        unseen = [str(v) for v in given if v not in set(fitted)]
-        missing = [str(v) for v in fitted if v not in set(given)]
-        detail = "".join(f" {what}: {', '.join(names[:5])}{', ...' if len(names) > 5 else ''}."
-                         for what, names in (("Feature names unseen at fit time", unseen),
-                                             ("Feature names seen at fit time, yet now missing", missing)) if names)
-        raise ValueError("The feature names should match those that were passed during fit (same names, same "
-                         f"order).{detail or ' They are in another order.'}")
+        raise ValueError(_feature_names_mismatch_message(fitted, given))
+
+
+def _feature_names_mismatch_message(fitted: NDArray[np.object_], given: NDArray[np.object_],
+                                    max_shown: int = 5) -> str:
+    """The refusal of column names other than the fit's, one name a line (the lines scikit-learn's checks match).
+
+    Names are the columns' labels, not data values.
+    """
+    unseen = [str(v) for v in given if v not in set(fitted)]
+    missing = [str(v) for v in fitted if v not in set(given)]
+    parts = []
+    for title, names in (("Feature names unseen at fit time", unseen),
+                         ("Feature names seen at fit time, yet now missing", missing)):
+        if names:
+            more = ["..."] if len(names) > max_shown else []
+            parts.append(f"{title}:\n" + "".join(f"- {v}\n" for v in names[:max_shown] + more))
+    return ("The feature names should match those that were passed during fit.\n"
+            + ("".join(parts) or "Feature names must be in the same order as they were in fit.\n"))
+
+
+def n_features_message(owner: str, expected: int, got: int) -> str:
+    """The refusal of an X with another number of columns than the fit's (in scikit-learn's words too)."""
+    return (f"X must have {expected} columns, got {got} (X has {got} features, but {owner} is expecting {expected} "
+            "features as input).")
 
 
 def check_prediction_input(estimator: Any, X: Any, *, feature_names: bool = False) -> np.ndarray:
@@ -129,5 +147,5 @@ def check_prediction_input(estimator: Any, X: Any, *, feature_names: bool = Fals
         _check_feature_names(estimator, X)
     X = check_array("X", X)
     if X.shape[1] != estimator.n_features_in_:
-        raise ValueError(f"X must have {estimator.n_features_in_} columns, got {X.shape[1]}.")
+        raise ValueError(n_features_message(type(estimator).__name__, estimator.n_features_in_, X.shape[1]))
     return X

@@ -33,6 +33,8 @@ __all__ = [
     "treatment_counts",
     "treatment_error",
     "check_binary_target",
+    "check_target_vector",
+    "require_target",
     "binary_target_message",
     "check_both_arms",
     "check_same_length",
@@ -367,6 +369,30 @@ def check_treatment(name: str, value: ArrayLike, *, length: Optional[int] = None
     return np.where(arr == 0.0, -1.0, arr) if np.any(arr == 0.0) else arr
 
 
+def require_target(name: str, value: Any, what: str) -> None:
+    """Refuse a missing target (``None``) with the words scikit-learn's checks look for."""
+    if value is None:
+        raise ValueError(f"{name} must be array-like ({what}): this estimator requires {name} to be passed, but "
+                         f"the target {name} is None.")
+
+
+def _warn_column_vector(name: str, shape: Tuple[int, ...], stacklevel: int) -> None:
+    """scikit-learn's ``DataConversionWarning`` for a target of shape (n, 1) with n > 1 (then used raveled)."""
+    if len(shape) == 2 and shape[1] == 1 and shape[0] > 1:
+        from sklearn.exceptions import DataConversionWarning  # only here: the R worker never loads sklearn
+
+        warnings.warn(f"A column-vector {name} was passed when a 1d array was expected. Please change the "
+                      f"shape of {name} to (n_samples, ), for example using ravel().",
+                      DataConversionWarning, stacklevel=stacklevel + 1)
+
+
+def check_target_vector(name: str, value: ArrayLike, *, length: Optional[int] = None) -> NDArray[np.float64]:
+    """A regression target: required, a finite 1-D float64 array (a column vector with the warning)."""
+    require_target(name, value, "the target values")
+    _warn_column_vector(name, tuple(getattr(value, "shape", ())), stacklevel=3)  # arrays and DataFrames
+    return check_vector(name, value, length=length)
+
+
 def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = None,
                         classes: Optional[Sequence[Any]] = None) -> Tuple[NDArray[Any], NDArray[np.float64]]:
     """Class labels of a binary classifier: ``(classes, labels in {-1, 1})``.
@@ -380,17 +406,10 @@ def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = 
     """
     if is_sparse(value):
         raise TypeError(f"{name} is a sparse matrix ({type(value).__name__}); sparse input is not supported.")
-    if value is None:
-        raise ValueError(f"{name} must be array-like (the class labels): this estimator requires {name} to be "
-                         f"passed, but the target {name} is None.")
+    require_target(name, value, "the class labels")
     arr = np.asarray(value)
     if arr.ndim == 2 and 1 in arr.shape:
-        if arr.shape[1] == 1 and arr.shape[0] > 1:
-            from sklearn.exceptions import DataConversionWarning  # only here: the R worker never loads sklearn
-
-            warnings.warn(f"A column-vector {name} was passed when a 1d array was expected. Please change the "
-                          f"shape of {name} to (n_samples, ), for example using ravel().",
-                          DataConversionWarning, stacklevel=3)
+        _warn_column_vector(name, arr.shape, stacklevel=3)
         arr = arr.ravel()
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}.")
@@ -443,7 +462,7 @@ def check_both_arms(name: str, labels: NDArray[np.float64]) -> None:
 
 def one_arm_message(name: str, size: int, arm: int) -> str:
     """The one message for treatments that all lie in the arm ``arm`` (in-memory and chunked checks alike)."""
-    return f"{name} must contain both arms -1 and 1; all {size} entries are {arm:+d}."
+    return f"{name} must contain both arms -1 and 1; all {size} entries are {arm:+d} (one class only)."
 
 
 def check_same_length(names: Sequence[str], lengths: Sequence[int]) -> None:

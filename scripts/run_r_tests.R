@@ -6,10 +6,10 @@
 # 1. The package's testthat tests run against the INSTALLED package (make setup
 #    installs it); an installed copy older than the sources is an error, so a
 #    stale install can never pass for the current code.
-# 2. R CMD check --no-manual --no-build-vignettes on a tarball built in a
-#    temporary directory (code, documentation and examples checks, and the
-#    tests once more through tests/testthat.R). WARNING or ERROR fails; NOTEs
-#    are shown.
+# 2. R CMD check --no-manual on a tarball built in a temporary directory with
+#    its vignette (code, documentation and examples checks, the vignette's code
+#    run and its output re-built, and the tests once more through
+#    tests/testthat.R). WARNING or ERROR fails; NOTEs are shown.
 # Missing backends (the Python engine, DPpack) are errors, not skips
 # (PYDPOWL_REQUIRE_R=1). Exit status: 0 when everything passed, 1 otherwise.
 
@@ -74,14 +74,14 @@ if (run_check) {
   dir.create(work)
   r_bin <- file.path(R.home("bin"), "R")
   old <- setwd(work)  # R CMD build and check write into the working directory
-  build_out <- system2(r_bin, c("CMD", "build", "--no-build-vignettes", "--no-manual", shQuote(pkg_dir)),
+  build_out <- system2(r_bin, c("CMD", "build", "--no-manual", shQuote(pkg_dir)),
                        stdout = TRUE, stderr = TRUE)
   tarball <- list.files(work, pattern = "^pydpowl_.*\\.tar\\.gz$", full.names = TRUE)
   if (length(tarball) != 1L) {
     setwd(old)
     die("R CMD build did not produce a tarball:\n", paste(build_out, collapse = "\n"))
   }
-  check_out <- system2(r_bin, c("CMD", "check", "--no-manual", "--no-build-vignettes", shQuote(basename(tarball))),
+  check_out <- system2(r_bin, c("CMD", "check", "--no-manual", shQuote(basename(tarball))),
                        stdout = TRUE, stderr = TRUE, env = "_R_CHECK_SYSTEM_CLOCK_=FALSE")
   setwd(old)
   status_line <- grep("^Status:", check_out, value = TRUE)
@@ -92,6 +92,22 @@ if (run_check) {
   }
   say(sprintf("R CMD check: %s (%.1f s)", if (length(status_line)) status_line else "no status line",
               as.numeric(difftime(Sys.time(), t0, units = "secs"))))
+  # every vignette must have been built into the tarball, its code run and its output re-built (not skipped)
+  block_of <- function(step) {  # the lines of one "* checking ..." step
+    at <- grep(step, check_out, fixed = TRUE)
+    if (length(at) != 1L) return(character())
+    starts <- grep("^\\* ", check_out)
+    check_out[at:(min(c(starts[starts > at], length(check_out) + 1L)) - 1L)]
+  }
+  vignettes <- list.files(file.path(pkg_dir, "vignettes"), pattern = "\\.Rmd$")
+  ran <- block_of("checking running R code from vignettes")
+  vignette_ok <- c(vapply(vignettes, function(v) any(grepl(paste0(v, ".*OK$"), ran, fixed = FALSE)), logical(1)),
+                   `re-built` = any(grepl("\\.\\.\\. OK$", block_of("checking re-building of vignette outputs"))))
+  say("vignettes: ", paste(sprintf("%s %s", names(vignette_ok), ifelse(vignette_ok, "OK", "NOT RUN")), collapse = "; "))
+  if (length(vignettes) == 0L || !all(vignette_ok)) {
+    die("R CMD check did not run every vignette and re-build its output:\n",
+        paste(grep("vignette", check_out, value = TRUE), collapse = "\n"))
+  }
   if (length(status_line) == 0L || grepl("WARNING|ERROR", status_line)) {
     log <- file.path(work, "pydpowl.Rcheck", "00check.log")
     if (file.exists(log)) message(paste(utils::tail(readLines(log), 40L), collapse = "\n"))

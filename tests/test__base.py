@@ -51,3 +51,16 @@ def test_is_fitted_and_check_is_fitted():
 def test_repr_is_scikit_learns():
     assert repr(_Toy(alpha=2.0)) == "_Toy(alpha=2.0)"
     assert "random_state=Generator" in repr(_Toy(random_state=np.random.default_rng(0)))
+
+
+def test_other_column_names_are_listed_one_a_line():
+    """The lines scikit-learn's check_dataframe_column_names_consistency reads, at most five names each."""
+    from pydpowl._base import _feature_names_mismatch_message as message
+
+    fitted = np.array(["a", "b", "c"], dtype=object)
+    assert message(fitted, fitted[::-1]) == ("The feature names should match those that were passed during fit.\n"
+                                            "Feature names must be in the same order as they were in fit.\n")
+    assert message(fitted, np.array(["a", "b", "z"], dtype=object)).endswith(
+        "Feature names unseen at fit time:\n- z\nFeature names seen at fit time, yet now missing:\n- c\n")
+    many = np.array([f"x{j}" for j in range(7)], dtype=object)
+    assert message(fitted, many).count("\n- ") == 6 + 3 and "- x4\n- ...\n" in message(fitted, many)

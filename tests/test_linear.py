@@ -238,3 +238,16 @@ def test_an_epsilon_too_small_for_the_solver_is_named_with_the_smallest_that_wor
     assert 1e-8 < smallest < 1e-3
     for seed in range(5):
         assert DPLinearRegression(epsilon=smallest, random_state=seed, **settings).fit(X, y).coef_.shape == (2,)
+
+
+def test_target_is_required_and_a_column_vector_warned(data):
+    """scikit-learn's rules for a regression target (check_requires_y_none, check_supervised_y_2d)."""
+    from sklearn.exceptions import DataConversionWarning
+
+    X, y = data
+    m = DPLinearRegression(epsilon=math.inf, feature_bounds=FB, target_bounds=TB)
+    with pytest.raises(ValueError, match=r"^y must be array-like .*requires y to be passed, but the target y is None"):
+        m.fit(X, None)
+    with pytest.warns(DataConversionWarning, match="A column-vector y was passed"):
+        column = m.fit(X, y[:, None]).coef_
+    np.testing.assert_array_equal(column, m.fit(X, y).coef_)

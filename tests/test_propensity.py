@@ -235,3 +235,14 @@ def test_second_moment_bound_uses_the_papers_form(data):
     with pytest.raises(ValueError, match="hessian_bound_kind"):
         LogisticPropensity(hessian_lower_bound=0.05, hessian_bound_kind="eigen", assume_hessian_bound=True,
                            **kw).fit(X[:500], A[:500])
+
+
+def test_n_features_in_and_another_number_of_columns(data):
+    X, A, _ = data
+    model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1).fit(X[:500], A[:500])
+    assert model.n_features_in_ == 2
+    with pytest.raises(ValueError, match=r"^X must have 2 columns, got 1 \(X has 1 features, but LogisticPropensity "
+                                         r"is expecting 2 features as input\)"):
+        model.predict_proba(X[:, :1])
+    with pytest.raises(ValueError, match=r"all 3 entries are \+1 \(one class only\)"):
+        LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1).fit(X[:3], np.ones(3))

@@ -82,6 +82,9 @@ class BinaryERMClassifier(ClassifierMixin, DPEstimator):
 
     _split_intercept = True
 
+    def _more_tags(self) -> dict:
+        return {"binary_only": True}  # scikit-learn < 1.6 reads tags here (Debian's 1.2.1); see docs/sklearn.md
+
     def _bounds(self, X: NDArray[np.float64], columns: Optional[Sequence[str]] = None
                 ) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The checked ``(lower, upper)`` feature bounds in the order of X's ``columns`` (bounds by name are

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import DPEstimator, store_feature_names
+from .._base import DPEstimator, check_prediction_input, store_feature_names
 from .._validation import check_array, check_both_arms, check_diagnose_bounds, check_positive, check_treatment, \
     columns_by_name, diagnose_bounds, feature_names_of, resolve_rng
 from ..engine.preprocessing import FeatureScaler
@@ -152,5 +152,5 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
 
     def _unclipped_linear_predictor(self, X: ArrayLike) -> NDArray[np.float64]:
         X = columns_by_name(X, getattr(self, "feature_names_in_", None), owner="DPLogisticPropensity")
-        Z, _ = self.scaler_.transform(X)  # features clipped to the bounds and scaled
+        Z, _ = self.scaler_.transform_checked(check_prediction_input(self, X))  # clipped to the bounds, scaled
         return Z @ self.scaled_coef_

@@ -12,7 +12,7 @@ from sklearn.base import RegressorMixin
 
 from .._base import DPEstimator, check_prediction_input, feature_names_in, store_feature_names
 from .._validation import check_array, check_bool, check_diagnose_bounds, check_epsilon, check_positive, \
-    check_vector, diagnose_bounds, feature_names_of, resolve_rng
+    check_target_vector, diagnose_bounds, feature_names_of, resolve_rng
 from ..engine.mechanisms import kst_calibration
 from ..engine.preprocessing import FeatureScaler
 from ._family import release_spent
@@ -184,7 +184,7 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         eps, delta, gamma, tol, lo_y, hi_y = self._settings()
         X = check_array("X", X, order="K")  # read column by column: no row-major copy
         n, p = X.shape
-        y = check_vector("y", y, length=n)
+        y = check_target_vector("y", y, length=n)
         scaler = FeatureScaler.from_bounds(self.feature_bounds, p, self.fit_intercept, columns=columns)
         diagnose_bounds(X, scaler.lower, scaler.upper, check_diagnose_bounds(self.diagnose_bounds), columns=columns,
                         owner="DPLinearRegression")

@@ -99,7 +99,7 @@ def encode_arms(name: str, values: ArrayLike, *, length: Optional[int] = None,
     classes, codes = np.unique(arr, return_inverse=True)
     if classes.size < 2:
         raise ValueError(f"{name} must contain at least two arms (a rule chooses between treatments); all "
-                         f"{arr.shape[0]} entries are {_label_text(classes[0])}." if arr.shape[0] else
+                         f"{arr.shape[0]} entries are {_label_text(classes[0])} (one class only)." if arr.shape[0] else
                          f"{name} is empty: at least two arms are needed.")
     return classes, codes.astype(np.intp)
 

@@ -61,7 +61,7 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._base import DPEstimator, check_is_fitted, store_feature_names
+from .._base import DPEstimator, check_is_fitted, n_features_message, store_feature_names
 from .._validation import (
     check_array,
     check_bool,
@@ -181,6 +181,10 @@ class BoundedLogitModel:
     def _unclipped_linear_predictor(self, X: ArrayLike) -> NDArray[np.float64]:
         raise NotImplementedError
 
+    def _more_tags(self) -> dict:
+        """scikit-learn's tags: fitted on a treatment of two arms, which is required (docs/sklearn.md)."""
+        return {"binary_only": True, "requires_y": True}
+
     def linear_predictor(self, X: ArrayLike) -> Tuple[NDArray[np.float64], int]:
         """The linear predictor clipped to ``[-M, M]`` and the number of clipped rows."""
         check_is_fitted(self)
@@ -257,6 +261,8 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
     n_samples_ : int
         n_p, the number of rows the model was fitted on (public under the
         replacement relation); it enters the weight bound.
+    n_features_in_ : int
+        p, the number of feature columns (public).
     hessian_lower_bound_ : float
         The b_x used (nan for an external model).
     hessian_bound_kind_ : str
@@ -286,7 +292,7 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
     def _design_checked(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         lower, upper = self.bounds_
         if X.shape[1] != lower.shape[0]:
-            raise ValueError(f"X must have {lower.shape[0]} columns, got {X.shape[1]}.")
+            raise ValueError(n_features_message("LogisticPropensity", lower.shape[0], X.shape[1]))
         return np.column_stack([np.ones(X.shape[0]), np.clip(X, lower, upper)])
 
     def _public_b_x(self, ridge: float) -> Tuple[Optional[float], str]:
@@ -366,6 +372,7 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
         beta = _polish_ridge_logistic(D, a01, start, ridge)
         self.coef_ = beta
         self.n_samples_ = int(D.shape[0])
+        self.n_features_in_ = int(X_arr.shape[1])
         lower, upper = self.bounds_
         self.feature_norm_bound_ = float(np.sqrt(1.0 + np.sum(np.maximum(np.abs(lower), np.abs(upper)) ** 2)))
         self.hessian_bound_kind_ = kind

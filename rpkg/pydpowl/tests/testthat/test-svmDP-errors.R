@@ -185,7 +185,8 @@ test_that("Python exceptions surface as R errors with the message in R's words a
     huber_h = 0.5, random_seed = NULL)), error = identity)
   expect_s3_class(err, "pydpowl_value_error")
   expect_identical(conditionMessage(err),
-                   "treatment must contain at least two arms (a rule chooses between treatments); all 3 entries are 1.")
+                   paste("treatment must contain at least two arms (a rule chooses between treatments); all 3",
+                         "entries are 1 (one class only)."))
   err <- tryCatch(pydpowl:::engine("no_such_function", list()), error = identity)
   expect_identical(conditionMessage(err), "the Python worker has no function 'no_such_function'")
   expect_true(pydpowl_available())  # an error leaves the worker usable
