@@ -218,3 +218,19 @@ def test_rule_predicts_labels_and_maps_to_the_original_space():
     assert_allclose(rule.scores(X), direct, atol=1e-12)  # X inside the bounds: no clipping
     assert set(rule.predict(X)) <= set(classes)
     assert rule.to_dict()["classes"] == ["high", "low", "mid"]
+
+
+@pytest.mark.parametrize("propensity, message", [
+    (np.array([[0.2, 0.3, 0.5], [0.4, 0.4, 0.4], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]]),
+     r"each row must sum to 1 across the 3 arms .* 1 of 4 rows do not \(first at row 2\)"),
+    (np.array([[0.2, 0.3, 0.5], [0.1, 0.6, 0.3], [0.3, 0.3, 1.4], [0.5, 0.25, 0.25]]),
+     r"must lie in \[0, 1\]; 1 of 4 rows do not \(first at row 3\)"),
+    (np.array([[0.2, 0.3, 0.5], [0.1, 0.6, 0.3], [0.3, 0.3, 0.4], [0.0, 0.5, 0.5]]),
+     r"received an arm of probability 0 \(first at row 4\)"),
+    (np.array([0.3, 0.3, 0.3, 0.0]), r"1 of 4 entries do not \(first at position 4\)"),
+])
+def test_propensity_positions_count_from_index_base(propensity, message):
+    """R's front end counts rows from 1 (index_base=1)."""
+    classes, codes = encode_arms("t", ["a", "b", "c", "a"])
+    with pytest.raises(ValueError, match=message):
+        resolve_arm_propensity(propensity, classes, codes, weight_sensitivity=0, index_base=1)
