@@ -112,14 +112,9 @@ def adhd_data() -> dict:
 
 
 def matched_gamma(c: float, n_k: int, n_columns: int, feature_scale: float) -> float:
-    """pydpowl's ``gamma`` for DTRlearn2's stage objective with ``c`` on ``n_k`` followers.
+    """pydpowl's ``gamma`` for DTRlearn2's stage objective with ``c`` on ``n_k`` followers (``n_columns`` = d,
+    intercept included, features scaled by a common bound ``feature_scale``): ``n_k / (c d s^2)``, the
+    engine's :func:`pydpowl.estimators.multistage.gamma_for_cost` (derivation there)."""
+    from pydpowl.estimators.multistage import gamma_for_cost
 
-    pydpowl minimises ``sum_i w_i l(y_i z_i'theta) + (gamma/2) ||theta||^2`` over all n subjects (weight 0
-    for those who did not follow), with ``z = [1, x / s] / sqrt(d)`` for features scaled by a common bound
-    ``s`` (``d`` columns, intercept included), so ``theta_j = beta_j s sqrt(d)`` and the penalty on the
-    features is ``(gamma d s^2 / 2) ||beta||^2``. DTRlearn2's objective times ``n_k / c`` is
-    ``sum_i |w_i| hinge + (n_k / (2c)) ||beta||^2``: the two agree for ``gamma = n_k / (c d s^2)``, up to
-    pydpowl's penalty on the intercept (``gamma d beta0^2 / 2``, ``s^2`` times weaker than on a feature) and
-    the Huber smoothing of the hinge.
-    """
-    return float(n_k) / (float(c) * int(n_columns) * float(feature_scale) ** 2)
+    return gamma_for_cost(c, n_k, n_columns, feature_scale)

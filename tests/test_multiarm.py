@@ -231,3 +231,19 @@ def test_k_arm_fit_reports_epsilon_and_the_rounding_delta():
                                                                                                          1 / 3)
     fp = floating_point_delta(epsilon=1.5, dim=2 * 4, grid=m.release_grid_, noise_scale=m.sensitivity_ / 1.5)
     assert m.privacy_spent_ == (1.5, fp) and 0 < fp < 1e-7 and m.summary().privacy_spent == m.privacy_spent_
+
+
+@pytest.mark.parametrize("propensity, message", [
+    (np.array([[0.2, 0.3, 0.5], [0.4, 0.4, 0.4], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]]),
+     r"each row must sum to 1 across the 3 arms .* 1 of 4 rows do not \(first at row 2\)"),
+    (np.array([[0.2, 0.3, 0.5], [0.1, 0.6, 0.3], [0.3, 0.3, 1.4], [0.5, 0.25, 0.25]]),
+     r"must lie in \[0, 1\]; 1 of 4 rows do not \(first at row 3\)"),
+    (np.array([[0.2, 0.3, 0.5], [0.1, 0.6, 0.3], [0.3, 0.3, 0.4], [0.0, 0.5, 0.5]]),
+     r"received an arm of probability 0 \(first at row 4\)"),
+    (np.array([0.3, 0.3, 0.3, 0.0]), r"1 of 4 entries do not \(first at position 4\)"),
+])
+def test_propensity_positions_count_from_index_base(propensity, message):
+    """R's front end counts rows from 1 (index_base=1)."""
+    classes, codes = encode_arms("t", ["a", "b", "c", "a"])
+    with pytest.raises(ValueError, match=message):
+        resolve_arm_propensity(propensity, classes, codes, weight_sensitivity=0, index_base=1)

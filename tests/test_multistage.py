@@ -183,3 +183,20 @@ def test_floating_point_delta_is_small_and_zero_when_exact():
     X, A, R, _ = _two_stage()
     assert _model().fit(X, A, R, [0.5, 0.5]).floating_point_delta() == 0.0
     assert 0 < _model(epsilon=2.0, random_state=0).fit(X, A, R, [0.5, 0.5]).floating_point_delta() < 1e-8
+
+
+def test_gamma_for_cost_gives_dtrlearn2s_penalty_on_a_common_scale():
+    """gamma = n / (c d s^2): pydpowl's (gamma/2) ||theta||^2 over theta_j = beta_j s sqrt(d) (DPpack's scaled
+    space, from the engine's own FeatureScaler) is DTRlearn2's (n / (2c)) ||beta||^2."""
+    from pydpowl import FeatureScaler
+    from pydpowl.estimators.multistage import gamma_for_cost
+
+    n, c, s = 250, 0.5, 4.0
+    scaler = FeatureScaler.from_bounds(([-s] * 3, [s] * 3), 3, True)
+    gamma = gamma_for_cost(c, n, scaler.n_coefficients, s)
+    beta = np.array([0.0, 0.3, -1.2, 0.7])  # intercept 0: DTRlearn2 does not penalise it
+    theta = beta * scaler.column_scale * scaler.dimension_scale  # coef_to_original's inverse
+    assert_allclose(scaler.coef_to_original(theta), beta, rtol=1e-14)
+    assert gamma / 2 * theta @ theta == pytest.approx(n / (2 * c) * beta @ beta, rel=1e-14)
+    with pytest.raises(ValueError, match=r"^c must be in \(0, inf\), got c=0\.0"):
+        gamma_for_cost(0.0, n, 4, s)

@@ -319,3 +319,107 @@ def test_warnings_counted_from_the_private_data_never_reach_r():
         warnings.simplefilter("always")
         assert rcalls._for_r(call)() == 1
     assert [(w.category, str(w.message)) for w in caught] == [(UserWarning, "eps = 0.5 is small")]
+
+
+# ---- several arms and several stages --------------------------------------------------------------------------
+
+def _arms_data(n=300, seed=5):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 3))
+    codes = rng.integers(1, 4, n).astype(float)  # R's levels' positions
+    B = rng.uniform(0, 2, n) + (codes == 1 + (X[:, 0] > 0))
+    return X, codes, B
+
+
+def test_fit_owl_with_three_arms_releases_what_dpowl_releases_and_names_the_levels():
+    X, codes, B = _arms_data()
+    kw = dict(x=X, treatment=codes, benefit=B, lower=-np.ones(3), upper=np.ones(3), intercept=True, epsilon=1.0,
+              gamma=20.0, weights_upper_bound=10.0, huber_h=0.5, levels=["a", "b", "c"])
+    with pytest.warns(ReplayStreamWarning):
+        out = rcalls.fit_owl(**kw, propensity={"per_arm": np.array([0.5, 0.25, 0.25])},
+                             random_seed=RRandom(11).get_state())
+    model = DPOWL(epsilon=1.0, gamma=20.0, weights_upper_bound=10.0, feature_bounds=(-np.ones(3), np.ones(3)),
+                  random_state=RRandom(11)).fit(X, codes, B, {1.0: 0.5, 2.0: 0.25, 3.0: 0.25})
+    np.testing.assert_array_equal(out["coef"], model.coef_)
+    np.testing.assert_array_equal(out["intercept"], model.intercept_)
+    assert out["vertices"].shape == (3, 2) and out["noise"]["sd"].shape == (2, 4)
+    assert out["noise"]["expected_norm"] == pytest.approx(8 * out["sensitivity"] / 1.0, rel=1e-14)
+    with pytest.raises(ValueError, match=r'^propensity\["b"\] must be a probability in \(0, 1\], got 1\.25\.$'):
+        rcalls.fit_owl(**kw, propensity={"per_arm": np.array([0.5, 1.25, 0.25])})
+    with pytest.raises(ValueError, match=r"^propensity = 0\.5: one number means balanced randomisation, 1/3 for the 3 "
+                                         r'arms; .*\(names "a", "b", "c"\), or an n x 3 matrix'):
+        rcalls.fit_owl(**kw, propensity=0.5)
+    # two arms coded -1/+1 by R: a per-arm vector is the probability of the arm coded +1, as before
+    A = np.where(codes > 1, 1.0, -1.0)
+    two = {**kw, "treatment": A, "levels": ["s", "g"], "epsilon": np.inf}
+    np.testing.assert_array_equal(rcalls.fit_owl(**two, propensity={"per_arm": np.array([0.4, 0.6])})["coef"],
+                                  rcalls.fit_owl(**two, propensity=0.6)["coef"])
+    assert "vertices" not in rcalls.fit_owl(**two, propensity=0.6)
+
+
+def _stages(n=400, seed=7):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    A1, A2 = rng.choice([-1.0, 1.0], n), rng.choice([-1.0, 1.0], n)
+    R2 = (A1 == np.sign(X[:, 0])) + (A2 == np.sign(X[:, 1])) + rng.normal(0, 0.5, n)
+    H = [X, np.column_stack([X, A1])]
+    bounds = [{"lower": np.full(3, -3.0), "upper": np.full(3, 3.0)},
+              {"lower": np.r_[np.full(3, -3.0), -1.0], "upper": np.r_[np.full(3, 3.0), 1.0]}]
+    return dict(H=H, AA=[A1, A2], RR=[np.zeros(n), R2], n=float(n), pi=[0.5, 0.5], bounds=bounds,
+                reward_bounds=[np.array([0.0, 0.1]), np.array([-1.0, 4.0])])
+
+
+def test_owl_fit_releases_what_dpmultistageowl_releases():
+    from pydpowl import DPMultiStageOWL
+
+    kw = _stages()
+    with pytest.warns(ReplayStreamWarning):
+        out = rcalls.owl_fit(**kw, epsilon=np.array([2.0]), gamma=np.array([30.0]), baseline="linear",
+                             random_seed=RRandom(3).get_state())
+    model = DPMultiStageOWL(epsilon=2.0, gamma=30.0, baseline="linear", reward_bounds=[(0.0, 0.1), (-1.0, 4.0)],
+                            feature_bounds=[([-3] * 3, [3] * 3), ([-3] * 3 + [-1], [3] * 3 + [1])],
+                            random_state=RRandom(3)).fit(kw["H"], kw["AA"], kw["RR"], [0.5, 0.5])
+    for got, st in zip(out["stages"], model.stages_):
+        np.testing.assert_array_equal(got["coef"], st.rule.coef)
+        np.testing.assert_array_equal(got["intercept"], st.rule.intercept)
+        np.testing.assert_array_equal(got["baseline_coef"], st.baseline_coef)
+    assert out["ledger"]["release"] == [r.label for r in model.ledger_.releases]
+    np.testing.assert_array_equal(out["random_seed"][1:], model.random_state.get_state()[1:])
+    # DTRlearn2's c: gamma_k = n / (c d_k s_k^2), s_k the stage's largest bound
+    out = rcalls.owl_fit(**kw, epsilon=np.inf, c=np.array([0.5]))
+    assert [s["gamma"] for s in out["stages"]] == pytest.approx([400 / (0.5 * 4 * 9), 400 / (0.5 * 5 * 9)], rel=1e-15)
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda kw: kw["H"].__setitem__(1, kw["H"][1][1:]), r"^H\[\[2\]\] \(stage 2's history\) has 399 rows but n = 400"),
+    (lambda kw: kw["AA"].__setitem__(1, np.ones(400)),
+     r"^AA\[\[2\]\] \(stage 2's treatments\) must contain at least two arms .* all 400 entries are 1\.$"),
+    (lambda kw: kw["pi"].__setitem__(0, {"per_arm": np.array([0.5, 0.6])}),
+     r"^pi\[\[1\]\]: the probabilities of the 2 arms must sum to 1 .* got 1\.1\.$"),
+    (lambda kw: kw["pi"].__setitem__(0, np.full(400, 0.5)), r"^pi\[\[1\]\] gives P\(A \| H\) per subject: state how"),
+    (lambda kw: kw["RR"].__setitem__(1, np.r_[np.nan, kw["RR"][1][1:]]),
+     r"^RR\[\[2\]\] must be finite; it has 1 NaN and 0 infinite entries of 400 at position\(s\) 1\."),
+    (lambda kw: kw["bounds"][1].__setitem__("lower", np.r_[np.full(3, 3.5), -1.0]),
+     r"^bounds\[\[2\]\]\$lower must be <= bounds\[\[2\]\]\$upper for every feature; reversed at position\(s\) 1, 2, 3"),
+    (lambda kw: kw.__setitem__("reward_bounds", [np.array([0.0, 0.1]), np.array([4.0, -1.0])]),
+     r"^reward_bounds\[\[2\]\] must be c\(lower, upper\) with lower < upper .*got c\(4, -1\)\.$"),
+])
+def test_owl_fit_checks_speak_r(change, match):
+    kw = _stages()
+    change(kw)
+    with pytest.raises(ValueError, match=match):
+        rcalls.owl_fit(**kw, epsilon=1.0, gamma=10.0)
+
+
+def test_owl_evaluate_is_dtrlearn2s_value_and_benefit():
+    from pydpowl.estimators.multistage import ipw_value
+
+    kw = _stages()
+    rng = np.random.default_rng(0)
+    rec = [rng.choice([-1.0, 1.0], 400) for _ in range(2)]
+    out = rcalls.owl_evaluate(recommended=rec, AA=kw["AA"], RR=kw["RR"], pi=[0.5, {"per_arm": np.array([0.5, 0.5])}])
+    value, _ = ipw_value(rec, kw["AA"], kw["RR"], [np.full(400, 0.5)] * 2)
+    follow = (rec[0] == kw["AA"][0]) & (rec[1] == kw["AA"][1])
+    Y = kw["RR"][0] + kw["RR"][1]
+    assert out["valuefun"] == pytest.approx(Y[follow].mean(), rel=1e-12) == value
+    assert out["benefit"] == pytest.approx(Y[follow].mean() - Y[~follow].mean(), rel=1e-12)

@@ -125,7 +125,7 @@ class ArmPropensity:
 
 def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArray[np.intp], *,
                            weight_sensitivity: Any = None, weights_upper_bound: float = 1.0,
-                           name: str = "propensity") -> ArmPropensity:
+                           name: str = "propensity", index_base: int = 0) -> ArmPropensity:
     """``P(A_i | x_i)`` of the arm each subject received, for ``K = len(classes)`` arms.
 
     ``propensity`` may be
@@ -141,7 +141,8 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
 
     Scalars and mappings are public design constants (C = 0 unless
     ``weight_sensitivity`` states more); arrays need ``weight_sensitivity``
-    stated, as for :class:`pydpowl.DPOWL`.
+    stated, as for :class:`pydpowl.DPOWL`. Positions in messages count from
+    ``index_base`` (1 for R).
 
     Raises
     ------
@@ -206,7 +207,7 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
         bad = ~((arr > 0.0) & (arr <= 1.0))
         if bad.any():
             raise ValueError(f"{name} must lie in (0, 1] (P(A_i | x_i) of the received arm); {int(bad.sum())} of "
-                             f"{n} entries do not (first at position {int(np.flatnonzero(bad)[0])}).")
+                             f"{n} entries do not (first at position {int(np.flatnonzero(bad)[0]) + index_base}).")
         return ArmPropensity(arr, _array_C(arr, n, weight_sensitivity, weights_upper_bound), None)
     if arr.ndim != 2 or arr.shape != (n, K):
         raise ValueError(f"{name} as a matrix must have shape (n, K) = ({n}, {K}) (one column per arm, in the "
@@ -214,17 +215,20 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
     bad = ~((arr >= 0.0) & (arr <= 1.0))
     if bad.any():
         rows = np.flatnonzero(bad.any(axis=1))
-        raise ValueError(f"{name} must lie in [0, 1]; {rows.size} of {n} rows do not (first at row {int(rows[0])}).")
+        raise ValueError(f"{name} must lie in [0, 1]; {rows.size} of {n} rows do not (first at row "
+                         f"{int(rows[0]) + index_base}).")
     sums = arr.sum(axis=1)
     off = np.abs(sums - 1.0) > PROBABILITY_SUM_TOL
     if off.any():
         raise ValueError(f"{name}: each row must sum to 1 across the {K} arms (P(A = a | x_i) for every arm); "
-                         f"{int(off.sum())} of {n} rows do not (first at row {int(np.flatnonzero(off)[0])}).")
+                         f"{int(off.sum())} of {n} rows do not (first at row "
+                         f"{int(np.flatnonzero(off)[0]) + index_base}).")
     received = arr[np.arange(n), codes]
     zero = received <= 0.0
     if zero.any():
         raise ValueError(f"{name}: the probability of the received arm must be > 0; {int(zero.sum())} of {n} "
-                         f"subjects received an arm of probability 0 (first at row {int(np.flatnonzero(zero)[0])}).")
+                         f"subjects received an arm of probability 0 (first at row "
+                         f"{int(np.flatnonzero(zero)[0]) + index_base}).")
     return ArmPropensity(received, _array_C(received, n, weight_sensitivity, weights_upper_bound), None)
 
 

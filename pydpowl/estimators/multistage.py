@@ -46,7 +46,7 @@ from ..privacy.accountant import BudgetAccountant
 from .multiarm import ArmRule, encode_arms, prepare_arm_problem, release_arm_rule, release_spent, \
     resolve_arm_propensity
 
-__all__ = ["DPMultiStageOWL", "StageRelease", "ipw_value"]
+__all__ = ["DPMultiStageOWL", "StageRelease", "ipw_value", "gamma_for_cost"]
 
 #: baselines that are not numbers
 BASELINES = ("lower", "linear", "ols")
@@ -561,3 +561,36 @@ def ipw_value(regime_treatments: Sequence[NDArray[Any]], A: Sequence[ArrayLike],
     n = c.shape[0]
     influence = w * (Y - value) / (total / n)
     return value, float(np.sqrt(np.sum(influence ** 2)) / n)
+
+
+def gamma_for_cost(c: float, n_subjects: int, n_coefficients: int, feature_scale: float) -> float:
+    """pydpowl's ``gamma`` for DTRlearn2's (and an SVM's) cost ``c`` on ``n_subjects`` subjects.
+
+    DTRlearn2's ``owl()`` fits a stage on its ``n_k`` followers by minimising
+    ``(1/2) ||beta||^2 + (c / n_k) sum_i w_i hinge_i`` (``WeightSVM::wsvm`` with
+    ``cost = c / n_k``; the intercept is not penalised); times ``n_k / c`` that
+    is ``sum_i w_i hinge_i + (n_k / (2c)) ||beta||^2``. pydpowl minimises
+    ``sum_i w_i l_i + (gamma / 2) ||theta||^2`` (times n) over the scaled rows
+    ``z = [1, x_j / s_j] / sqrt(d)``, where ``theta_j = beta_j s_j sqrt(d)``:
+    with a common feature scale ``s_j = s`` its penalty on the features is
+    ``(gamma d s^2 / 2) ||beta||^2``, so the two objectives agree for
+
+        gamma = n_k / (c d s^2),
+
+    up to pydpowl's penalty on the intercept (``s^2`` times weaker than on a
+    feature) and the Huber smoothing of the hinge. With unequal scales a
+    feature of scale ``s_j < s`` is penalised ``(s_j / s)^2`` times less.
+
+    Parameters
+    ----------
+    c : float
+        The cost, in (0, inf).
+    n_subjects : int
+        ``n_k`` (DTRlearn2's followers, for the cross-checks) or ``n`` (public: the R front end's
+        ``owl(c = )``, where the count of followers would be computed from the private data).
+    n_coefficients : int
+        ``d``, the stage's features plus the intercept.
+    feature_scale : float
+        ``s``, the common ``max(|lower_j|, |upper_j|)`` of the stage's features.
+    """
+    return float(n_subjects) / (check_positive("c", c) * int(n_coefficients) * float(feature_scale) ** 2)

@@ -4,59 +4,18 @@ dpowl <- function(x, ...) UseMethod("dpowl")
 
 # ---- treatment coding -------------------------------------------------------
 
-# Map the received treatment to {-1, +1} with an explicit rule, and remember the
-# rule so predict() answers in the user's coding:
-#   factor with 2 levels: first level -> -1 (reference), second -> +1 (as glm);
-#   logical: FALSE -> -1, TRUE -> +1;
-#   numeric in {-1, 1}: as is;  numeric in {0, 1}: 0 -> -1, 1 -> +1.
+# Two arms (dpowl_analysis()): the coding of code_arms() (R/arms.R), the first level -1 and the second +1.
 code_treatment <- function(a, n, call) {
-  if (is.data.frame(a) && ncol(a) == 1L) a <- a[[1L]]
-  if (is.character(a)) {
-    arg_error(paste0("treatment must be a factor with 2 levels, a logical or numeric {-1, 1} / {0, 1}, got a ",
-                     "character vector; use factor(treatment, levels = c(<reference>, <other>)) so that the ",
-                     "coding is explicit (the second level is coded +1)."), call)
+  tr <- code_arms(a, n, "treatment", call)
+  if (length(tr$coding$levels) != 2L) {
+    arg_error(sprintf("treatment must have exactly 2 arms here, got %d: %s.", length(tr$coding$levels),
+                      paste(arm_text(tr$coding$levels), collapse = ", ")), call)
   }
-  if (length(a) != n) {
-    arg_error(sprintf("treatment must have length %d (one entry per row of the features), got length %d.",
-                      n, length(a)), call)
-  }
-  if (anyNA(a)) {
-    arg_error(sprintf("treatment has %d missing value(s) (NA) at position(s) %s; remove those subjects first.",
-                      sum(is.na(a)), positions(is.na(a))), call)
-  }
-  if (is.factor(a)) {
-    lev <- levels(a)
-    if (length(lev) != 2L) {
-      arg_error(sprintf(paste0("treatment must be a factor with exactly 2 levels (the first is coded -1, the ",
-                               "second +1), got %d level(s): %s."), length(lev),
-                        paste(dQuote(lev, FALSE), collapse = ", ")), call)
-    }
-    return(list(A = ifelse(as.integer(a) == 2L, 1, -1), coding = list(type = "factor", levels = lev)))
-  }
-  if (is.logical(a)) {
-    return(list(A = ifelse(a, 1, -1), coding = list(type = "logical", levels = c(FALSE, TRUE))))
-  }
-  a <- as_numeric_arg(a, "treatment", call)
-  if (all(a %in% c(-1, 1))) return(list(A = a, coding = list(type = "numeric", levels = c(-1, 1))))
-  if (all(a %in% c(0, 1))) return(list(A = 2 * a - 1, coding = list(type = "numeric", levels = c(0, 1))))
-  bad <- !(a %in% c(-1, 0, 1))
-  arg_error(sprintf(paste0("treatment must be coded {-1, 1} or {0, 1} (or be a 2-level factor or logical); ",
-                           "%d of %d entries are %s (first at position %d)."),
-                    if (any(bad)) sum(bad) else sum(a == 0), n,
-                    if (any(bad)) "outside {-1, 0, 1}" else "0 while others are -1",
-                    if (any(bad)) which(bad)[1L] else which(a == 0)[1L]), call)
+  tr
 }
 
-decode_treatment <- function(label, coding) {
-  plus <- !is.na(label) & label > 0
-  out <- switch(coding$type,
-    factor = factor(ifelse(plus, coding$levels[2L], coding$levels[1L]), levels = coding$levels),
-    logical = plus,
-    numeric = ifelse(plus, coding$levels[2L], coding$levels[1L])
-  )
-  out[is.na(label)] <- NA
-  out
-}
+# Two-arm labels -1/+1 in the user's coding.
+decode_treatment <- function(label, coding) decode_arms(ifelse(label > 0, 2L, 1L), coding)
 
 # ---- propensity ---------------------------------------------------------------
 
@@ -88,17 +47,12 @@ print.pydpowl_propensity_logistic <- function(x, ...) {
   invisible(x)
 }
 
-# A propensity_logistic() specification, one probability (of the arm coded +1)
-# or one P(A_i | x_i) per subject; the worker checks the values.
-propensity_arg <- function(propensity, call) {
+# A propensity_logistic() specification (two arms), or the propensities of arm_propensity_arg() (R/arms.R).
+propensity_arg <- function(propensity, coding, n, call) {
   if (inherits(propensity, "pydpowl_propensity_logistic")) {
     return(list(spec = unclass(propensity), label = sprintf("logistic model fitted on %s data", propensity$fitted_on)))
   }
-  if (is.numeric(propensity) && length(propensity) == 1L && is.null(dim(propensity)) && !is.factor(propensity)) {
-    p <- as.double(propensity)
-    return(list(spec = p, label = sprintf("P(treatment coded +1) = %s (randomised)", format(p))))
-  }
-  list(spec = as_numeric_arg(propensity, "propensity", call), label = "P(A_i | x_i) given per subject")
+  arm_propensity_arg(propensity, coding, n, "propensity", call)
 }
 
 # ---- bounds -------------------------------------------------------------------
@@ -164,9 +118,10 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
   if (is.null(cols)) cols <- paste0("x", seq_len(ncol(M)))
   colnames(M) <- cols
   rng <- rng_choice(rng, call)
-  tr <- code_treatment(treatment, n, call)
-  prop <- propensity_arg(propensity, call)
+  tr <- code_arms(treatment, n, "treatment", call)
+  prop <- propensity_arg(propensity, tr$coding, n, call)
   b <- resolve_bounds(bounds, cols, dummy, call)
+  K <- length(tr$coding$levels)
   res <- engine_with_rng("fit_owl", list(
     x = wire_matrix(M), treatment = as_numeric_arg(tr$A, "treatment", call),
     benefit = as_numeric_arg(benefit, "benefit", call), propensity = prop$spec,
@@ -179,21 +134,29 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
     weight_sensitivity = as_setting(weight_sensitivity, "weight_sensitivity", call),
     reproduce_dppack = as_setting(reproduce_dppack, "reproduce_dppack", call),
     mechanism = as_setting(mechanism, "mechanism", call), residual = as_setting(residual, "residual", call),
-    benefit_bounds = if (is.null(benefit_bounds)) NULL else as_numeric_arg(benefit_bounds, "benefit_bounds", call)
+    benefit_bounds = if (is.null(benefit_bounds)) NULL else as_numeric_arg(benefit_bounds, "benefit_bounds", call),
+    levels = arm_names(tr$coding)
   ), rng, call, state_arg = "random_seed")
-  coef <- as.numeric(res$coef)
-  names(coef) <- cols
   intercept <- isTRUE(intercept)
-  if (intercept) coef <- c("(Intercept)" = res$intercept, coef)
+  if (K == 2L) {
+    coef <- as.numeric(res$coef)
+    names(coef) <- cols
+    if (intercept) coef <- c("(Intercept)" = res$intercept, coef)
+  } else {  # Theta: the K - 1 coordinates of the decision function f(x), one row each
+    coef <- matrix(as.numeric(res$coef), nrow = K - 1L)
+    if (intercept) coef <- cbind(as.numeric(res$intercept), coef)
+    dimnames(coef) <- list(paste0("f", seq_len(K - 1L)), c(if (intercept) "(Intercept)", cols))
+  }
   noise <- res$noise
-  noise$sd <- stats::setNames(as.numeric(noise$sd), names(coef))
+  noise$sd <- if (K == 2L) stats::setNames(as.numeric(noise$sd), names(coef)) else
+    array(as.numeric(noise$sd), dim(coef), dimnames(coef))
   structure(list(
     coefficients = coef,
     epsilon = as.numeric(epsilon), gamma = res$gamma, weights_upper_bound = as.numeric(weights_upper_bound),
     huber_h = res$huber_h, sensitivity = res$sensitivity, C = res$C, release_grid = res$release_grid,
     mechanism = res$mechanism, residual = res$residual, mechanism_description = res$mechanism_description,
     noise = noise, bounds = b, intercept = intercept, n = n, propensity = prop$label,
-    treatment_coding = tr$coding, rng = rng,
+    treatment_coding = tr$coding, vertices = res$vertices, rng = rng,
     diagnostics = nonprivate(c(clipped_weights = res$n_clipped_weights, clipped_features = res$n_clipped_features,
                                clipped_logits = res$n_clipped_logits, clipped_benefits = res$n_clipped_benefits)),
     call = call
@@ -327,12 +290,25 @@ predict.dpowl <- function(object, newdata, type = c("treatment", "decision", "la
   }
   M <- dpowl_design(object, newdata, call)
   beta <- object$coefficients
+  if (is.matrix(beta)) return(predict_arms(beta, object$intercept, object$vertices, M, object$treatment_coding, type))
   f <- if (object$intercept) beta[[1L]] + drop(M %*% beta[-1L]) else drop(M %*% beta)
   f <- unname(f)
   if (type == "decision") return(f)
   label <- ifelse(f > 0, 1, -1)
   if (type == "label") return(label)
   decode_treatment(label, object$treatment_coding)
+}
+
+# K >= 3 arms: the decision function f(x) = Theta [1, x] in R^(K-1), the arms' scores <V_a, f(x)> (n x K, one
+# column per level: type = "decision"), the best arm's position ("label") or label ("treatment").
+predict_arms <- function(theta, intercept, vertices, M, coding, type) {
+  f <- if (intercept) sweep(M %*% t(theta[, -1L, drop = FALSE]), 2L, theta[, 1L], "+") else M %*% t(theta)
+  scores <- f %*% t(vertices)
+  dimnames(scores) <- list(NULL, arm_names(coding))
+  if (type == "decision") return(scores)
+  idx <- best_arm(scores)
+  if (type == "label") return(idx)
+  decode_arms(idx, coding)
 }
 
 eps_label <- function(eps) if (is.infinite(eps)) "Inf (non-private)" else format(eps)
@@ -342,7 +318,13 @@ print.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(sprintf("epsilon = %s, gamma = %s, weights_upper_bound = %s, n = %d\n", eps_label(x$epsilon),
               format(x$gamma), format(x$weights_upper_bound), x$n))
-  cat("Released coefficients (recommend the treatment coded +1 where the decision value is > 0):\n")
+  if (is.matrix(x$coefficients)) {
+    cat(sprintf(paste0("Released coefficients of f(x) in R^%d (%d arms: %s; recommend the arm a with the largest ",
+                       "<V_a, f(x)>, V_a the vertices of a regular simplex):\n"), nrow(x$coefficients),
+                length(x$treatment_coding$levels), paste(arm_names(x$treatment_coding), collapse = ", ")))
+  } else {
+    cat("Released coefficients (recommend the treatment coded +1 where the decision value is > 0):\n")
+  }
   print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
   note_noise_dominated(x$noise, digits)
   note_replay(x$rng)
@@ -422,12 +404,28 @@ print.summary.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), .
   }
   cat(sprintf("Propensity: %s\n", x$propensity))
   lv <- x$treatment_coding$levels
-  cat(sprintf("Treatment coding: %s -> -1, %s -> +1\n", format(lv[1L]), format(lv[2L])))
+  if (length(lv) == 2L) {
+    cat(sprintf("Treatment coding: %s -> -1, %s -> +1\n", format(lv[1L]), format(lv[2L])))
+  } else {
+    cat(sprintf(paste0("Arms: %s (%d, the vertices V_1..V_%d of a regular simplex in R^%d, in this order); rule: ",
+                       "the arm with the largest <V_a, f(x)>; Delta bounds the Frobenius norm of the %d x %d ",
+                       "coefficient matrix\n"), paste(format(lv), collapse = ", "), length(lv), length(lv),
+                length(lv) - 1L, nrow(x$coefficients), ncol(x$coefficients)))
+  }
   cat(sprintf("n = %d, huber_h = %s\n\n", x$n, format(s[["huber_h"]])))
-  k <- length(x$coefficients) - length(x$bounds$lower)
-  tab <- data.frame(estimate = x$coefficients, noise_sd = x$noise_sd,
-                    lower_bound = c(rep(NA, k), x$bounds$lower), upper_bound = c(rep(NA, k), x$bounds$upper),
-                    row.names = names(x$coefficients))
+  coefs <- x$coefficients
+  sds <- x$noise_sd
+  rows <- names(coefs)
+  if (is.matrix(coefs)) {  # one row per coefficient: f1:(Intercept), f1:x1, ..., f2:(Intercept), ...
+    rows <- paste0(rep(rownames(coefs), each = ncol(coefs)), ":", rep(colnames(coefs), nrow(coefs)))
+    coefs <- as.vector(t(coefs))
+    sds <- as.vector(t(sds))
+  }
+  reps <- if (is.matrix(x$coefficients)) nrow(x$coefficients) else 1L
+  k <- length(x$coefficients) %/% reps - length(x$bounds$lower)  # 1 with an intercept, else 0
+  tab <- data.frame(estimate = unname(coefs), noise_sd = unname(sds),
+                    lower_bound = rep(c(rep(NA, k), x$bounds$lower), reps),
+                    upper_bound = rep(c(rep(NA, k), x$bounds$upper), reps), row.names = rows)
   print(tab, digits = digits)
   cat("noise_sd: the standard deviation of the noise added to each coefficient, on the features' scale",
       "(public: from Delta, epsilon and the bounds).\n")

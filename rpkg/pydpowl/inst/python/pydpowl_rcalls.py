@@ -54,7 +54,7 @@ from pydpowl.exceptions import DataClippedWarning
 __all__ = ["svmdp_settings", "svmdp_fit", "svmdp_predict", "svmdp_features", "logistic_regression_dp_settings",
            "logistic_regression_dp_fit", "linear_regression_dp_settings", "linear_regression_dp_fit",
            "tune_classification_model", "tune_linear_regression_model", "fit_owl", "propensity_logistic",
-           "make_data", "analyze"]
+           "make_data", "analyze", "owl_fit", "owl_evaluate"]
 
 #: positions in messages count from 1, as in R
 R_INDEX = 1
@@ -358,25 +358,76 @@ def _owl_propensity(propensity: Any, n: int, lower: np.ndarray, upper: np.ndarra
     return p
 
 
+def _names(values: Any) -> list:
+    """R's character vector (one string arrives as a str) as a list of str."""
+    return [values] if isinstance(values, str) else [str(x) for x in values]
+
+
+def _r_label(label: str) -> str:
+    return '"' + label + '"'
+
+
+def _arm_propensity(propensity: Any, classes: np.ndarray, codes: np.ndarray, *, name: str, levels: Sequence[str],
+                    weight_sensitivity: Any, weights_upper_bound: float = 1.0) -> Any:
+    """A K-arm propensity from R in the engine's form, checked under R's names (positions from 1).
+
+    R sends a number (two arms: the probability of the second level; K arms:
+    1/K), ``list(per_arm = )`` (one probability per level, in the levels'
+    order: R matched the names), a vector of ``P(A_i | x_i)`` or an ``n x K``
+    matrix (columns in the levels' order). Returns the engine's form (a
+    number, a mapping ``{class: probability}``, a vector or a matrix), checked
+    by :func:`pydpowl.estimators.multiarm.resolve_arm_propensity`.
+    """
+    from pydpowl.estimators.multiarm import resolve_arm_propensity
+    from pydpowl.estimators.propensity import LogisticPropensity
+
+    K = len(classes)
+    if isinstance(propensity, LogisticPropensity) or (isinstance(propensity, dict) and "per_arm" not in propensity):
+        raise TypeError(f"{name}: propensity_logistic() models two arms; with {K} arms give the design's "
+                        f"probabilities: 1/{K}, a named vector with one probability per level, or an n x {K} matrix.")
+    if isinstance(propensity, dict):
+        values = np.atleast_1d(np.asarray(propensity["per_arm"], dtype=np.float64))
+        for label, value in zip(levels, values):
+            if not (0.0 < value <= 1.0):
+                raise ValueError(f"{name}[{_r_label(label)}] must be a probability in (0, 1], got {r_number(value)}.")
+        form = {c.item(): float(p) for c, p in zip(classes, values)}
+    elif isinstance(propensity, float) and K > 2 and abs(propensity * K - 1.0) > 1e-6:
+        raise ValueError(f"{name} = {r_number(propensity)}: one number means balanced randomisation, 1/{K} for the "
+                         f"{K} arms; for unequal allocation give a named vector with one probability per level, "
+                         f"summing to 1 (names {', '.join(_r_label(lv) for lv in levels)}), or an n x {K} matrix of "
+                         "P(A = a | x_i).")
+    else:
+        form = propensity
+    resolved = resolve_arm_propensity(form, classes, codes, weight_sensitivity=weight_sensitivity,
+                                      weights_upper_bound=weights_upper_bound, name=name, index_base=R_INDEX)
+    return form, resolved
+
+
 @_for_r
 def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any, upper: Any, intercept: Any,
             epsilon: Any, gamma: Any, weights_upper_bound: Any, huber_h: Any, random_seed: Any = None,
             columns: Optional[Sequence[str]] = None, weight_sensitivity: Any = None,
             reproduce_dppack: Any = False, mechanism: Any = "auto", residual: Any = "auto",
-            benefit_bounds: Any = None) -> Dict[str, Any]:
-    """``dpowl()``: DP-OWL with :class:`pydpowl.DPOWL`; ``treatment`` in {-1, 1} (R has coded it).
+            benefit_bounds: Any = None, levels: Any = None) -> Dict[str, Any]:
+    """``dpowl()``: DP-OWL with :class:`pydpowl.DPOWL`.
 
+    ``treatment``: R has coded it, -1/+1 for two arms, the levels' positions
+    1..K for three or more (``levels``, the labels, name them in messages).
     ``gamma`` and ``huber_h`` None (R's NULL) mean DPOWL's ``"auto"``;
     ``mechanism``, ``residual`` and ``benefit_bounds`` are DPOWL's (R's
     ``c(lower, upper)`` for the benefit bounds). The result names the
     mechanism used and the resolved gamma and h.
 
-    ``propensity``: a probability of the arm coded +1, a vector of P(A_i | x_i),
-    or a named list from ``propensity_logistic()`` (a logistic model fitted here
-    on the same data). ``weight_sensitivity``: None, a number or ``"trivial"``
-    (as ``DPOWL``: a propensity vector needs it stated). ``random_seed`` None
-    draws the noise from OS entropy.
+    ``propensity``: a number (two arms: the probability of the arm coded +1;
+    K arms: 1/K), ``list(per_arm = )`` (one probability per level), a vector
+    of P(A_i | x_i), an ``n x K`` matrix, or a named list from
+    ``propensity_logistic()`` (two arms: a logistic model fitted here on the
+    same data). ``weight_sensitivity``: None, a number or ``"trivial"`` (as
+    ``DPOWL``: arrays need it stated). ``random_seed`` None draws the noise
+    from OS entropy.
     """
+    from pydpowl.estimators.multiarm import encode_arms
+
     eps = v.check_epsilon(epsilon)
     gam = "auto" if gamma is None else v.check_positive("gamma", gamma)
     W = v.check_positive("weights_upper_bound", weights_upper_bound)
@@ -389,13 +440,21 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     fit_intercept = v.check_bool("intercept", intercept)
     X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
     n, p = X.shape
-    A = v.check_labels("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
+    classes, codes = encode_arms("treatment", treatment, length=n, index_base=R_INDEX)
+    A = np.where(codes == 1, 1.0, -1.0) if len(classes) == 2 else np.asarray(treatment, dtype=np.float64)
     B = v.check_vector("benefit", benefit, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
     if bb is None:  # with benefit_bounds the benefits are clipped and shifted by DPOWL
         v.check_nonnegative("benefit", B, why="OWL weights are benefit / propensity", index_base=R_INDEX,
                             hint="Shift by a public lower bound first, or give benefit_bounds.")
     lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
-    prop = _owl_propensity(propensity, n, lo, up)
+    names = _names(levels) if levels is not None else [r_number(float(c)) for c in classes]
+    if len(classes) > 2 or (isinstance(propensity, dict) and "per_arm" in propensity) or np.ndim(propensity) == 2:
+        form, resolved = _arm_propensity(propensity, classes, codes, name="propensity", levels=names,
+                                         weight_sensitivity=weight_sensitivity, weights_upper_bound=W)
+        # two arms: DP-OWL's own forms (the probability of the arm coded +1, or the received arm's per subject)
+        prop = form if len(classes) > 2 else (resolved.probability if np.ndim(form) == 2 else form[classes[1].item()])
+    else:
+        prop = _owl_propensity(propensity, n, lo, up)
 
     from pydpowl.dppack import r_state_out, r_stream
     from pydpowl.estimators.owl import DPOWL
@@ -412,8 +471,9 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     noise = owl_noise_scale(model, n)
     if noise["dominated"]:
         warnings.warn(NoiseDominatedWarning(noise_dominated_message(noise, model, n, _column_names(columns), prop)))
-    return {
-        "intercept": float(model.intercept_), "coef": np.asarray(model.coef_, dtype=np.float64),
+    out = {
+        "intercept": model.intercept_ if len(classes) > 2 else float(model.intercept_),
+        "coef": np.asarray(model.coef_, dtype=np.float64),
         "sensitivity": float(model.sensitivity_), "C": float(model.weight_sensitivity_),
         "release_grid": model.release_grid_, "gamma": float(model.gamma_), "huber_h": float(model.huber_h_),
         "mechanism": str(model.mechanism_), "residual": bool(model.residual_),
@@ -423,6 +483,11 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
         "n_clipped_logits": int(model.n_clipped_logits_), "n_clipped_benefits": int(model.n_clipped_benefits_),
         "random_seed": r_state_out(rng, kind),
     }
+    if len(classes) > 2:  # the arms' simplex vertices (one row per arm): predict() scores <V_a, f(x)> in R
+        from pydpowl.engine.multicategory import simplex_vertices
+
+        out["vertices"] = simplex_vertices(len(classes))
+    return out
 
 
 class NoiseDominatedWarning(UserWarning):
@@ -433,7 +498,7 @@ class NoiseDominatedWarning(UserWarning):
 
 
 def owl_noise_scale(model: Any, n: int) -> Dict[str, Any]:
-    """The noise of a fitted DPOWL's release, from public quantities only (n, d, epsilon, gamma, W, huber_h, Delta).
+    """The noise of a fitted DPOWL's release, from public quantities only (see :func:`release_noise`).
 
     Objective perturbation: the linear term ``b`` (``||b||`` ~ Gamma(d, rate))
     moves the minimiser by at most ``||b|| / lambda`` (the objective is
@@ -441,39 +506,58 @@ def owl_noise_scale(model: Any, n: int) -> Dict[str, Any]:
     formulas with ``1 / (rate lambda)`` for ``Delta / epsilon`` give upper bounds
     (the data's curvature only shrinks the move), and the minimiser's bound uses
     the ridge ``lambda`` and the rule's W.
-
-    The noise ``b`` has ``||b|| ~ Gamma(d, rate = epsilon/Delta)`` in DPpack's scaled
-    space and a uniform direction, so ``E||b|| = d Delta/epsilon`` and each
-    coordinate has ``E b_j^2 = E||b||^2 / d = (d + 1) (Delta/epsilon)^2``; mapped
-    to the user's scale as the coefficients are (divided by ``sqrt(d)`` and the
-    column's ``max(|lower_j|, |upper_j|)``, 1 for the intercept), that is
-    ``sd``, one standard deviation per released coefficient. Any minimiser
-    of ``F(theta) = (1/n) sum w_i l(m_i) + gamma/(2n) ||theta||^2`` with
-    ``0 <= w_i <= W`` has ``gamma/(2n) ||theta||^2 <= F(0) <= W l(0)``, so
-    ``||theta|| <= sqrt(2 n W l(0)/gamma)``: a release whose expected noise norm
-    reaches that bound is noise-dominated whatever the data.
     """
-    from pydpowl.engine.losses import huber_hinge_value
-
-    scaler = model.scaler_
-    d = scaler.n_coefficients
     eps = float(model.epsilon)
-    W, ridge = float(model.rule_weights_upper_bound_), float(model.ridge_)
     if eps == math.inf:
         scale = 0.0
     elif model.mechanism_ == "objective":
         from pydpowl.engine.mechanisms import weighted_objective_split
 
         _, cal = weighted_objective_split(n=n, epsilon=float(model.epsilon_rule_), gamma=float(model.gamma_),
-                                          weights_upper_bound=W, curvature=1.0 / (2.0 * float(model.huber_h_)),
-                                          lipschitz=1.0, tol=float(model.tol))
+                                          weights_upper_bound=float(model.rule_weights_upper_bound_),
+                                          curvature=1.0 / (2.0 * float(model.huber_h_)), lipschitz=1.0,
+                                          tol=float(model.tol))
         scale = 1.0 / (cal.rate * cal.ridge)
     else:
         scale = float(model.sensitivity_) / float(model.epsilon_rule_)
-    l0 = float(huber_hinge_value(np.zeros(1), float(model.huber_h_))[0])
-    bound = math.sqrt(2.0 * n * W * l0 / ridge)
-    return {"expected_norm": d * scale, "minimiser_norm_bound": bound, "dominated": d * scale >= bound,
-            "sd": scaler.coef_to_original(np.full(d, math.sqrt(d + 1.0) * scale))}
+    return _noise_summary(model.scaler_, np.size(model.scaled_coef_), scale=scale,
+                          weights_upper_bound=float(model.rule_weights_upper_bound_), ridge=float(model.ridge_),
+                          huber_h=float(model.huber_h_), n=n)
+
+
+def release_noise(scaler: Any, n_released: int, *, epsilon: float, sensitivity: float, weights_upper_bound: float,
+                  gamma: float, huber_h: float, n: int) -> Dict[str, Any]:
+    """The noise of one output-perturbation release of ``D = n_released`` coefficients, from public quantities
+    only (n, D, epsilon, gamma, W, huber_h, Delta).
+
+    The noise ``b`` has ``||b|| ~ Gamma(D, rate = epsilon/Delta)`` in DPpack's scaled
+    space and a uniform direction, so ``E||b|| = D Delta/epsilon`` and each
+    coordinate has ``E b_j^2 = E||b||^2 / D = (D + 1) (Delta/epsilon)^2``; mapped
+    to the user's scale as the coefficients are (divided by ``sqrt(d)`` and the
+    column's ``max(|lower_j|, |upper_j|)``, 1 for the intercept), that is
+    ``sd``, one standard deviation per released coefficient (a ``(K - 1) x d``
+    matrix for K arms). Any minimiser of ``F(theta) = (1/n) sum w_i l(m_i) +
+    gamma/(2n) ||theta||^2`` with ``0 <= w_i <= W`` has ``gamma/(2n) ||theta||^2 <=
+    F(0) <= W l(0)``, so ``||theta|| <= sqrt(2 n W l(0)/gamma)`` (for K arms too, in
+    Frobenius norm): a release whose expected noise norm reaches that bound is
+    noise-dominated whatever the data.
+    """
+    scale = 0.0 if epsilon == math.inf else sensitivity / epsilon
+    return _noise_summary(scaler, n_released, scale=scale, weights_upper_bound=weights_upper_bound, ridge=gamma,
+                          huber_h=huber_h, n=n)
+
+
+def _noise_summary(scaler: Any, n_released: int, *, scale: float, weights_upper_bound: float, ridge: float,
+                   huber_h: float, n: int) -> Dict[str, Any]:
+    """:func:`release_noise`'s summary for noise of ``scale`` (``Delta / epsilon``) and the ridge of the objective."""
+    from pydpowl.engine.losses import huber_hinge_value
+
+    d = scaler.n_coefficients
+    l0 = float(huber_hinge_value(np.zeros(1), huber_h)[0])
+    bound = math.sqrt(2.0 * n * weights_upper_bound * l0 / ridge)
+    per = np.full(d if n_released == d else (n_released // d, d), math.sqrt(n_released + 1.0) * scale)
+    return {"expected_norm": n_released * scale, "minimiser_norm_bound": bound,
+            "dominated": n_released * scale >= bound, "sd": scaler.coef_to_original(per)}
 
 
 def _r3(x: float) -> str:
@@ -516,6 +600,221 @@ def noise_dominated_message(noise: Dict[str, Any], model: Any, n: int, columns: 
                 "bounds divided by 100 too: the rule's fit does not change, only C falls);")
     return msg + (" raise ridge, lower logit_bound or benefit_bound, or use propensities known by design. See "
                   "?dpowl, section 'Scaling features'.")
+
+
+# ---- owl: several stages (DTRlearn2's owl(), privately) ----------------------------------------------------
+
+def _per_stage_values(name: str, value: Any, T: int) -> list:
+    """One setting for every stage (a number) or a vector of T, as a list of T numbers or None."""
+    if value is None:
+        return [None] * T
+    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    if arr.shape[0] == 1:
+        return [float(arr[0])] * T
+    if arr.shape[0] != T:
+        raise ValueError(f"{name} must be one number for every stage or one per stage (K = {T}), got a vector of "
+                         f"length {arr.shape[0]}.")
+    return [float(a) for a in arr]
+
+
+def _stage_reward_bounds(reward_bounds: Any, T: int) -> list:
+    pairs = reward_bounds if isinstance(reward_bounds, list) else [reward_bounds] * T
+    if len(pairs) != T:
+        raise ValueError(f"reward_bounds must be c(lower, upper) for every stage or a list of one per stage "
+                         f"(K = {T}), got a list of {len(pairs)}.")
+    out = []
+    for k, pair in enumerate(pairs):
+        name = "reward_bounds" if not isinstance(reward_bounds, list) else f"reward_bounds[[{k + R_INDEX}]]"
+        b = v.check_vector(name, pair, length=2, length_of="c(lower, upper)")
+        if not b[0] < b[1]:
+            raise ValueError(f"{name} must be c(lower, upper) with lower < upper (public bounds on stage {k + 1}'s "
+                             f"reward), got c({r_number(float(b[0]))}, {r_number(float(b[1]))}).")
+        out.append((float(b[0]), float(b[1])))
+    return out
+
+
+@_for_r
+def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: Any, reward_bounds: Any,
+            gamma: Any = None, c: Any = None, propensity_floor: Any = None, baseline: Any = "lower",
+            baseline_share: Any = 0.25, huber_h: Any = 0.5, weight_sensitivity: Any = None, levels: Any = None,
+            columns: Any = None, random_seed: Any = None) -> Dict[str, Any]:
+    """``owl()``: :class:`pydpowl.DPMultiStageOWL` with DTRlearn2's argument names.
+
+    R sends lists with one entry per stage (K stages, stage 1 first): ``H``
+    (the histories; or one matrix for every stage), ``AA`` (treatments coded
+    by R: -1/+1 for two arms, the levels' positions 1..K_k for more; ``levels``
+    the labels), ``RR`` (rewards), ``pi`` (each stage's propensity: a number,
+    ``list(per_arm = )``, a vector of P(A_ik | H_ik) or an ``n x K_k``
+    matrix), ``bounds`` (``list(lower, upper)`` per stage, matched to the
+    columns by R) and ``reward_bounds`` (one pair, or a list of one per
+    stage). ``epsilon`` is the total or one per stage; ``gamma`` one or one per
+    stage, or ``c`` (DTRlearn2's cost, one number) mapped to
+    ``gamma_k = n / (c d_k s_k^2)`` (:func:`pydpowl.estimators.multistage.gamma_for_cost`
+    with n, public, for DTRlearn2's count of followers, and ``s_k`` the
+    stage's largest feature bound). Every value is checked here under R's
+    names, positions from 1, before the engine sees it.
+
+    Returns each stage's release (public) and, apart, the non-private
+    diagnostics (followers, clipped counts) that ``summary(fit, diagnostics =
+    TRUE)`` alone shows.
+    """
+    from pydpowl.estimators.multiarm import encode_arms
+    from pydpowl.estimators.multistage import DPMultiStageOWL, gamma_for_cost
+
+    n = _r_whole_number("n", n, minimum=1)
+    T = len(AA)
+    one_history = not isinstance(H, list)
+    Hs = [H] * T if one_history else H
+    cols = columns if isinstance(columns, list) else [columns] * T
+    stage_levels = levels if isinstance(levels, list) else [levels] * T
+    X, codes, rewards, props, resolved = [], [], [], [], []
+    for k in range(T):
+        stage = k + R_INDEX
+        hname = "H" if one_history else f"H[[{stage}]]"
+        if one_history and k > 0:
+            Xk = X[0]
+        else:
+            Xk = v.check_array(hname, Hs[k], columns=_column_names(cols[k]), index_base=R_INDEX)
+        if Xk.shape[0] != n:
+            raise ValueError(f"{hname} (stage {stage}'s history) has {Xk.shape[0]} rows but n = {n}: every stage's "
+                             "history needs one row per subject, in the same order.")
+        aname = f"AA[[{stage}]] (stage {stage}'s treatments)"
+        if np.size(AA[k]) != n:
+            raise ValueError(f"{aname} must have length n = {n} (one per subject), got length {np.size(AA[k])}.")
+        cls, cod = encode_arms(aname, AA[k], length=n, index_base=R_INDEX)
+        Rk = v.check_vector(f"RR[[{stage}]]", RR[k], length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
+        pname = f"pi[[{stage}]]"
+        if np.ndim(pi[k]) >= 1 and weight_sensitivity is None:
+            raise ValueError(f"{pname} gives P(A | H) per subject: state how it was obtained with "
+                             "weight_sensitivity = (0 when they are the design's known probabilities or were "
+                             "estimated on data independent of these; a bound C on the total change of the other "
+                             "weights when one subject is replaced, if estimated on these data). Nothing is assumed "
+                             "by default.")
+        names = _names(stage_levels[k]) if stage_levels[k] is not None else [r_number(float(a)) for a in cls]
+        form, res = _arm_propensity(pi[k], cls, cod, name=pname, levels=names, weight_sensitivity=weight_sensitivity)
+        X.append(Xk)
+        codes.append(np.asarray(AA[k], dtype=np.float64))
+        rewards.append(Rk)
+        props.append(form)
+        resolved.append(res)
+    if np.size(epsilon) == 1:  # the total, split equally across the stages by the engine
+        eps = v.check_epsilon(float(np.ravel(epsilon)[0]) if isinstance(epsilon, np.ndarray) else epsilon)
+    else:
+        eps = [v.check_epsilon(e, f"epsilon[{k + R_INDEX}]")
+               for k, e in enumerate(_per_stage_values("epsilon", epsilon, T))]
+    feature_bounds = []
+    for k in range(T):
+        b = bounds[k]
+        name = f"bounds[[{k + R_INDEX}]]"
+        feature_bounds.append(v.check_bounds(name, (b["lower"], b["upper"]), X[k].shape[1],
+                                             names=(f"{name}$lower", f"{name}$upper"), index_base=R_INDEX))
+    if (gamma is None) == (c is None):
+        raise ValueError("give either gamma (pydpowl's regularisation, one or one per stage) or c (DTRlearn2's cost, "
+                         f"one number), not {'both' if gamma is not None else 'neither'}.")
+    if c is not None:
+        if np.size(c) != 1:
+            raise ValueError(f"c must be one number (DTRlearn2's cost; no cross-validation over the private data), "
+                             f"got a vector of length {np.size(c)}.")
+        cost = v.check_positive("c", float(np.ravel(c)[0]))
+        gammas = [gamma_for_cost(cost, n, X[k].shape[1] + 1,
+                                 float(np.max(np.maximum(np.abs(feature_bounds[k][0]), np.abs(feature_bounds[k][1])))))
+                  for k in range(T)]
+    else:
+        gammas = [v.check_positive("gamma" if np.size(gamma) == 1 else f"gamma[{k + R_INDEX}]", g)
+                  for k, g in enumerate(_per_stage_values("gamma", gamma, T))]
+    floors = _per_stage_values("propensity_floor", propensity_floor, T)
+    for k, f in enumerate(floors):
+        fname = "propensity_floor" if np.size(propensity_floor) == 1 else f"propensity_floor[{k + R_INDEX}]"
+        if f is not None:
+            v.check_probability(fname, f)
+        elif resolved[k].floor is None:
+            raise ValueError(f"propensity_floor is needed: pi[[{k + R_INDEX}]] gives one probability per subject, and "
+                             f"stage {k + 1}'s weight bound W_{k + 1} is computed from a public lower bound on "
+                             "P(A | H) (the design's smallest allocation probability).")
+    baselines = baseline if isinstance(baseline, list) else baseline
+    h = v.check_positive("huber_h", huber_h)
+
+    from pydpowl.dppack import r_state_out, r_stream
+
+    rng, kind = r_stream(random_seed)
+    model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds,
+                            reward_bounds=_stage_reward_bounds(reward_bounds, T),
+                            propensity_floor=None if propensity_floor is None else floors, baseline=baselines,
+                            baseline_share=v.check_positive("baseline_share", baseline_share), huber_h=h,
+                            weight_sensitivity=weight_sensitivity, random_state=rng)
+    model.fit(X[0] if one_history else X, codes, rewards, props)
+    stages = []
+    from pydpowl.engine.multicategory import simplex_vertices
+
+    for k, s in enumerate(model.stages_):
+        rule = s.rule
+        noise = release_noise(rule.scaler, rule.scaled_coef.size, epsilon=s.epsilon, sensitivity=s.sensitivity,
+                              weights_upper_bound=s.weights_upper_bound, gamma=gammas[k], huber_h=h, n=n)
+        if noise["dominated"]:
+            warnings.warn(NoiseDominatedWarning(
+                f"stage {k + 1}: the release is noise-dominated: its noise has expected norm "
+                f"{_r3(noise['expected_norm'])} (scaled space), at least the largest norm any minimiser can have, "
+                f"sqrt(2 n W l(0)/gamma) = {_r3(noise['minimiser_norm_bound'])}, so the stage's rule is essentially "
+                f"random. From public quantities only: Delta = {_r3(s.sensitivity)}, W = {_r3(s.weights_upper_bound)}, "
+                f"gamma = {_r3(gammas[k])}, epsilon = {r_number(s.epsilon)}, n = {n}. Raise epsilon or gamma, "
+                "tighten reward_bounds or bounds, or use more subjects."))
+        stages.append({
+            "classes": np.asarray(rule.classes, dtype=np.float64), "intercept": rule.intercept, "coef": rule.coef,
+            "vertices": simplex_vertices(rule.n_arms), "epsilon": s.epsilon, "epsilon_baseline": s.epsilon_baseline,
+            "gamma": gammas[k], "sensitivity": s.sensitivity, "weights_upper_bound": s.weights_upper_bound,
+            "release_grid": s.release_grid, "baseline_coef": s.baseline_coef, "noise": noise,
+        })
+    ledger = model.ledger_
+    return {
+        "stages": stages, "floating_point_delta": model.floating_point_delta(),
+        "ledger": {"release": [str(r.label) for r in ledger.releases],
+                   "epsilon": np.array([float(r.epsilon) for r in ledger.releases])},
+        # non-private diagnostics: kept by owl() for summary(fit, diagnostics = TRUE) only
+        "n_followed": np.array(model.n_followed_, dtype=np.float64),
+        "n_clipped_rewards": np.array(model.n_clipped_rewards_, dtype=np.float64),
+        "n_clipped_features": np.array(model.n_clipped_features_, dtype=np.float64),
+        "n_clipped_weights": np.array(model.n_clipped_weights_, dtype=np.float64),
+        "random_seed": r_state_out(rng, kind),
+    }
+
+
+@_for_r
+def owl_evaluate(*, recommended: Any, AA: Any, RR: Any, pi: Any, levels: Any = None) -> Dict[str, Any]:
+    """``predict(<owl fit>, H, AA, RR, K, pi)``: DTRlearn2's ``valuefun`` and ``benefit`` of the regime on the data
+    given (NOT private: computed from those data as they are; a regime's value on private data is a release of
+    its own).
+
+    ``valuefun`` is the normalised inverse-probability-weighted mean of the
+    summed rewards over the subjects whose treatments followed the regime at
+    every stage (:func:`pydpowl.estimators.multistage.ipw_value`), ``benefit``
+    that minus the same mean over those who did not (DTRlearn2's definitions).
+    ``recommended`` and ``AA`` are R's codes (as in :func:`owl_fit`).
+    """
+    from pydpowl.estimators.multiarm import encode_arms
+    from pydpowl.estimators.multistage import ipw_value
+
+    T = len(AA)
+    n = np.size(AA[0])
+    stage_levels = levels if isinstance(levels, list) else [levels] * T
+    received, rewards = [], []
+    for k in range(T):
+        stage = k + R_INDEX
+        aname = f"AA[[{stage}]] (stage {stage}'s treatments)"
+        if np.size(AA[k]) != n:
+            raise ValueError(f"{aname} must have length {n} (as AA[[1]]), got length {np.size(AA[k])}.")
+        cls, cod = encode_arms(aname, AA[k], length=n, index_base=R_INDEX)
+        rewards.append(v.check_vector(f"RR[[{stage}]]", RR[k], length=n, length_of=_PER_SUBJECT,
+                                      index_base=R_INDEX))
+        names = _names(stage_levels[k]) if stage_levels[k] is not None else [r_number(float(a)) for a in cls]
+        _, res = _arm_propensity(pi[k], cls, cod, name=f"pi[[{stage}]]", levels=names, weight_sensitivity=0)
+        received.append(res.probability)
+    follow = [np.asarray(recommended[k], dtype=np.float64) for k in range(T)]
+    A = [np.asarray(a, dtype=np.float64) for a in AA]
+    value, _ = ipw_value(follow, A, rewards, received)
+    followed = np.logical_and.reduce([f == a for f, a in zip(follow, A)])
+    w = (~followed) / np.prod(received, axis=0)  # the subjects who did not follow the regime at some stage
+    rest = float(w @ np.sum(rewards, axis=0) / w.sum()) if w.sum() > 0 else math.nan
+    return {"valuefun": value, "benefit": value - rest}
 
 
 # ---- dpowl_analysis --------------------------------------------------------------------------------

@@ -46,7 +46,9 @@ test_that("treatment codings (factor, logical, 0/1, -1/1) give the same rule, pr
   require_backends(dppack = FALSE)
   d <- cyp(400, seed = 2)
   base <- fit_formula(d)
-  for (tr in list(d$arm == "guided", as.numeric(d$arm == "guided"), d$treatment)) {
+  # character labels are coded as factor() sorts them ("control" first), numbers in their order (0 first)
+  for (tr in list(d$arm == "guided", as.numeric(d$arm == "guided"), d$treatment, d$treatment + 1,
+                  ifelse(d$arm == "guided", "treated", "control"))) {
     d$tr <- tr
     set.seed(10)
     alt <- with_replay(dpowl(~ age + male + nonwhite + mdd, data = d, treatment = tr, benefit = benefit,
@@ -195,9 +197,18 @@ test_that("dpowl input errors name the argument", {
   expect_error(call_dpowl(data = dn), regexp = "treatment has 1 missing value\\(s\\) \\(NA\\) at position\\(s\\) 5")
   dn <- d
   dn$three <- factor(rep(c("a", "b", "c"), length.out = 100))
-  expect_error(call_dpowl(data = dn, treatment = quote(three)), regexp = "treatment must be a factor with exactly 2 levels")
-  expect_error(call_dpowl(treatment = quote(as.character(arm))), regexp = "treatment must be .*got a character vector")
-  expect_error(call_dpowl(treatment = quote(treatment + 1)), regexp = "treatment must be coded \\{-1, 1\\} or \\{0, 1\\}")
+  expect_error(call_dpowl(data = dn, treatment = quote(three)),
+               regexp = paste0("^propensity = 0.666666666666667: one number means balanced randomisation, 1/3 for the ",
+                               "3 arms; for unequal allocation give a named vector with one probability per level, ",
+                               "summing to 1 \\(names \"a\", \"b\", \"c\"\\), or an n x 3 matrix"),
+               class = "pydpowl_value_error")
+  dn$three <- factor(rep(c("a", "c"), length.out = 100), levels = c("a", "b", "c"))
+  expect_error(call_dpowl(data = dn, treatment = quote(three)),
+               regexp = "^treatment has level\\(s\\) \"b\" that no subject received: a rule learns only arms that occur")
+  expect_error(call_dpowl(treatment = quote(rep("g", 100))),
+               regexp = paste0("^treatment must contain at least two arms \\(a rule chooses between treatments\\); all 100 ",
+                               "entries are \"g\"\\.$"), class = "pydpowl_argument_error")
+  expect_error(call_dpowl(treatment = quote(treatment * Inf)), regexp = "^treatment must be finite \\(arm labels\\)")
   expect_error(call_dpowl(rng = "os"), regexp = "^rng must be \"R\" \\(replay R's stream, not private\\) or \"system\"")
   expect_error(call_dpowl(epsilon = 1, typo = 3), regexp = "unknown argument\\(s\\) 'typo'")
   expect_error(dpowl(benefit ~ age, data = d, treatment = d$arm, benefit = d$benefit, epsilon = 1, gamma = 1,
