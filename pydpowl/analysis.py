@@ -77,7 +77,8 @@ from ._validation import (check_array, check_both_arms, check_choice, check_posi
                           check_treatment, check_vector, check_weight_sensitivity, feature_names_of,
                           resolve_feature_bounds, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
-from .estimators.owl import DPOWL, prepare_owl
+from .estimators.inputs import prepare_owl
+from .estimators.owl import DPOWL
 from .privacy.accountant import BudgetAccountant, compose, rounded_release_spent
 from .privacy.selection import select_gamma_privately, selection_delta, transfer_gamma
 from .privacy.value_estimate import PrivateValue, private_value

@@ -65,7 +65,8 @@ from ..datasets import OWLData
 from .gamma_table import GammaTable
 from ..engine.mechanisms import perturb
 from ..engine.solver import DEFAULT_TOL
-from ..estimators.owl import DPOWL, OWLProblem, prepare_owl
+from ..estimators.inputs import OWLProblem, prepare_owl
+from ..estimators.owl import DPOWL
 from ..estimators.summary import delta_text, guarantee_text
 from ..estimators.owl_defaults import PAPER_MECHANISM
 from ..value import ipw_values
