@@ -98,7 +98,7 @@ _NAMES: Dict[str, str] = {
     "BudgetExceededError": ".exceptions",
     "ConvergenceError": ".exceptions",
     "BoundsDiagnosticWarning": ".exceptions",
-    "NotFittedError": "._base",
+    "NotFittedError": ".exceptions",
 }
 
 #: public submodules -> where they live
