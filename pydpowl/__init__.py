@@ -15,7 +15,7 @@ The package is organised by role:
   mechanism; DPpack's ``tune_classification_model`` and
   ``tune_linear_regression_model``) and the private value of a rule;
 * ``pydpowl.analysis``: the end-to-end private analysis under one budget;
-* ``pydpowl.dppack``: DPpack's classes as functions of plain arrays and R's
+* ``pydpowl.interop.dppack``: DPpack's classes as functions of plain arrays and R's
   ``.Random.seed`` (the R front end's entry points);
 * ``pydpowl.datasets``, ``pydpowl.rrandom``: data and R-compatible streams;
 * ``pydpowl.studies``: the paper's studies (simulation, case study, tuning,
@@ -93,7 +93,7 @@ _NAMES: Dict[str, str] = {
     "tune_split_data": ".studies.tuning",
     "BudgetAccountant": ".privacy.accountant",
     "run_analysis": ".analysis",
-    "analyze_arrays": ".analysis",
+    "analyze_arrays": ".interop.analysis",
     "PrivacyLeakWarning": ".exceptions",
     "BudgetExceededError": ".exceptions",
     "ConvergenceError": ".exceptions",
@@ -114,7 +114,8 @@ _MODULES: Dict[str, str] = {
     "engine": ".engine",
     "estimators": ".estimators",
     "privacy": ".privacy",
-    "dppack": ".dppack",
+    "dppack": ".interop.dppack",
+    "interop": ".interop",
     "studies": ".studies",
 }
 
