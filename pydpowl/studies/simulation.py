@@ -48,7 +48,7 @@ from .._validation import resolve_rng
 from ..datasets import make_synthetic_owl
 from .gamma_table import GammaTable, get_gamma_table
 from ..engine.solver import DEFAULT_TOL
-from .releases import perturb
+from ..engine.mechanisms import perturb
 from ..estimators.inputs import owl_weights
 from ..engine.preprocessing import FeatureScaler
 from ..value import ipw_values
