@@ -9,7 +9,7 @@ blocks add up (:func:`merge_counts`), and :func:`raise_from_counts` raises the
 error of the first rule the whole data breaks (argument, counts of the whole
 data, first position, bound). An in-memory fit is the one-block case; a Dask
 fit maps the same block check over the chunks
-(:func:`pydpowl.estimators.chunked.map_blocks`), so both raise the same error
+(:func:`pydpowl.estimators.dask_inputs.map_blocks`), so both raise the same error
 for the same data and keep the same clip counts.
 
 :func:`check_erm_inputs` prepares DP-wERM data (:class:`ERMData`),
@@ -31,7 +31,7 @@ from .._validation import (as_matrix, as_target, as_vector, binary_target_error,
                            nonnegative_message, one_arm_message, raise_nonfinite, treatment_counts, treatment_error)
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from ..value import received_propensity_error, received_propensity_outside
-from .chunked import is_chunked
+from .dask_inputs import is_chunked
 
 __all__ = ["ERMData", "OWLProblem", "check_erm_inputs", "prepare_owl", "erm_block", "owl_block", "merge_counts",
            "raise_from_counts", "row_norms", "clip_row_norms", "owl_weights", "clip_benefits", "check_benefit",
@@ -257,7 +257,7 @@ def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLi
     """
     names = feature_names_of(X)
     if is_chunked(X, y, sample_weight):
-        from .chunked import as_matrix_chunked, as_vector_chunked, map_blocks
+        from .dask_inputs import as_matrix_chunked, as_vector_chunked, map_blocks
 
         X = as_matrix_chunked("X", X, y, sample_weight)
         n, rows = X.shape[0], X.chunks[0]
@@ -475,7 +475,7 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
     chunked = is_chunked(X, treatment, benefit, propensity)
     array = is_chunked(propensity) or _is_array(propensity)
     if chunked:
-        from .chunked import as_matrix_chunked, as_vector_chunked, bounds_from_chunks
+        from .dask_inputs import as_matrix_chunked, as_vector_chunked, bounds_from_chunks
 
         Xm = as_matrix_chunked("X", X, treatment, benefit, propensity)
         (n, p), rows = Xm.shape, Xm.chunks[0]
@@ -499,7 +499,7 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
     settings = dict(spec=spec, scaler=scaler, weights_upper_bound=w_max, benefit_bound=c_b,
                     columns=_propensity_columns(spec, names, p))
     if chunked:
-        from .chunked import map_blocks
+        from .dask_inputs import map_blocks
 
         (Z, A, w), counts = map_blocks(owl_block, [Xm, A, B, P], out_columns=(scaler.n_coefficients, None, None),
                                        merge=merge_counts, **settings)
@@ -511,8 +511,7 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
     C = propensity_constants(np.empty(0) if array else propensity, n, weight_sensitivity=weight_sensitivity,
                              weights_upper_bound=w_max)[0]
     if share is not None:
-        Xd = X.to_dask_array(lengths=True) if chunked and hasattr(X, "to_dask_array") else Xm
-        diagnose_bounds_of(Xd, scaler.lower, scaler.upper, share, columns=names, owner="DPOWL")
+        diagnose_bounds_of(Xm, scaler.lower, scaler.upper, share, columns=names, owner="DPOWL")
     return OWLProblem(Z=Z, labels=A, weights=w, weight_sensitivity=float(C), weights_upper_bound=w_max,
                       scaler=scaler, n_clipped_weights=counts["clipped_weights"],
                       n_clipped_features=counts["clipped_features"], n_clipped_logits=counts["clipped_logits"],

@@ -300,7 +300,7 @@ class FittedRule:
 def fit_owl_rule(X: Any, treatment: Any, benefit: Any, propensity: Any, *, estimator: Any) -> FittedRule:
     """:meth:`pydpowl.DPOWL.fit`'s work for the settings of ``estimator`` (a DPOWL): prepare, plan, release."""
     from .benefits import shift_benefits
-    from .chunked import is_chunked
+    from .dask_inputs import is_chunked
     from .inputs import prepare_owl
 
     est = estimator

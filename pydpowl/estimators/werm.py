@@ -311,7 +311,7 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
         if self.reproduce_dppack and math.isfinite(float(self.epsilon)):
             warn_reproduce_dppack(type(self).__name__, stacklevel=2)
         names = feature_names_in(X)
-        # Dask inputs: checked per chunk (estimators.inputs, estimators.chunked), solved blockwise
+        # Dask inputs: checked per chunk (estimators.inputs, estimators.dask_inputs), solved blockwise
         data = check_erm_inputs(X, y, sample_weight, w_max, clip_rows=self.clip_rows)
         self._fit_checked(data.X, data.labels, data.weights, classes=data.classes)
         self.n_clipped_rows_ = data.n_clipped_rows
