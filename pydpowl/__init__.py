@@ -20,7 +20,9 @@ The package is organised by role:
 * ``pydpowl.datasets``, ``pydpowl.rrandom``: data and R-compatible streams;
 * ``pydpowl.studies``: the paper's studies (simulation, case study, tuning,
   gamma tables, utility bounds, plots);
-* ``pydpowl.policy_evaluation``: DP-LSW and DP-LSL.
+* ``pydpowl.mdp_policy_evaluation``: DP-LSW and DP-LSL, private least-squares
+  evaluation of a policy's value function in a Markov reward process
+  (``pydpowl.policy_evaluation``, its former name, still imports).
 
 Every public name below is imported on first use (PEP 562), so ``import
 pydpowl`` is cheap and a script pays only for what it uses.
@@ -109,6 +111,7 @@ _MODULES: Dict[str, str] = {
     "analysis": ".analysis",
     "simulation": ".studies.simulation",
     "tuning": ".studies.gamma_tuning",
+    "mdp_policy_evaluation": ".mdp_policy_evaluation",
     "policy_evaluation": ".policy_evaluation",
     "value": ".value",
     "engine": ".engine",

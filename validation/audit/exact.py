@@ -238,7 +238,7 @@ def r_stream_radius_check(dim: int = 5, n: int = 20000, seed: int = 3) -> Any:
 
 def policy_evaluation_grid_check(n_releases: int = 1500, seed: int = 5) -> Any:
     """DP-LSW releases on neighbouring datasets: on one public grid, and no bit-level signal (review 21.4(c))."""
-    from pydpowl.policy_evaluation import DPLSW
+    from pydpowl.mdp_policy_evaluation import DPLSW
 
     from .floating import lsb_lower_bound
     from .run import CheckResult
