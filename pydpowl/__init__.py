@@ -13,7 +13,9 @@ The package is organised by role:
   ``DPLogisticRegression``, ``DPLinearRegression``);
 * ``pydpowl.privacy``: budget accounting, private selection (the exponential
   mechanism; DPpack's ``tune_classification_model`` and
-  ``tune_linear_regression_model``) and the private value of a rule;
+  ``tune_linear_regression_model``);
+* ``pydpowl.evaluation``: a rule's value, empirical (``empirical``) and private
+  with its interval (``private``);
 * ``pydpowl.analysis``: the end-to-end private analysis under one budget;
 * ``pydpowl.interop.dppack``: DPpack's classes as functions of plain arrays and R's
   ``.Random.seed`` (the R front end's entry points);
@@ -72,11 +74,11 @@ _NAMES: Dict[str, str] = {
     "round_release": ".engine.mechanisms",
     "release_grid": ".engine.mechanisms",
     "floating_point_delta": ".engine.mechanisms",
-    "empirical_value": ".value",
-    "ipw_value": ".value",
-    "accuracy": ".value",
-    "concordance": ".value",
-    "association_test": ".value",
+    "empirical_value": ".evaluation.empirical",
+    "ipw_value": ".evaluation.empirical",
+    "accuracy": ".evaluation.empirical",
+    "concordance": ".evaluation.empirical",
+    "association_test": ".evaluation.empirical",
     "run_case_study": ".studies.casestudy",
     "gamma_sensitivity": ".studies.casestudy",
     "GammaTable": ".studies.gamma_table",
@@ -114,6 +116,7 @@ _MODULES: Dict[str, str] = {
     "mdp_policy_evaluation": ".mdp_policy_evaluation",
     "policy_evaluation": ".policy_evaluation",
     "value": ".value",
+    "evaluation": ".evaluation",
     "engine": ".engine",
     "estimators": ".estimators",
     "privacy": ".privacy",

@@ -31,7 +31,7 @@ Steps
    analyst chooses another; the report names it.
 5. **Its value** (evaluation part). The released rule's value and its gain over
    the better single arm, with confidence intervals for sampling and privacy
-   noise (:func:`pydpowl.privacy.value_estimate.private_value`, budgets
+   noise (:func:`pydpowl.evaluation.private.private_value`, budgets
    ``epsilon_value`` and ``epsilon_variance``).
 
 Composition
@@ -81,8 +81,8 @@ from .estimators.inputs import prepare_owl
 from .estimators.owl import DPOWL
 from .privacy.accountant import BudgetAccountant, compose, rounded_release_spent
 from .privacy.selection import select_gamma_privately, selection_delta, transfer_gamma
-from .privacy.value_estimate import PrivateValue, private_value
-from .value import arm_propensity
+from .evaluation.private import PrivateValue, private_value
+from .evaluation.empirical import arm_propensity
 
 #: the two ways the analysis composes its releases (see :class:`BudgetSplit`)
 COMPOSITIONS = ("sequential", "parallel")
@@ -838,7 +838,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
 def _laplace_sums_delta(epsilon: float, scales: Sequence[float]) -> float:
     """delta of a release of sums with independent Laplace noise of ``scales``, each rounded to its grid: the
     floating-point bound with d = 1 for each (a Laplace draw is an l2-Laplace draw in one dimension), summed."""
-    from .privacy.value_estimate import release_grid
+    from .evaluation.private import release_grid
 
     return min(1.0, math.fsum(rounded_release_spent(epsilon, dim=1, grid=release_grid(float(b)),
                                                     noise_scale=float(b))[1] for b in scales))

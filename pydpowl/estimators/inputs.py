@@ -30,7 +30,7 @@ from .._validation import (as_matrix, as_target, as_vector, binary_target_error,
                            diagnose_bounds as diagnose_bounds_of, feature_names_of, finite_counts, label_counts,
                            nonnegative_message, one_arm_message, raise_nonfinite, treatment_counts, treatment_error)
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
-from ..value import received_propensity_error, received_propensity_outside
+from ..evaluation.empirical import received_propensity_error, received_propensity_outside
 from .dask_inputs import is_chunked
 
 __all__ = ["ERMData", "OWLProblem", "check_erm_inputs", "prepare_owl", "erm_block", "owl_block", "merge_counts",

@@ -3,7 +3,7 @@
 Least-squares estimates of a policy's value function from episodes of an MDP
 (first-visit Monte Carlo returns regressed on state features), released with
 output perturbation. Not the value of an OWL treatment rule: that is
-:mod:`pydpowl.value` (empirical) and :mod:`pydpowl.privacy.value_estimate`
+:mod:`pydpowl.evaluation.empirical` (empirical) and :mod:`pydpowl.evaluation.private`
 (private).
 
 Balle, Gomrokchi & Precup, "Differentially Private Policy Evaluation",

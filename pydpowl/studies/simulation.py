@@ -51,7 +51,7 @@ from ..engine.solver import DEFAULT_TOL
 from ..engine.mechanisms import perturb
 from ..estimators.inputs import owl_weights
 from ..engine.preprocessing import FeatureScaler
-from ..value import ipw_values
+from ..evaluation.empirical import ipw_values
 from .config import FIG1_EPSILONS, FIG1_NS, SimulationConfig, resolve_config
 
 __all__ = [

@@ -178,7 +178,7 @@ def exponential_checks(*, depth: int = 18) -> list:
 
 def _adversarial_sums(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cell sums S, Laplace draws L and scales b whose exact sum lies within a hair of a rounding midpoint."""
-    from pydpowl.privacy.value_estimate import release_grid
+    from pydpowl.evaluation.private import release_grid
 
     rng = np.random.default_rng(seed)
     b = 10.0 ** rng.uniform(-2, 2, n)
@@ -192,7 +192,7 @@ def _adversarial_sums(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray, np.nda
 
 def value_rounding_check(n: int = 4000, seed: int = 7) -> Any:
     """The value release rounds the exact sum S + L, on sums within a hair of a midpoint (review 21.4(a))."""
-    from pydpowl.privacy.value_estimate import _release, release_grid
+    from pydpowl.evaluation.private import _release, release_grid
 
     from .run import CheckResult
 
