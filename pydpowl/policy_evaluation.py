@@ -3,29 +3,7 @@ and earlier versions import from it (``from pydpowl.policy_evaluation import DPL
 :mod:`pydpowl.mdp_policy_evaluation`.
 """
 
-from .mdp_policy_evaluation import (
-    DPLSW, DPLSL, LSW, LSL, Episode, EpisodeStatistics, episode_statistics, first_visit_returns,
-    default_regularization, tabular_features, aggregated_features, make_features, MarkovRewardProcess,
-    LazyChain, lazy_chain, random_walk, PolicyEvalSummary, PolicyEvalDiagnostics,
-)
+from . import mdp_policy_evaluation as _current
 
-__all__ = [
-    "DPLSW",
-    "DPLSL",
-    "LSW",
-    "LSL",
-    "Episode",
-    "EpisodeStatistics",
-    "episode_statistics",
-    "first_visit_returns",
-    "default_regularization",
-    "tabular_features",
-    "aggregated_features",
-    "make_features",
-    "MarkovRewardProcess",
-    "LazyChain",
-    "lazy_chain",
-    "random_walk",
-    "PolicyEvalSummary",
-    "PolicyEvalDiagnostics",
-]
+__all__ = list(_current.__all__)
+globals().update({name: getattr(_current, name) for name in __all__})
