@@ -9,7 +9,7 @@ Goal: pydpowl at least 10 times faster from n = 20,000.
 **Whole script** (``--cold``): a CSV of the data is written once; then
 ``python cold/family_pydpowl.py CONFIG CSV`` (the scikit-learn estimators),
 ``python cold/family_functions.py CONFIG CSV`` (the same fits through
-``pydpowl.dppack``, DPpack's classes as functions, which never import
+``pydpowl.interop.dppack``, DPpack's classes as functions, which never import
 scikit-learn) and ``Rscript cold/family_dppack.R CONFIG CSV`` run in fresh
 processes, interleaved (read, fit once, print); medians of ``--repeats`` runs.
 Goal: pydpowl not slower. The estimators' scripts carry ``import
@@ -150,7 +150,7 @@ def cold(n: int, repeats: int, configs, python: str) -> List[tuple]:
                         raise SystemExit(f"bench_family: {' '.join(cmd)} failed:\n{res.stdout}\n{res.stderr}")
             med = {k: statistics.median(v) for k, v in times.items()}
             rows.append((config, n, med["python"], med["functions"], med["DPpack"]))
-            print(f"  cold {config:30s} n={n:>7,}: python estimators {med['python']:.2f} s, python pydpowl.dppack "
+            print(f"  cold {config:30s} n={n:>7,}: python estimators {med['python']:.2f} s, python pydpowl.interop.dppack "
                   f"{med['functions']:.2f} s, Rscript+DPpack {med['DPpack']:.2f} s", flush=True)
     return rows
 
@@ -187,15 +187,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("\nWhole scripts (read CSV, fit once, print; median of repeats):")
         crows = cold(args.cold_n, args.repeats, args.configs, args.python)
         print()
-        print("| configuration | n | Python, estimators | Python, pydpowl.dppack | Rscript + DPpack "
-              "| ratio estimators | ratio pydpowl.dppack |")
+        print("| configuration | n | Python, estimators | Python, pydpowl.interop.dppack | Rscript + DPpack "
+              "| ratio estimators | ratio pydpowl.interop.dppack |")
         print("|---|---|---|---|---|---|---|")
         est_ok = fn_ok = True
         for config, n, py, fn, r in crows:
             est_ok &= py <= r
             fn_ok &= fn <= r
             print(f"| {config} | {n:,} | {py:.2f} s | {fn:.2f} s | {r:.2f} s | {r / py:.1f}x | {r / fn:.1f}x |")
-        print(f"\ngoal: the Python script not slower than the R script: with pydpowl.dppack "
+        print(f"\ngoal: the Python script not slower than the R script: with pydpowl.interop.dppack "
               f"{'met' if fn_ok else 'NOT met'}; with the scikit-learn estimators {'met' if est_ok else 'NOT met'}")
     return 0
 

@@ -146,7 +146,7 @@ def format_cold(rows: Sequence[dict], r_fit: dict) -> str:
 def bench_batch(sizes: Sequence[int], reps: int, repeats: int, seed: int) -> str:
     """The studies' workload: ``reps`` problems of n rows solved by ``solve_each`` (best of ``repeats``)."""
     from pydpowl.engine.solver import solve_each
-    from pydpowl.estimators.owl import owl_weights
+    from pydpowl.estimators.inputs import owl_weights
 
     loss = HuberHingeLoss(0.5)
     lines = ["| n | R | gamma | numpy s | numba s |", "|---|---|---|---|---|"]

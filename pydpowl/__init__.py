@@ -13,14 +13,18 @@ The package is organised by role:
   ``DPLogisticRegression``, ``DPLinearRegression``);
 * ``pydpowl.privacy``: budget accounting, private selection (the exponential
   mechanism; DPpack's ``tune_classification_model`` and
-  ``tune_linear_regression_model``) and the private value of a rule;
+  ``tune_linear_regression_model``);
+* ``pydpowl.evaluation``: a rule's value, empirical (``empirical``) and private
+  with its interval (``private``);
 * ``pydpowl.analysis``: the end-to-end private analysis under one budget;
-* ``pydpowl.dppack``: DPpack's classes as functions of plain arrays and R's
+* ``pydpowl.interop.dppack``: DPpack's classes as functions of plain arrays and R's
   ``.Random.seed`` (the R front end's entry points);
 * ``pydpowl.datasets``, ``pydpowl.rrandom``: data and R-compatible streams;
 * ``pydpowl.studies``: the paper's studies (simulation, case study, tuning,
   gamma tables, utility bounds, plots);
-* ``pydpowl.policy_evaluation``: DP-LSW and DP-LSL.
+* ``pydpowl.mdp_policy_evaluation``: DP-LSW and DP-LSL, private least-squares
+  evaluation of a policy's value function in a Markov reward process
+  (``pydpowl.policy_evaluation``, its former name, still imports).
 
 Every public name below is imported on first use (PEP 562), so ``import
 pydpowl`` is cheap and a script pays only for what it uses.
@@ -38,8 +42,8 @@ _NAMES: Dict[str, str] = {
     "DPWeightedERM": ".estimators.werm",
     "DPOWL": ".estimators.owl",
     "DPMultiStageOWL": ".estimators.multistage",
-    "OWLProblem": ".estimators.owl",
-    "prepare_owl": ".estimators.owl",
+    "OWLProblem": ".estimators.inputs",
+    "prepare_owl": ".estimators.inputs",
     "DPSVM": ".estimators.svm",
     "DPLogisticRegression": ".estimators.logistic",
     "DPLinearRegression": ".estimators.linear",
@@ -70,11 +74,11 @@ _NAMES: Dict[str, str] = {
     "round_release": ".engine.mechanisms",
     "release_grid": ".engine.mechanisms",
     "floating_point_delta": ".engine.mechanisms",
-    "empirical_value": ".value",
-    "ipw_value": ".value",
-    "accuracy": ".value",
-    "concordance": ".value",
-    "association_test": ".value",
+    "empirical_value": ".evaluation.empirical",
+    "ipw_value": ".evaluation.empirical",
+    "accuracy": ".evaluation.empirical",
+    "concordance": ".evaluation.empirical",
+    "association_test": ".evaluation.empirical",
     "run_case_study": ".studies.casestudy",
     "gamma_sensitivity": ".studies.casestudy",
     "GammaTable": ".studies.gamma_table",
@@ -86,19 +90,19 @@ _NAMES: Dict[str, str] = {
     "load_model": ".model_io",
     "SimulationResult": ".studies.simulation",
     "run_simulation": ".studies.simulation",
-    "TuningResult": ".studies.tuning",
-    "tune_gamma": ".studies.tuning",
-    "tune_gamma_table": ".studies.tuning",
-    "tune_split_budget": ".studies.tuning",
-    "tune_split_data": ".studies.tuning",
+    "TuningResult": ".studies.gamma_tuning",
+    "tune_gamma": ".studies.gamma_tuning",
+    "tune_gamma_table": ".studies.gamma_tuning",
+    "tune_split_budget": ".studies.gamma_tuning",
+    "tune_split_data": ".studies.gamma_tuning",
     "BudgetAccountant": ".privacy.accountant",
     "run_analysis": ".analysis",
-    "analyze_arrays": ".analysis",
+    "analyze_arrays": ".interop.analysis",
     "PrivacyLeakWarning": ".exceptions",
     "BudgetExceededError": ".exceptions",
     "ConvergenceError": ".exceptions",
     "BoundsDiagnosticWarning": ".exceptions",
-    "NotFittedError": "._base",
+    "NotFittedError": ".exceptions",
 }
 
 #: public submodules -> where they live
@@ -108,13 +112,16 @@ _MODULES: Dict[str, str] = {
     "model_io": ".model_io",
     "analysis": ".analysis",
     "simulation": ".studies.simulation",
-    "tuning": ".studies.tuning",
+    "tuning": ".studies.gamma_tuning",
+    "mdp_policy_evaluation": ".mdp_policy_evaluation",
     "policy_evaluation": ".policy_evaluation",
     "value": ".value",
+    "evaluation": ".evaluation",
     "engine": ".engine",
     "estimators": ".estimators",
     "privacy": ".privacy",
-    "dppack": ".dppack",
+    "dppack": ".interop.dppack",
+    "interop": ".interop",
     "studies": ".studies",
 }
 

@@ -22,17 +22,11 @@ from typing import Any, Dict, Optional
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
+from .exceptions import NotFittedError
 
 __all__ = ["DPEstimator", "NotFittedError", "check_is_fitted", "check_prediction_input", "is_fitted", "feature_names_in",
            "n_features_message", "store_feature_names"]
-
-
-class NotFittedError(_SklearnNotFittedError):
-    """An estimator was used before ``fit`` (scikit-learn's ``NotFittedError``: a ValueError and an AttributeError).
-
-    Public as ``pydpowl.NotFittedError`` and ``pydpowl.exceptions.NotFittedError``.
-    """
 
 
 def is_fitted(estimator: Any) -> bool:

@@ -26,6 +26,14 @@ __all__ = [
     "check_int",
     "check_bool",
     "check_array",
+    "as_matrix",
+    "as_vector",
+    "as_target",
+    "finite_counts",
+    "raise_nonfinite",
+    "label_counts",
+    "binary_target_error",
+    "code_labels",
     "check_numeric_dtype",
     "check_vector",
     "check_labels",
@@ -216,22 +224,73 @@ def column_labels(cols: Sequence[int], columns: Optional[Sequence[str]], index_b
 _SUM_CHECK_MIN_SIZE = 65_536
 
 
+def finite_counts(name: str, arr: NDArray[Any], offset: int = 0) -> Dict[str, Any]:
+    """The counts the non-finite rule decides from, for one block of rows whose first row is at ``offset``.
+
+    Keys: ``{name}_nan``, ``{name}_inf``, ``nonfinite_rows_{name}`` (the first 6
+    positions, counted from 0) and, for 2-D blocks, ``nonfinite_cols_{name}``.
+    Counts of several blocks add up (the positions and columns merge), so the
+    whole data in memory (one block) and a chunked fit are judged by one rule
+    (:func:`raise_nonfinite`). From ``_SUM_CHECK_MIN_SIZE`` entries the sum is
+    tried first (no boolean temporary of the array's size): a NaN or an
+    infinity makes it non-finite, so a finite sum clears every entry.
+    """
+    if arr.size >= _SUM_CHECK_MIN_SIZE:
+        with np.errstate(over="ignore", invalid="ignore"):
+            clean = bool(np.isfinite(np.add.reduce(arr, axis=None)))
+    else:
+        clean = False
+    bad = None if clean else ~np.isfinite(arr)
+    if bad is None or not bad.any():
+        out: Dict[str, Any] = {f"{name}_nan": 0, f"{name}_inf": 0, f"nonfinite_rows_{name}": ()}
+        if arr.ndim == 2:
+            out[f"nonfinite_cols_{name}"] = ()
+        return out
+    n_nan = int(np.count_nonzero(np.isnan(arr)))
+    out = {f"{name}_nan": n_nan, f"{name}_inf": int(np.count_nonzero(bad)) - n_nan}
+    rows = bad.any(axis=1) if arr.ndim == 2 else bad
+    out[f"nonfinite_rows_{name}"] = tuple(int(i) + offset for i in np.flatnonzero(rows)[:6])
+    if arr.ndim == 2:
+        out[f"nonfinite_cols_{name}"] = tuple(int(j) for j in np.flatnonzero(bad.any(axis=0)))
+    return out
+
+
+def raise_nonfinite(name: str, counts: Dict[str, Any], size: int, *, columns: Optional[Sequence[str]] = None,
+                    index_base: int = 0) -> None:
+    """Raise the one error for non-finite entries when :func:`finite_counts` (of one block or merged) found any.
+
+    Columns are named by ``columns`` when given, else numbered from
+    ``index_base``; positions count from ``index_base``.
+    """
+    n_nan, n_inf = counts.get(f"{name}_nan", 0), counts.get(f"{name}_inf", 0)
+    if not (n_nan or n_inf):
+        return
+    cols = counts.get(f"nonfinite_cols_{name}")
+    labels = None if cols is None else column_labels(list(cols), columns, index_base)
+    rows = [int(i) + index_base for i in counts.get(f"nonfinite_rows_{name}", ())]
+    raise ValueError(nonfinite_message(name, n_nan, n_inf, size, rows=rows, columns=labels))
+
+
 def _check_finite(name: str, arr: NDArray[np.float64], *, columns: Optional[Sequence[str]] = None,
                   index_base: int = 0) -> None:
-    if arr.size >= _SUM_CHECK_MIN_SIZE:
-        # One pass without a temporary: a NaN or an infinity makes the sum NaN or infinite, so a finite sum
-        # clears every entry; only otherwise (bad entries, or a sum that overflowed) are the entries examined.
-        with np.errstate(over="ignore", invalid="ignore"):
-            if np.isfinite(np.add.reduce(arr, axis=None)):
-                return
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        n_nan = int(np.isnan(arr).sum())
-        n_inf = int(bad.sum()) - n_nan
-        rows = np.flatnonzero(bad.any(axis=1) if arr.ndim == 2 else bad)[:6] + index_base
-        labels = (column_labels(np.flatnonzero(bad.any(axis=0)).tolist(), columns, index_base)
-                  if arr.ndim == 2 else None)
-        raise ValueError(nonfinite_message(name, n_nan, n_inf, arr.size, rows=rows.tolist(), columns=labels))
+    raise_nonfinite(name, finite_counts(name, arr), arr.size, columns=columns, index_base=index_base)
+
+
+def as_matrix(name: str, value: ArrayLike, *, min_rows: int = 1, order: str = "C") -> NDArray[np.float64]:
+    """A 2-D float64 array with at least ``min_rows`` rows and one column: the shape and type rules of
+    :func:`check_array`, without its finiteness rule (for callers that count non-finite entries per block)."""
+    if order not in ("C", "K"):
+        raise ValueError(f"order must be 'C' or 'K', got order={order!r}.")
+    arr = _to_float_array(name, value)
+    if arr.ndim == 1:
+        raise ValueError(one_d_message(name, arr.shape[0]))
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}.")
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} must have at least {min_rows} row(s), got {arr.shape[0]}.")
+    if arr.shape[1] < 1:
+        raise ValueError(no_columns_message(name, arr.shape))
+    return np.ascontiguousarray(arr) if order == "C" else arr
 
 
 def check_array(name: str, value: ArrayLike, *, min_rows: int = 1, columns: Optional[Sequence[str]] = None,
@@ -245,21 +304,11 @@ def check_array(name: str, value: ArrayLike, *, min_rows: int = 1, columns: Opti
     that read it in any layout: a pandas frame's values and R's matrices are
     column-major, and a family fit reads the features column by column.
     """
-    if order not in ("C", "K"):
-        raise ValueError(f"order must be 'C' or 'K', got order={order!r}.")
     if columns is None:
         columns = feature_names_of(value)
-    arr = _to_float_array(name, value)
-    if arr.ndim == 1:
-        raise ValueError(one_d_message(name, arr.shape[0]))
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}.")
-    if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} row(s), got {arr.shape[0]}.")
-    if arr.shape[1] < 1:
-        raise ValueError(no_columns_message(name, arr.shape))
+    arr = as_matrix(name, value, min_rows=min_rows, order=order)
     _check_finite(name, arr, columns=columns, index_base=index_base)
-    return np.ascontiguousarray(arr) if order == "C" else arr
+    return arr
 
 
 def one_d_message(name: str, length: int) -> str:
@@ -274,6 +323,21 @@ def no_columns_message(name: str, shape: Tuple[int, ...]) -> str:
             "while a minimum of 1 is required.")
 
 
+def as_vector(name: str, value: ArrayLike, *, length: Optional[int] = None,
+              length_of: Optional[str] = None) -> NDArray[np.float64]:
+    """A 1-D float64 array (optionally of a given length): the shape and type rules of
+    :func:`check_vector`, without its finiteness rule."""
+    arr = _to_float_array(name, value)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}.")
+    if length is not None and arr.shape[0] != length:
+        per = f" ({length_of})" if length_of else ""
+        raise ValueError(f"{name} must have length {length}{per}, got length {arr.shape[0]}.")
+    return arr
+
+
 def check_vector(
     name: str, value: ArrayLike, *, length: Optional[int] = None, length_of: Optional[str] = None,
     index_base: int = 0,
@@ -283,14 +347,7 @@ def check_vector(
     ``length_of`` says what the length counts (e.g. ``"one per row of X"``) in
     the message; non-finite entries are reported by position from ``index_base``.
     """
-    arr = _to_float_array(name, value)
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}.")
-    if length is not None and arr.shape[0] != length:
-        per = f" ({length_of})" if length_of else ""
-        raise ValueError(f"{name} must have length {length}{per}, got length {arr.shape[0]}.")
+    arr = as_vector(name, value, length=length, length_of=length_of)
     _check_finite(name, arr, index_base=index_base)
     return arr
 
@@ -393,6 +450,67 @@ def check_target_vector(name: str, value: ArrayLike, *, length: Optional[int] = 
     return check_vector(name, value, length=length)
 
 
+def as_target(name: str, value: ArrayLike, *, length: Optional[int] = None) -> NDArray[Any]:
+    """Class labels as a 1-D array of their own dtype: the shape and type rules of :func:`check_binary_target`
+    (a column vector is accepted with scikit-learn's ``DataConversionWarning``), without its value rules."""
+    if is_sparse(value):
+        raise TypeError(f"{name} is a sparse matrix ({type(value).__name__}); sparse input is not supported.")
+    require_target(name, value, "the class labels")
+    arr = np.asarray(value)
+    if arr.ndim == 2 and 1 in arr.shape:
+        _warn_column_vector(name, arr.shape, stacklevel=4)
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}.")
+    if length is not None and arr.shape[0] != length:
+        raise ValueError(f"{name} must have length {length}, got length {arr.shape[0]}.")
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} must hold real numbers or labels, got dtype {arr.dtype}: Complex data not supported.")
+    return arr
+
+
+def _is_integer(value: Any) -> bool:
+    return not isinstance(value, (float, np.floating)) or float(value) == np.floor(float(value))
+
+
+def label_counts(name: str, arr: NDArray[Any], offset: int = 0) -> Dict[str, Any]:
+    """The counts the two-class rule decides from, for one block of labels whose first entry is at ``offset``.
+
+    Non-finite counts (:func:`finite_counts`, float labels only), ``values_{name}``:
+    up to 3 of the distinct values, sorted (3 means "more than 2"; found without
+    sorting the labels), and ``{name}_nonint``: whether a float label is not an
+    integer (a regression target). Blocks merge: the values by union (the
+    first 3), the rest by sum; :func:`binary_target_error` judges the result.
+    """
+    out = finite_counts(name, arr, offset) if arr.dtype.kind == "f" else {f"{name}_nan": 0, f"{name}_inf": 0}
+    if out[f"{name}_nan"] or out[f"{name}_inf"]:
+        arr = arr[np.isfinite(arr)]
+    values: List[Any] = []
+    if arr.size:
+        values.append(arr[0])
+        other = arr != arr[0]
+        if other.any():
+            values.append(arr[int(np.argmax(other))])
+            rest = other & (arr != values[1])
+            if rest.any():
+                values.append(arr[int(np.argmax(rest))])
+    out[f"values_{name}"] = tuple(sorted(values))
+    nonint = 0
+    if arr.dtype.kind == "f":  # fewer than 3 values: every label is one of them
+        nonint = int(not all(_is_integer(v) for v in values) if len(values) < 3
+                     else bool(np.any(arr != np.floor(arr))))
+    out[f"{name}_nonint"] = nonint
+    return out
+
+
+def binary_target_error(name: str, counts: Dict[str, Any]) -> Optional[str]:
+    """The message when :func:`label_counts` (of one block or merged) did not find exactly two classes."""
+    values = counts[f"values_{name}"]
+    if len(values) == 2:
+        return None
+    return binary_target_message(name, len(values), continuous=len(values) == 3 and bool(counts[f"{name}_nonint"]))
+
+
 def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = None,
                         classes: Optional[Sequence[Any]] = None) -> Tuple[NDArray[Any], NDArray[np.float64]]:
     """Class labels of a binary classifier: ``(classes, labels in {-1, 1})``.
@@ -404,39 +522,28 @@ def check_binary_target(name: str, value: ArrayLike, *, length: Optional[int] = 
     of them and a single class is allowed. A column vector is accepted with
     scikit-learn's ``DataConversionWarning``.
     """
-    if is_sparse(value):
-        raise TypeError(f"{name} is a sparse matrix ({type(value).__name__}); sparse input is not supported.")
-    require_target(name, value, "the class labels")
-    arr = np.asarray(value)
-    if arr.ndim == 2 and 1 in arr.shape:
-        _warn_column_vector(name, arr.shape, stacklevel=3)
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}.")
-    if length is not None and arr.shape[0] != length:
-        raise ValueError(f"{name} must have length {length}, got length {arr.shape[0]}.")
-    if arr.dtype.kind == "c":
-        raise ValueError(f"{name} must hold real numbers or labels, got dtype {arr.dtype}: Complex data not supported.")
-    if arr.dtype.kind == "f":
-        _check_finite(name, arr)
-    if classes is None:  # the two values without sorting n labels (np.unique sorts)
-        other = arr != arr[0] if arr.size else arr.astype(bool)
-        n_values = 0 if not arr.size else 1 if not other.any() else 2
-        if n_values == 2:
-            second = arr[int(np.argmax(other))]
-            if not np.all(other <= (arr == second)):  # a value that is neither
-                n_values = 3
-        if n_values != 2:
-            continuous = n_values == 3 and arr.dtype.kind == "f" and bool(np.any(arr != np.floor(arr)))
-            raise ValueError(binary_target_message(name, n_values, continuous=continuous))
-        found = np.sort(np.array([arr[0], second], dtype=arr.dtype))
+    arr = as_target(name, value, length=length)
+    if classes is None:
+        counts = label_counts(name, arr)
+        raise_nonfinite(name, counts, arr.size)
+        message = binary_target_error(name, counts)
+        if message:
+            raise ValueError(message)
+        found = np.array(counts[f"values_{name}"], dtype=arr.dtype)
     else:
+        if arr.dtype.kind == "f":
+            _check_finite(name, arr)
         found = np.asarray(classes)
         bad = ~np.isin(arr, found)
         if bad.any():
             raise ValueError(f"{name} must take values in {{{found[0]!r}, {found[1]!r}}}; {int(bad.sum())} of "
                              f"{arr.size} entries do not (first at position {int(np.flatnonzero(bad)[0])}).")
-    return found, np.where(arr == found[1], 1.0, -1.0)
+    return found, code_labels(arr, found)
+
+
+def code_labels(labels: Any, classes: NDArray[Any]) -> Any:
+    """Labels coded -1 (``classes[0]``) and +1 (``classes[1]``), as float64 (numpy or Dask arrays alike)."""
+    return np.where(labels == classes[1], 1.0, -1.0)
 
 
 def binary_target_message(name: str, n_values: int, *, continuous: bool = False) -> str:

@@ -31,7 +31,7 @@ Steps
    analyst chooses another; the report names it.
 5. **Its value** (evaluation part). The released rule's value and its gain over
    the better single arm, with confidence intervals for sampling and privacy
-   noise (:func:`pydpowl.privacy.value_estimate.private_value`, budgets
+   noise (:func:`pydpowl.evaluation.private.private_value`, budgets
    ``epsilon_value`` and ``epsilon_variance``).
 
 Composition
@@ -77,11 +77,12 @@ from ._validation import (check_array, check_both_arms, check_choice, check_posi
                           check_treatment, check_vector, check_weight_sensitivity, feature_names_of,
                           resolve_feature_bounds, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
-from .estimators.owl import DPOWL, prepare_owl
+from .estimators.inputs import prepare_owl
+from .estimators.owl import DPOWL
 from .privacy.accountant import BudgetAccountant, rounded_release_spent
 from .privacy.selection import select_gamma_privately, selection_delta, transfer_gamma
-from .privacy.value_estimate import PrivateValue, private_value
-from .value import arm_propensity
+from .evaluation.private import PrivateValue, private_value
+from .evaluation.empirical import arm_propensity
 
 #: the two ways the analysis composes its releases (see :class:`BudgetSplit`)
 COMPOSITIONS = ("sequential", "parallel")
@@ -92,7 +93,7 @@ COMPOSITION_TEXT = {
                  "releases, so the releases listed add up to more than the total while the guarantee is the total"),
 }
 
-__all__ = ["BudgetSplit", "AnalysisResult", "BenefitScale", "run_analysis", "analyze_arrays", "fit_rule",
+__all__ = ["BudgetSplit", "AnalysisResult", "BenefitScale", "run_analysis", "fit_rule",
            "allocate_budget", "budget_shares", "exact_number", "DEFAULT_GAMMAS", "PROPENSITY_MODELS"]
 
 #: candidate gammas of the private selection (each fitted on 1/(K+1) of the learning rows)
@@ -838,7 +839,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
 def _laplace_sums_delta(epsilon: float, scales: Sequence[float]) -> float:
     """delta of a release of sums with independent Laplace noise of ``scales``, each rounded to its grid: the
     floating-point bound with d = 1 for each (a Laplace draw is an l2-Laplace draw in one dimension), summed."""
-    from .privacy.value_estimate import release_grid
+    from .evaluation.private import release_grid
 
     return min(1.0, math.fsum(rounded_release_spent(epsilon, dim=1, grid=release_grid(float(b)),
                                                     noise_scale=float(b))[1] for b in scales))
@@ -853,52 +854,3 @@ def _tuning_text(selection: Optional[Dict[str, Any]], gamma: float, eps: Dict[st
         return f"gamma = {gamma:g} fixed in advance (no budget)"
     return (f"gamma chosen privately by the rule's value on the learning part (epsilon = {eps['selection']:g}, "
             f"candidates {'/'.join(f'{g:g}' for g in selection['candidates'])}; {selection['note']})")
-
-
-def analyze_arrays(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, lower: Sequence[float],
-                   upper: Sequence[float], benefit_lower: float, benefit_upper: float, weights_upper_bound: float,
-                   total_epsilon: float, propensity: Optional[float] = None, propensity_model: Optional[str] = None,
-                   feature_names: Optional[Sequence[str]] = None, treatment_labels: Sequence[str] = ("+1", "-1"),
-                   gamma: Optional[float] = None, gammas: Optional[Sequence[float]] = None,
-                   logit_bound: float = DEFAULT_LOGIT_BOUND, level: float = 0.95, split: Optional[str] = None,
-                   seed: Optional[int] = None, out_dir: Optional[str] = None, public_n: bool = False,
-                   benefit_definition: Optional[str] = None) -> Dict[str, Any]:
-    """Bridge-friendly entry point (plain arrays and scalars in, a plain dict out), e.g. for R's ``dpowl_analysis()``.
-
-    Parameters are those of :func:`run_analysis` with the bounds as flat
-    sequences (``lower``, ``upper`` per feature; ``benefit_lower``,
-    ``benefit_upper``), ``split`` as the text of :meth:`BudgetSplit.parse`, and
-    ``seed`` an optional int (reproduction only), ``benefit_definition`` the
-    text of :class:`BenefitScale`. With ``out_dir`` the output files of
-    ``pydpowl analyze`` are written there too.
-
-    Returns
-    -------
-    dict
-        ``model`` (the ``model.json`` content), ``coefficients`` (name -> value),
-        ``gamma``, ``gamma_selection``, ``value`` (the ``value.json`` content),
-        ``ledger`` (the ``ledger.json`` content), sizes, ``treatment_labels``,
-        ``propensity``, ``value_release`` and, with ``out_dir``, ``files``. Only
-        lists, dicts, strings, numbers and None.
-    """
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-        raise TypeError(f"seed must be an integer or None, got {type(seed).__name__}.")
-    if isinstance(treatment_labels, str) or len(treatment_labels) != 2:
-        raise ValueError("treatment_labels must be two names (arm +1, arm -1).")
-    result = run_analysis(
-        X, treatment, benefit, feature_bounds=(list(lower), list(upper)),
-        benefit_bounds=(benefit_lower, benefit_upper), weights_upper_bound=weights_upper_bound,
-        total_epsilon=total_epsilon, propensity=propensity, propensity_model=propensity_model,
-        logit_bound=logit_bound, gamma=gamma, gammas=None if gammas is None else list(gammas), level=level,
-        split=None if split is None else BudgetSplit.parse(split), feature_names=feature_names,
-        treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])), public_n=public_n,
-        benefit_scale=None if benefit_definition is None else BenefitScale(definition=str(benefit_definition)),
-        random_state=None if seed is None else int(seed),
-    )
-    out = result.to_dict()
-    if out_dir is not None:
-        from .analysis_output import write_analysis
-
-        out["files"] = [str(p) for p in write_analysis(result, out_dir)]
-    return out
-

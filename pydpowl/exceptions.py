@@ -4,9 +4,9 @@ Every class here states a guarantee that was weakened or refused, so callers can
 filter on them (``warnings.simplefilter("error", PrivacyLeakWarning)``) or catch
 them without parsing messages.
 
-:class:`NotFittedError` is scikit-learn's, subclassed in :mod:`pydpowl._base`
-and re-exported here on first use, so that importing this module does not load
-scikit-learn (the R front end's worker imports it and never loads scikit-learn).
+:class:`NotFittedError` subclasses scikit-learn's and is made on first use, so
+that importing this module does not load scikit-learn (the R front end's worker
+imports it and never loads scikit-learn).
 """
 
 from __future__ import annotations
@@ -68,9 +68,22 @@ class BoundsDiagnosticWarning(UserWarning):
     """
 
 
-def __getattr__(name: str) -> Any:
-    if name == "NotFittedError":  # defined beside the estimator base, which loads scikit-learn anyway
-        from ._base import NotFittedError
+def _not_fitted_error() -> type:
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 
-        return NotFittedError
+    class NotFittedError(SklearnNotFittedError):
+        """An estimator was used before ``fit`` (scikit-learn's ``NotFittedError``: a ValueError and an
+        AttributeError).
+
+        Public as ``pydpowl.NotFittedError`` and ``pydpowl.exceptions.NotFittedError``.
+        """
+
+    NotFittedError.__module__, NotFittedError.__qualname__ = __name__, "NotFittedError"
+    return NotFittedError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NotFittedError":  # made once, on first use (it loads scikit-learn)
+        cls = globals()["NotFittedError"] = _not_fitted_error()
+        return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

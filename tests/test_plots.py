@@ -8,7 +8,7 @@ from pydpowl.studies.casestudy import gamma_sensitivity, run_case_study
 from pydpowl.datasets import make_cyp_guides_style, make_synthetic_owl
 from pydpowl.studies.plots import plot_case_study, plot_gamma_sensitivity, plot_simulation, plot_tuning_curves
 from pydpowl.studies.simulation import run_simulation
-from pydpowl.studies.tuning import tune_gamma_table
+from pydpowl.studies.gamma_tuning import tune_gamma_table
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

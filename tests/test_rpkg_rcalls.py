@@ -186,7 +186,7 @@ print(fit(N - 1), fit(N), fit(N - 1), fit(N))
 
 
 def test_analyze_is_the_engines_analysis_with_r_names():
-    from pydpowl.analysis import analyze_arrays
+    from pydpowl.interop.analysis import analyze_arrays
     from pydpowl.datasets import make_cyp_guides_style
 
     d = make_cyp_guides_style(400, random_state=2)

@@ -32,7 +32,7 @@ from sklearn.utils.estimator_checks import check_estimator
 from pydpowl import DPLinearRegression, DPLogisticRegression, DPMultiStageOWL, DPOWL, DPSVM, DPWeightedERM
 from pydpowl.estimators.dp_propensity import DPLogisticPropensity
 from pydpowl.estimators.propensity import LogisticPropensity
-from pydpowl.policy_evaluation import DPLSL, DPLSW, LSL, LSW
+from pydpowl.mdp_policy_evaluation import DPLSL, DPLSW, LSL, LSW
 
 #: public bound on every feature of the checks' data (mostly standardised or in [0, 20]; larger values are
 #: clipped by design, which the checks cannot tell from a defect, so the bound is wide)
@@ -257,7 +257,7 @@ def _estimator_classes() -> set:
     from sklearn.base import BaseEstimator
 
     objects = [getattr(pydpowl, name) for name in pydpowl.__all__]
-    for package in ("pydpowl.estimators", "pydpowl.policy_evaluation"):
+    for package in ("pydpowl.estimators", "pydpowl.mdp_policy_evaluation"):
         for info in pkgutil.iter_modules(importlib.import_module(package).__path__, package + "."):
             objects += vars(importlib.import_module(info.name)).values()
     return {obj for obj in objects if isinstance(obj, type) and issubclass(obj, BaseEstimator)

@@ -1,4 +1,4 @@
-"""A Python user's script with DPpack's names: read a CSV, fit one model once with ``pydpowl.dppack``, print it.
+"""A Python user's script with DPpack's names: read a CSV, fit one model once with ``pydpowl.interop.dppack``, print it.
 
 The same fits as ``family_dppack.R`` (DPpack's arguments in DPpack's layout; R's stream is not involved, the
 noise comes from operating-system entropy), through the functions that mirror DPpack's classes: they import
@@ -11,7 +11,7 @@ import sys
 
 import pandas as pd
 
-from pydpowl import dppack
+from pydpowl.interop import dppack
 
 config, path = sys.argv[1], sys.argv[2]
 d = pd.read_csv(path)

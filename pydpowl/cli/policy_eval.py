@@ -77,7 +77,7 @@ def _positive_list(text: str) -> List[float]:
 
 def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
     """Register the ``policy-eval`` command."""
-    from ..policy_evaluation.experiment import (
+    from ..mdp_policy_evaluation.experiment import (
         DEFAULT_EPSILONS,
         DEFAULT_LAMBDA_C,
         DEFAULT_LAMBDA_M,
@@ -146,7 +146,7 @@ def _pivot(summ: pd.DataFrame, index: str, methods: List[str]) -> pd.DataFrame:
 
 def print_summary(table: pd.DataFrame, out: TextIO, setting: str) -> None:
     """Print the mean RMSE by ``m`` (largest ``epsilon``), by ``epsilon`` (largest ``m``) and by ``c``."""
-    from ..policy_evaluation.experiment import METHODS, summarize_experiment
+    from ..mdp_policy_evaluation.experiment import METHODS, summarize_experiment
 
     summ = summarize_experiment(table)
     grid = summ[summ["panel"] == "m"]
@@ -187,14 +187,14 @@ def print_summary(table: pd.DataFrame, out: TextIO, setting: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment, write the CSV and PNG, print summary tables."""
-    from ..policy_evaluation.experiment import (
+    from ..mdp_policy_evaluation.experiment import (
         DEFAULT_EPSILONS,
         DEFAULT_LAMBDA_GRID,
         DEFAULT_LAMBDA_M,
         DEFAULT_M_VALUES,
         run_experiment,
     )
-    from ..policy_evaluation.plotting import plot_experiment
+    from ..mdp_policy_evaluation.plotting import plot_experiment
 
     def pick(value: Optional[object], quick: object, default: object) -> object:
         return value if value is not None else (quick if args.quick else default)

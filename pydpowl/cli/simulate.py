@@ -65,7 +65,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run_multi(args: argparse.Namespace, parser_defaults: dict) -> int:
     """``--design multiarm|kstage``."""
-    from ..studies.multi_designs import plot_multi_study, run_multi_study
+    from ..studies.multi_designs import run_multi_study
+    from ..studies.plots import plot_multi_study
 
     start = time.perf_counter()
     sizes = args.n if args.n != parser_defaults["n"] else ([500, 2000, 10000] if args.full else [500, 2000])

@@ -121,7 +121,7 @@ def _run_public(args: argparse.Namespace) -> int:
     from ..studies.plots import plot_tuning_curves
     from ..studies.config import FIG1_EPSILONS, FIG1_NS
     from ..studies.config import DEFAULT_GAMMA_GRID
-    from ..studies.tuning import tune_gamma_table
+    from ..studies.gamma_tuning import tune_gamma_table
 
     if args.data and not args.d0:
         raise ValueError("--data is the private data of --method split-data/split-budget; "
@@ -167,7 +167,7 @@ def _run_public(args: argparse.Namespace) -> int:
 
 def _run_no_d0(args: argparse.Namespace) -> int:
     from ..model_io import export_model
-    from ..studies.tuning import tune_split_budget, tune_split_data
+    from ..studies.gamma_tuning import tune_split_budget, tune_split_data
 
     if not args.data:
         raise ValueError(f"--method {args.method} needs the private data: --data CSV with its options.")

@@ -266,7 +266,7 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
     in-memory read) and the treatment as text, and counts what the checks
     need. The parsed blocks are kept in the workers' memory when they and the
     fit's prepared chunks take at most half of it
-    (:func:`~pydpowl.estimators.chunked.should_persist`): the fit then reads
+    (:func:`~pydpowl.estimators.dask_inputs.should_persist`): the fit then reads
     memory. Otherwise every pass parses the files again.
 
     Parameters
@@ -296,7 +296,7 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
     from dask import delayed
     from dask.bytes import read_bytes
 
-    from ..estimators.chunked import should_persist
+    from ..estimators.dask_inputs import should_persist
 
     source = str(pattern) if source is None else source
     files = csv_files(pattern)
@@ -562,7 +562,7 @@ def _csv_arrays(parsed: Dict[str, Any], spec: _CsvSpec, arms: Mapping[str, float
     table: treatment +1 or -1 by its (stripped) text value (``arms``, from the in-memory rule on the distinct
     values), benefits shifted by the public lower bound, P(A_i | x_i) of the received arm."""
     from ..estimators.benefits import shift_benefits
-    from ..value import arm_propensity
+    from ..evaluation.empirical import arm_propensity
 
     lookup = np.array([arms[label] for label in parsed["labels"]], dtype=np.float64)
     A = lookup[parsed["codes"]] if len(lookup) else np.empty(0)

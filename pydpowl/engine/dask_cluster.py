@@ -1,7 +1,7 @@
 """Passes over chunked data on a Dask cluster that fail loudly and say where.
 
 Every pass of a chunked fit (:mod:`pydpowl.engine.dask_problem`,
-:mod:`pydpowl.estimators.chunked`, :mod:`pydpowl.datasets.chunked`) is run by
+:mod:`pydpowl.estimators.dask_inputs`, :mod:`pydpowl.datasets.chunked`) is run by
 :func:`compute` (and :func:`persist`). Without a ``distributed.Client`` they
 are Dask's own ``compute`` and ``persist`` (the local scheduler, in this
 process). With one, the pass is submitted to the client and watched:

@@ -32,7 +32,7 @@ when there is none. On a client every pass is watched by
 :func:`pydpowl.engine.dask_cluster.compute` (lost workers, a worker that cannot
 import pydpowl, progress lines). Whether the arrays are held in the workers' memory
 between passes (``persist``) is the caller's choice; the estimators decide it
-(see :mod:`pydpowl.estimators.chunked`).
+(see :mod:`pydpowl.estimators.dask_inputs`).
 
 :func:`track_passes` counts the passes of the fits run inside it.
 """

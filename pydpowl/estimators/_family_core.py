@@ -7,12 +7,12 @@ scaling, the labels' mapping and the release
 (:mod:`pydpowl.engine.mechanisms.objective`), and the decision values of a
 fitted model. The scikit-learn estimators (:class:`~pydpowl.DPSVM`,
 :class:`~pydpowl.DPLogisticRegression`, :class:`~pydpowl.DPLinearRegression`)
-and the R drop-ins' entry points (:mod:`pydpowl.dppack`) both call these
+and the R drop-ins' entry points (:mod:`pydpowl.interop.dppack`) both call these
 functions; they import numpy and the engine only, so the R package's worker
 never loads scikit-learn, scipy, pandas or statsmodels for them.
 
 The functions take settings already checked by their caller (the estimators
-check them under their parameter names, :mod:`pydpowl.dppack` under DPpack's
+check them under their parameter names, :mod:`pydpowl.interop.dppack` under DPpack's
 R argument names) and data already checked (finite float arrays, labels in
 {-1, 1}). What depends on the data (weights, clipping) is checked and counted
 here; ``names`` says how the caller spells the arguments in messages.

@@ -429,7 +429,7 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     from .._validation import (check_array, check_bool, check_diagnose_bounds, check_epsilon, diagnose_bounds,
                                resolve_rng)
     from ..engine.preprocessing import bounds_from_data
-    from .owl import check_benefit
+    from .inputs import check_benefit
 
     from .owl_mechanism import AUTO, MECHANISM_CHOICES, check_residual, plan_rule, store_plan_attributes
 

@@ -1,7 +1,7 @@
 """DP-OWL: outcome weighted learning of a treatment rule with DP-wERM.
 
-:func:`prepare_owl` turns the data into a DP-wERM problem (an
-:class:`OWLProblem`): OWL weights ``w_i = B_i / P(A_i | x_i)`` (clipped at the
+:func:`~pydpowl.estimators.inputs.prepare_owl` (re-exported here) turns the data into a DP-wERM
+problem (an :class:`~pydpowl.estimators.inputs.OWLProblem`): OWL weights ``w_i = B_i / P(A_i | x_i)`` (clipped at the
 public bound W, counted; benefits clipped at C_B when a propensity model
 fitted on private data supplies C, counted), the features scaled exactly as
 DPpack's ``svmDP`` (linear kernel), and the weight sensitivity C.
@@ -13,186 +13,22 @@ perturbation, plain or residual weights; the defaults from the utility study).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._base import DPEstimator, check_is_fitted, check_prediction_input, store_feature_names
-from .._validation import (
-    check_array,
-    check_bool,
-    check_both_arms,
-    check_diagnose_bounds,
-    check_epsilon,
-    check_treatment,
-    check_nonnegative,
-    check_positive,
-    check_vector,
-    columns_by_name,
-    diagnose_bounds as diagnose_bounds_of,
-    feature_names_of,
-)
-from ..engine.preprocessing import FeatureScaler, bounds_from_data
-from .chunked import is_chunked, prepare_owl_chunked
-from .propensity import resolve_propensity
+from .._validation import check_array, check_bool, check_epsilon, columns_by_name, feature_names_of
+from ..engine.preprocessing import FeatureScaler
+from .dask_inputs import is_chunked
+from .inputs import OWLProblem, check_benefit, clip_benefits, owl_weights, prepare_owl
 from .summary import FitSummary
 from ..engine.mechanisms import warn_reproduce_dppack
 from .owl_mechanism import fit_owl_rule, store_rule_attributes
 from .werm import DEFAULT_TOL, RoundedReleaseMixin, release_notes
 
 __all__ = ["DPOWL", "OWLProblem", "prepare_owl", "owl_weights", "clip_benefits", "check_benefit"]
-
-#: why benefits must be non-negative, and what to do (the message of :func:`check_benefit`)
-BENEFIT_WHY = "OWL weights are B / P(A | x)"
-BENEFIT_HINT = "Shift benefits by a public lower bound with pydpowl.shift_benefits(benefit, lower_bound=...)."
-
-
-def check_benefit(benefit: ArrayLike, n: int) -> NDArray[np.float64]:
-    """Benefits as a finite, non-negative float vector of length ``n``."""
-    B = check_vector("benefit", benefit, length=n)
-    check_nonnegative("benefit", B, why=BENEFIT_WHY, hint=BENEFIT_HINT)
-    return B
-
-
-def clip_benefits(benefit: NDArray[np.float64], benefit_bound: Optional[float]):
-    """``min(B, C_B)`` and the number clipped, when C relies on the bound C_B (else B unchanged, 0).
-
-    A propensity model fitted on the private data bounds the weight sensitivity
-    only for benefits in [0, C_B]; larger ones are clipped by design and counted.
-    """
-    if benefit_bound is None:
-        return benefit, 0
-    over = benefit > benefit_bound
-    return np.where(over, benefit_bound, benefit), int(np.count_nonzero(over))
-
-
-def owl_weights(benefit: NDArray[np.float64], propensity_received: NDArray[np.float64],
-                weights_upper_bound: float):
-    """``min(B / p, W)`` and the number of weights clipped at W."""
-    w = np.asarray(benefit / propensity_received)
-    over = w > weights_upper_bound
-    n_over = int(np.count_nonzero(over))
-    if n_over:
-        np.putmask(w, over, weights_upper_bound)  # in place: no second array of n weights
-    return w, n_over
-
-
-@dataclass(frozen=True, eq=False)
-class OWLProblem:
-    """A DP-OWL fit's data as a DP-wERM problem, made by :func:`prepare_owl`.
-
-    Everything in it is either public (``scaler``, ``weight_sensitivity``,
-    ``weights_upper_bound``: functions of the public settings and n) or
-    private data ready for the one release
-    (:func:`pydpowl.engine.mechanisms.output.release_output_perturbation`): rows of norm
-    at most 1, labels in {-1, 1}, weights in [0, W].
-
-    Attributes
-    ----------
-    Z : ndarray of shape (n, d)
-        Clipped and scaled rows (intercept column first when fitted), each of
-        l2 norm at most 1; a Dask array for Dask inputs.
-    labels : ndarray of shape (n,)
-        Received treatments in {-1, 1} (the DP-wERM labels).
-    weights : ndarray of shape (n,)
-        OWL weights ``min(min(B, C_B) / P(A | x), W)`` in [0, W].
-    weight_sensitivity : float
-        C, the bound on the total change of the other subjects' weights when
-        one subject is replaced (:func:`~pydpowl.estimators.propensity.propensity_constants`).
-    weights_upper_bound : float
-        W, the public bound on the weights.
-    scaler : FeatureScaler
-        The public map to the scaled space (and back, for coefficients).
-    n_clipped_weights, n_clipped_features, n_clipped_logits, n_clipped_benefits : int
-        How many weights (at W), feature entries (to their bounds), propensity
-        logits (to [-M, M]) and benefits (at C_B) were clipped by design.
-        Computed from the private data: diagnostics, not releases.
-    benefit, propensity_received : ndarray of shape (n,) or None
-        PRIVATE. The benefits the weights were made from and ``P(A_i | x_i)``
-        (in-memory inputs; None for Dask inputs), for residual weights.
-    """
-
-    Z: Any
-    labels: Any
-    weights: Any
-    weight_sensitivity: float
-    weights_upper_bound: float
-    scaler: FeatureScaler
-    n_clipped_weights: int = 0
-    n_clipped_features: int = 0
-    n_clipped_logits: int = 0
-    n_clipped_benefits: int = 0
-    benefit: Any = None
-    propensity_received: Any = None
-
-    @property
-    def n_samples(self) -> int:
-        """n, the number of subjects."""
-        return int(self.Z.shape[0])
-
-
-def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5, *,
-                weights_upper_bound: float, feature_bounds: Any, fit_intercept: bool = True,
-                weight_sensitivity: Any = None, diagnose_bounds: Any = None) -> OWLProblem:
-    """Validate the data and turn it into the DP-wERM problem of DP-OWL (the one preparation).
-
-    The settings are those of :class:`DPOWL` (public, fixed before seeing the
-    data); :meth:`DPOWL.fit` uses this function, and so may validation tools
-    and studies that need the weights or the scaled rows without a fit. Dask
-    inputs are prepared chunk by chunk
-    (:func:`~pydpowl.estimators.chunked.prepare_owl_chunked`; docs/dask.md).
-
-    Parameters
-    ----------
-    X : array-like or DataFrame of shape (n, p)
-    treatment : array-like of shape (n,)
-        Received treatment coded {-1, 1} or {0, 1} (0 is -1); both arms must occur.
-    benefit : array-like of shape (n,)
-        Non-negative benefit (larger is better).
-    propensity : float, array-like or LogisticPropensity, default=0.5
-        As in :meth:`DPOWL.fit`.
-    weights_upper_bound, feature_bounds, fit_intercept, weight_sensitivity, diagnose_bounds
-        As in :class:`DPOWL`.
-
-    Returns
-    -------
-    OWLProblem
-    """
-    w_max = check_positive("weights_upper_bound", weights_upper_bound)
-    fit_intercept = check_bool("fit_intercept", fit_intercept)
-    share = check_diagnose_bounds(diagnose_bounds)
-    names = feature_names_of(X)
-    if is_chunked(X, treatment, benefit, propensity):  # Dask inputs: prepared per chunk (estimators.chunked)
-        problem = prepare_owl_chunked(X, treatment, benefit, propensity, weights_upper_bound=w_max,
-                                      feature_bounds=feature_bounds, fit_intercept=fit_intercept,
-                                      weight_sensitivity=weight_sensitivity)
-        if share is not None:
-            Xa = X.to_dask_array(lengths=True) if hasattr(X, "to_dask_array") else X
-            diagnose_bounds_of(Xa, problem.scaler.lower, problem.scaler.upper, share, columns=names, owner="DPOWL")
-        return problem
-    frame = X
-    X = check_array("X", X)
-    n, p = X.shape
-    bounds = feature_bounds
-    if isinstance(bounds, str) and bounds == "data":
-        bounds = bounds_from_data(X)  # emits PrivacyLeakWarning: the guarantee is void
-    scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept, columns=names)
-    diagnose_bounds_of(X, scaler.lower, scaler.upper, share, columns=names, owner="DPOWL")
-    A = check_treatment("treatment", treatment, length=n)
-    check_both_arms("treatment", A)
-    B = check_benefit(benefit, n)
-    # a propensity model fitted on named columns reads X's columns by name
-    resolved = resolve_propensity(propensity, frame if names is not None else X, A,
-                                  weight_sensitivity=weight_sensitivity, weights_upper_bound=w_max)
-    B, n_clipped_b = clip_benefits(B, resolved.benefit_bound)
-    w, n_clipped_w = owl_weights(B, resolved.probability, w_max)
-    Z, n_clipped_x = scaler.transform_checked(X)
-    return OWLProblem(Z=Z, labels=A, weights=w, weight_sensitivity=float(resolved.C), weights_upper_bound=w_max,
-                      scaler=scaler, n_clipped_weights=n_clipped_w, n_clipped_features=n_clipped_x,
-                      n_clipped_logits=resolved.n_clipped_logits, n_clipped_benefits=n_clipped_b, benefit=B,
-                      propensity_received=resolved.probability)
 
 
 class DPOWL(RoundedReleaseMixin, DPEstimator):

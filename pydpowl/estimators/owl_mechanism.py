@@ -1,7 +1,7 @@
 """One private OWL rule, however it is made: the mechanism, the weights and gamma in one place.
 
 :class:`~pydpowl.estimators.owl.DPOWL` (and a stage of a multi-stage rule)
-prepares the data (:func:`~pydpowl.estimators.owl.prepare_owl`: scaled rows,
+prepares the data (:func:`~pydpowl.estimators.inputs.prepare_owl`: scaled rows,
 treatments, plain OWL weights, the weight sensitivity C) and then calls
 
 * :func:`plan_rule`: the public settings of the fit, with ``"auto"`` resolved
@@ -300,8 +300,8 @@ class FittedRule:
 def fit_owl_rule(X: Any, treatment: Any, benefit: Any, propensity: Any, *, estimator: Any) -> FittedRule:
     """:meth:`pydpowl.DPOWL.fit`'s work for the settings of ``estimator`` (a DPOWL): prepare, plan, release."""
     from .benefits import shift_benefits
-    from .chunked import is_chunked
-    from .owl import prepare_owl
+    from .dask_inputs import is_chunked
+    from .inputs import prepare_owl
 
     est = estimator
     eps = check_epsilon(est.epsilon)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -14,13 +13,10 @@ from sklearn.utils.metaestimators import available_if
 
 from .._base import DPEstimator, check_is_fitted, check_prediction_input, feature_names_in, store_feature_names
 from .._validation import (
-    check_array,
-    check_binary_target,
     check_bool,
     check_choice,
     check_epsilon,
     check_positive,
-    check_vector,
     check_weight_sensitivity,
     resolve_rng,
 )
@@ -36,7 +32,7 @@ from ..engine.mechanisms import (
 )
 from ..engine.solver import DEFAULT_TOL
 from ..privacy.accountant import rounded_release_spent
-from .chunked import is_chunked
+from .inputs import ERMData, check_erm_inputs, clip_row_norms
 from .summary import FitSummary
 
 __all__ = ["DPWeightedERM", "DEFAULT_TOL", "ERMData", "check_erm_inputs", "check_noise_scale", "clip_row_norms",
@@ -45,107 +41,8 @@ __all__ = ["DPWeightedERM", "DEFAULT_TOL", "ERMData", "check_erm_inputs", "check
 #: the two perturbations of DP-wERM
 MECHANISMS = ("output", "objective")
 
-#: slack on ||x_i|| <= 1 for rounding in scaled data
-_NORM_SLACK = 1e-12
 #: the labels of the DP-wERM objective, as ``classes_`` when the caller passes them already coded
 PLUS_MINUS = np.array([-1, 1])
-
-
-@dataclass(frozen=True, eq=False)
-class ERMData:
-    """DP-wERM data after :func:`check_erm_inputs` (or its chunked twin): ready for the one release.
-
-    Attributes
-    ----------
-    X : ndarray of shape (n, d)
-        Rows of l2 norm at most 1 (a Dask array for Dask inputs).
-    labels : ndarray of shape (n,)
-        ``classes[0]`` coded -1, ``classes[1]`` coded +1.
-    weights : ndarray of shape (n,)
-        In [0, W].
-    classes : ndarray of shape (2,)
-        The two class labels, sorted (scikit-learn's ``classes_``).
-    n_clipped_rows : int
-        Rows scaled to norm 1 by ``clip_rows=True`` (0 otherwise); computed
-        from the private data: a diagnostic, not a release.
-    """
-
-    X: Any
-    labels: Any
-    weights: Any
-    classes: NDArray[Any]
-    n_clipped_rows: int = 0
-
-
-def clip_row_norms(X: NDArray[np.float64]) -> Tuple[NDArray[np.float64], int]:
-    """Each row of norm above 1 divided by its norm (a new array), and how many were.
-
-    A public, data-independent map of each record on its own: neighbouring
-    datasets stay neighbours and every row then meets the bound ``||x|| <= 1``
-    the sensitivity assumes, so the privacy guarantee holds for any input.
-    """
-    norms = row_norms(X)
-    huge = np.isinf(norms)  # squares overflowed (entries near 1e154 or more): scale by the largest entry first
-    if huge.any():
-        top = np.max(np.abs(X[huge]), axis=1)
-        norms[huge] = top * row_norms(X[huge] / top[:, None])
-    over = norms > 1.0
-    n_over = int(np.count_nonzero(over))
-    if n_over:
-        X = X / np.where(over, norms, 1.0)[:, None]
-    return X, n_over
-
-
-def row_norms(X: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The l2 norm of each row."""
-    return np.sqrt(np.einsum("ij,ij->i", X, X))
-
-
-def row_norm_message(n_too_long: int, n: int, first: int) -> str:
-    """The one message for rows of norm above 1 (in-memory and chunked checks alike)."""
-    return (f"every row of X must have l2 norm <= 1 (the sensitivity assumes it); {n_too_long} of {n} rows exceed "
-            f"it (first at position {first}). Scale the features with public bounds (pydpowl.FeatureScaler), use "
-            "DPOWL, which does, or clip_rows=True, which divides such rows by their norm (counted).")
-
-
-def weight_range_message(weights_upper_bound: float, n_bad: int, n: int, *, negative: bool) -> str:
-    """The one message for weights outside [0, W] (in-memory and chunked checks alike)."""
-    head = f"sample_weight must lie in [0, weights_upper_bound={weights_upper_bound!r}]; {n_bad} of {n} entries "
-    if negative:
-        return head + "are negative."
-    return head + "exceed the bound (clip them to the public bound first, or raise the bound)."
-
-
-def unit_weights_message(weights_upper_bound: float) -> str:
-    """The one message for ``sample_weight=None`` with W < 1."""
-    return f"sample_weight=None means unit weights, which exceed weights_upper_bound={weights_upper_bound!r}."
-
-
-def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike], weights_upper_bound: float,
-                     *, clip_rows: bool = False) -> ERMData:
-    """Validate DP-wERM data: rows with norm <= 1 (or clipped to it), two classes, weights in [0, W]."""
-    X = check_array("X", X)
-    n = X.shape[0]
-    classes, y = check_binary_target("y", y, length=n)
-    n_clipped = 0
-    if clip_rows:
-        X, n_clipped = clip_row_norms(X)
-    too_long = row_norms(X) > 1.0 + _NORM_SLACK
-    if too_long.any():
-        raise ValueError(row_norm_message(int(too_long.sum()), n, int(np.flatnonzero(too_long)[0])))
-    if sample_weight is None:
-        if weights_upper_bound < 1.0:
-            raise ValueError(unit_weights_message(weights_upper_bound))
-        w = np.ones(n)
-    else:
-        w = check_vector("sample_weight", sample_weight, length=n)
-        neg = w < 0
-        if neg.any():
-            raise ValueError(weight_range_message(weights_upper_bound, int(neg.sum()), n, negative=True))
-        over = w > weights_upper_bound
-        if over.any():
-            raise ValueError(weight_range_message(weights_upper_bound, int(over.sum()), n, negative=False))
-    return ERMData(X=X, labels=y, weights=w, classes=classes, n_clipped_rows=n_clipped)
 
 
 def check_mechanism_settings(mechanism: Any, *, C: float, reproduce_dppack: bool) -> str:
@@ -414,10 +311,8 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
         if self.reproduce_dppack and math.isfinite(float(self.epsilon)):
             warn_reproduce_dppack(type(self).__name__, stacklevel=2)
         names = feature_names_in(X)
-        check = check_erm_inputs
-        if is_chunked(X, y, sample_weight):  # Dask inputs: checked per chunk, solved blockwise (estimators.chunked)
-            from .chunked import check_erm_inputs_chunked as check
-        data = check(X, y, sample_weight, w_max, clip_rows=self.clip_rows)
+        # Dask inputs: checked per chunk (estimators.inputs, estimators.dask_inputs), solved blockwise
+        data = check_erm_inputs(X, y, sample_weight, w_max, clip_rows=self.clip_rows)
         self._fit_checked(data.X, data.labels, data.weights, classes=data.classes)
         self.n_clipped_rows_ = data.n_clipped_rows
         store_feature_names(self, names)

@@ -19,8 +19,6 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._uniform import TWO_M32, UNIF_FIXUP
-
 __all__ = [
     "KIND_CODE",
     "N_WORDS",
@@ -31,6 +29,11 @@ __all__ = [
     "state_from_r",
     "WordStream",
 ]
+
+#: R's literal for 2^-32 (it is exactly 2^-32).
+TWO_M32 = 2.3283064365386963e-10
+#: What ``unif_rand()`` returns for a zero word: half of R's rounded 1/(2^32 - 1).
+UNIF_FIXUP = 0.5 * 2.328306437080797e-10
 
 #: ``.Random.seed[1]`` for Mersenne-Twister (3) + 100 * Inversion (4) + 10000 * Rejection (1).
 KIND_CODE = 10403

@@ -9,23 +9,13 @@ without a draw when ``a == b``, and NaN (without a draw) for non-finite ends or
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from numpy.typing import NDArray
 
+from ._mt import TWO_M32, UNIF_FIXUP, WordStream
 from ._params import recycle
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ._mt import WordStream
-
 __all__ = ["TWO_M32", "UNIF_FIXUP", "words_to_unif", "runif"]
-
-#: R's literal for 2^-32 (it is exactly 2^-32).
-TWO_M32 = 2.3283064365386963e-10
-#: What ``unif_rand()`` returns for a zero word: half of R's rounded 1/(2^32 - 1).
-UNIF_FIXUP = 0.5 * 2.328306437080797e-10
-
 
 def words_to_unif(words: NDArray[np.uint64]) -> NDArray[np.float64]:
     """Vectorised ``unif_rand()`` for an array of raw words (exact)."""

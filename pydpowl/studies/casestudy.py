@@ -26,9 +26,9 @@ from .._validation import resolve_rng
 from ..datasets import OWLData
 from ..estimators.owl import DPOWL
 from ..estimators.owl_defaults import PAPER_MECHANISM
-from .releases import decision_values, noisy_releases
+from .noise_draws import decision_values, noisy_releases
 from ..estimators.summary import eps_text
-from ..value import allocation_test, association_test, empirical_value, ipw_values
+from ..evaluation.empirical import allocation_test, association_test, empirical_value, ipw_values
 from .config import (DEFAULT_CASE_EPSILONS, DEFAULT_SENSITIVITY_GAMMAS, CaseStudyConfig, SensitivityConfig,
                      resolve_config)
 

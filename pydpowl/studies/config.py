@@ -115,7 +115,7 @@ class SimulationConfig:
 
 @dataclass(frozen=True)
 class GammaSearchConfig:
-    """Settings of Algorithm 2 on public data D0 (:func:`pydpowl.studies.tuning.tune_gamma_table`).
+    """Settings of Algorithm 2 on public data D0 (:func:`pydpowl.studies.gamma_tuning.tune_gamma_table`).
 
     Parameters
     ----------

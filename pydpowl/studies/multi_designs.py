@@ -44,7 +44,7 @@ import pandas as pd
 
 from .._progress import Progress
 
-__all__ = ["DESIGNS", "MultiStudyResult", "run_multi_study", "plot_multi_study", "MultiarmDesign", "KStageDesign"]
+__all__ = ["DESIGNS", "MultiStudyResult", "run_multi_study", "MultiarmDesign", "KStageDesign"]
 
 
 class MultiarmDesign:
@@ -209,35 +209,3 @@ def run_multi_study(design: str, sizes: Sequence[int], epsilons: Sequence[float]
                   agreement_se=("agreement", lambda v: v.std(ddof=1) / math.sqrt(len(v))),
                   value_nonprivate=("value_nonprivate", "mean")).reset_index()
     return MultiStudyResult(design=design, table=table, raw=raw, reps=reps, seconds=time.perf_counter() - t0)
-
-
-def plot_multi_study(result: MultiStudyResult, path) -> "object":
-    """Value and agreement with the non-private rule against epsilon, one line per n."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    t = result.table
-    finite = sorted(e for e in t.epsilon.unique() if math.isfinite(e))
-    pos = {e: i for i, e in enumerate(finite)}
-    inf_x = len(finite)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for n, sub in t.groupby("n"):
-        x = [pos.get(e, inf_x) for e in sub.epsilon]
-        axes[0].errorbar(x, sub.value, yerr=1.96 * sub.value_se, marker="o", capsize=3, label=f"n = {n}")
-        axes[1].errorbar(x, sub.agreement, yerr=1.96 * sub.agreement_se, marker="o", capsize=3, label=f"n = {n}")
-    labels = [f"{e:g}" for e in finite] + ["inf"]
-    for ax, ylabel in zip(axes, ("value of the rule (test set)", "agreement with the non-private rule")):
-        ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(labels)
-        ax.set_xlabel("epsilon")
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3)
-    axes[0].legend()
-    title = {"multiarm": "3 arms (angle-based DP-OWL)", "kstage": "2 stages (DP backward OWL, sim_Kstage design)"}
-    fig.suptitle(f"{title[result.design]}: {result.reps} repetitions per n")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path

@@ -9,7 +9,7 @@ from typing import Union
 from .._plotting import pyplot, save_figure
 
 __all__ = ["plot_case_study", "case_study_figure", "plot_simulation", "plot_gamma_sensitivity",
-           "plot_tuning_curves", "plot_utility"]
+           "plot_tuning_curves", "plot_utility", "plot_multi_study"]
 
 
 def plot_case_study(result, path: Union[str, Path]) -> Path:
@@ -190,4 +190,31 @@ def plot_utility(table, path: Union[str, Path]) -> Path:
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return save_figure(fig, path)
+
+
+def plot_multi_study(result, path: Union[str, Path]) -> Path:
+    """Value and agreement with the non-private rule against epsilon, one line per n
+    (a :class:`~pydpowl.studies.multi_designs.MultiStudyResult`), written as a PNG at ``path``."""
+    plt = pyplot()
+    t = result.table
+    finite = sorted(e for e in t.epsilon.unique() if math.isfinite(e))
+    pos = {e: i for i, e in enumerate(finite)}
+    inf_x = len(finite)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for n, sub in t.groupby("n"):
+        x = [pos.get(e, inf_x) for e in sub.epsilon]
+        axes[0].errorbar(x, sub.value, yerr=1.96 * sub.value_se, marker="o", capsize=3, label=f"n = {n}")
+        axes[1].errorbar(x, sub.agreement, yerr=1.96 * sub.agreement_se, marker="o", capsize=3, label=f"n = {n}")
+    labels = [f"{e:g}" for e in finite] + ["inf"]
+    for ax, ylabel in zip(axes, ("value of the rule (test set)", "agreement with the non-private rule")):
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels)
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    title = {"multiarm": "3 arms (angle-based DP-OWL)", "kstage": "2 stages (DP backward OWL, sim_Kstage design)"}
+    fig.suptitle(f"{title[result.design]}: {result.reps} repetitions per n")
+    fig.tight_layout()
     return save_figure(fig, path)

@@ -50,9 +50,9 @@ from ..engine.solver import DEFAULT_TOL, solve_each
 from ..engine.mechanisms import perturb
 from ..engine.preprocessing import FeatureScaler
 from ..estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
-from ..estimators.owl import owl_weights
+from ..estimators.inputs import owl_weights
 from ..estimators.propensity import LogisticPropensity, proposition8_H
-from ..value import arm_propensity
+from ..evaluation.empirical import arm_propensity
 from .analysis_designs import get_design
 
 __all__ = ["run_propensity_comparison", "summarise_comparison", "comparison_table", "main"]

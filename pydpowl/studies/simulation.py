@@ -48,10 +48,10 @@ from .._validation import resolve_rng
 from ..datasets import make_synthetic_owl
 from .gamma_table import GammaTable, get_gamma_table
 from ..engine.solver import DEFAULT_TOL
-from .releases import perturb
-from ..estimators.owl import owl_weights
+from ..engine.mechanisms import perturb
+from ..estimators.inputs import owl_weights
 from ..engine.preprocessing import FeatureScaler
-from ..value import ipw_values
+from ..evaluation.empirical import ipw_values
 from .config import FIG1_EPSILONS, FIG1_NS, SimulationConfig, resolve_config
 
 __all__ = [

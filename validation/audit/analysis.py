@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 
 from pydpowl.analysis import BudgetSplit, run_analysis
 from pydpowl.engine.preprocessing import FeatureScaler
-from pydpowl.privacy.value_estimate import CELLS
+from pydpowl.evaluation.private import CELLS
 
 from .blackbox import BoundVerdict, EpsilonBound, epsilon_lower_bound
 

@@ -178,7 +178,7 @@ def exponential_checks(*, depth: int = 18) -> list:
 
 def _adversarial_sums(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cell sums S, Laplace draws L and scales b whose exact sum lies within a hair of a rounding midpoint."""
-    from pydpowl.privacy.value_estimate import release_grid
+    from pydpowl.evaluation.private import release_grid
 
     rng = np.random.default_rng(seed)
     b = 10.0 ** rng.uniform(-2, 2, n)
@@ -192,7 +192,7 @@ def _adversarial_sums(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray, np.nda
 
 def value_rounding_check(n: int = 4000, seed: int = 7) -> Any:
     """The value release rounds the exact sum S + L, on sums within a hair of a midpoint (review 21.4(a))."""
-    from pydpowl.privacy.value_estimate import _release, release_grid
+    from pydpowl.evaluation.private import _release, release_grid
 
     from .run import CheckResult
 
@@ -238,7 +238,7 @@ def r_stream_radius_check(dim: int = 5, n: int = 20000, seed: int = 3) -> Any:
 
 def policy_evaluation_grid_check(n_releases: int = 1500, seed: int = 5) -> Any:
     """DP-LSW releases on neighbouring datasets: on one public grid, and no bit-level signal (review 21.4(c))."""
-    from pydpowl.policy_evaluation import DPLSW
+    from pydpowl.mdp_policy_evaluation import DPLSW
 
     from .floating import lsb_lower_bound
     from .run import CheckResult

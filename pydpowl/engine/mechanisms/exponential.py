@@ -2,7 +2,7 @@
 
 Used by private tuning (:mod:`pydpowl.privacy.tuning`), private gamma
 selection (:mod:`pydpowl.privacy.selection`) and DPpack's ``tune_*`` replay
-(:mod:`pydpowl.dppack`).
+(:mod:`pydpowl.interop.dppack`).
 
 Two samplers, chosen by the stream:
 

@@ -1,7 +1,7 @@
 """Gaussian noise: isotropic ``N(0, sigma^2 I)`` draws (as DPpack's ``MASS::mvrnorm``), and the Gaussian release.
 
 Used by KST objective perturbation with ``delta > 0`` (:mod:`.objective`) and
-by DP-LSW/DP-LSL (:mod:`pydpowl.policy_evaluation`), which release ``theta +
+by DP-LSW/DP-LSL (:mod:`pydpowl.mdp_policy_evaluation`), which release ``theta +
 sigma z`` through :func:`release_gaussian`: the exact sum rounded to a public
 grid (:mod:`.rounding`), with the ``delta`` that costs under numpy's sampler
 (:func:`gaussian_rounding_delta`). With an R-compatible stream the draw is

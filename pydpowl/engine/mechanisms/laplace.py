@@ -1,6 +1,6 @@
 """The Laplace mechanism: each value plus ``Laplace(b_k)`` noise, the exact sum rounded to its release grid.
 
-Used by the private value of a rule (:mod:`pydpowl.privacy.value_estimate`,
+Used by the private value of a rule (:mod:`pydpowl.evaluation.private`,
 whose cell sums have their own sensitivities). A value ``S_k`` with
 sensitivity ``Delta_k`` released as ``S_k + Laplace(Delta_k / epsilon)`` is
 ``epsilon``-DP (Dwork et al. 2006); several values whose sensitivities add up

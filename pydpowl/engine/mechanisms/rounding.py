@@ -44,7 +44,7 @@ def grid_for_scale(scale: float, *, bits: int = RELEASE_GRID_BITS) -> float:
 
     The step lies in ``(scale / 2^(bits+1), scale / 2^bits]``. ``bits`` is
     :data:`RELEASE_GRID_BITS` for every release of the package but the value
-    of a rule (:mod:`pydpowl.privacy.value_estimate`, 20).
+    of a rule (:mod:`pydpowl.evaluation.private`, 20).
     """
     lam = float(scale)
     if not (math.isfinite(lam) and lam > 0):

@@ -1,5 +1,5 @@
 # dpowl_analysis(): the whole private treatment-rule analysis under one budget
-# (pydpowl.analysis.analyze_arrays: split, private propensities or known ones,
+# (pydpowl.interop.analysis.analyze_arrays: split, private propensities or known ones,
 # private gamma, the DP-OWL rule, its value and gain with intervals, the ledger).
 # Documented in man/dpowl_analysis.Rd.
 

@@ -331,7 +331,7 @@ print.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   invisible(x)
 }
 
-# From public quantities only (see owl_noise_scale in inst/python/pydpowl_rcalls.py).
+# From public quantities only (see pydpowl.interop.noise.owl_noise_scale).
 note_noise_dominated <- function(noise, digits) {
   if (isTRUE(noise$dominated)) {
     cat(sprintf(paste0("NOTE: the release is noise-dominated (public quantities only): expected noise norm %s >= %s, ",

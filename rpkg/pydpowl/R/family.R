@@ -7,7 +7,7 @@
 #
 # R turns its objects into numbers (data frames, one-column frames for y) and refuses what only R can
 # judge (a regularizer given as an R function, DPpack objects passed to pydpowl's tuning); every value is
-# checked in Python (pydpowl.dppack, under DPpack's argument names) and comes back as a classed condition.
+# checked in Python (pydpowl.interop.dppack, under DPpack's argument names) and comes back as a classed condition.
 
 # The functions DPpack's objects keep as fields (its model's map, loss and regulariser), written from their
 # definitions so that code reading them keeps working; the engine does not call them.

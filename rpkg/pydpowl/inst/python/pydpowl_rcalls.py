@@ -28,7 +28,7 @@ passes at all), which writes Python's spellings the way R prints them
 Imports are local to each function so that a call loads only what it needs:
 the fits of DPpack's family (``svmdp_fit``, ``logistic_regression_dp_fit``,
 ``linear_regression_dp_fit``, the tuning functions) numpy, the engine's
-preprocessing, solver and mechanisms, :mod:`pydpowl.dppack` with the
+preprocessing, solver and mechanisms, :mod:`pydpowl.interop.dppack` with the
 estimators' scikit-learn-free cores, and the R-compatible stream; never
 scikit-learn, scipy, pandas or statsmodels. numba
 only from the worker's second fit with 5,000 rows or more (see
@@ -190,7 +190,7 @@ def _r_whole_number(name: str, value: Any, minimum: int) -> int:
 
 # ---- DPpack's ERM family: svmDP, LogisticRegressionDP, LinearRegressionDP and the tuning functions ----------
 #
-# Thin wrappers of pydpowl.dppack (the checks there speak DPpack's R names and count positions from 1; the fits
+# Thin wrappers of pydpowl.interop.dppack (the checks there speak DPpack's R names and count positions from 1; the fits
 # are the estimators' scikit-learn-free cores): here only the worker's concerns are added, the numba policy
 # (:func:`_backend`) and, for replay only, R's .Random.seed in and out (``r_state``).
 
@@ -199,7 +199,7 @@ def svmdp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any, perturbatio
                    kernel: Any = "linear", D: Any = None, kernel_param: Any = None,
                    huber_h: Any = 0.5) -> Dict[str, Any]:
     """``svmDP$new()``'s settings, checked (the object is created in R)."""
-    from pydpowl import dppack
+    from pydpowl.interop import dppack
 
     return dppack.svmdp_settings(regularizer=regularizer, eps=eps, gamma=gamma, perturbation_method=perturbation_method,
                                  kernel=kernel, D=D, kernel_param=kernel_param, huber_h=huber_h)
@@ -209,7 +209,7 @@ def svmdp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any, perturbatio
 def logistic_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, gamma: Any,
                                     perturbation_method: Any = "objective") -> Dict[str, Any]:
     """``LogisticRegressionDP$new()``'s settings, checked."""
-    from pydpowl import dppack
+    from pydpowl.interop import dppack
 
     return dppack.logistic_regression_dp_settings(regularizer=regularizer, eps=eps, gamma=gamma,
                                                   perturbation_method=perturbation_method)
@@ -218,7 +218,7 @@ def logistic_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, gamma:
 @_for_r
 def linear_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, delta: Any, gamma: Any) -> Dict[str, Any]:
     """``LinearRegressionDP$new()``'s settings, checked."""
-    from pydpowl import dppack
+    from pydpowl.interop import dppack
 
     return dppack.linear_regression_dp_settings(regularizer=regularizer, eps=eps, delta=delta, gamma=gamma)
 
@@ -234,7 +234,7 @@ def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias:
               perturbation_method: Any = "objective", kernel: Any = "linear", D: Any = None, kernel_param: Any = None,
               huber_h: Any = 0.5, r_state: Any = None, columns: Optional[Sequence[str]] = None,
               reproduce_dppack: Any = False) -> Dict[str, Any]:
-    """``svmDP$fit()`` (:func:`pydpowl.dppack.svmdp_fit`).
+    """``svmDP$fit()`` (:func:`pydpowl.interop.dppack.svmdp_fit`).
 
     Weights above ``weights.upper.bound`` are clipped to it silently, as
     DPpack clips them: how many were clipped is computed from the private data
@@ -243,7 +243,7 @@ def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias:
     (:func:`pydpowl.engine.mechanisms.output.release_output_perturbation`), the same as
     ``dpowl()``'s bit for bit (tests/test_rpkg_rcalls.py).
     """
-    from pydpowl import dppack
+    from pydpowl.interop import dppack
 
     return dppack.svmdp_fit(X, y, upper_bounds, lower_bounds, add_bias, weights, weights_upper_bound, eps=eps,
                             gamma=gamma, regularizer=regularizer, perturbation_method=perturbation_method,
@@ -256,7 +256,7 @@ def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias:
 def svmdp_predict(*, X: Any, coeff: Any, add_bias: Any = False, raw_value: Any = False, kernel: Any = "Gaussian",
                   prefilter: Any = None) -> Dict[str, Any]:
     """``svmDP$predict()`` for the Gaussian kernel (the random features are computed in one place, here)."""
-    from pydpowl import dppack
+    from pydpowl.interop import dppack
 
     return {"values": dppack.svmdp_predict(X, coeff, add_bias, raw_value, kernel=kernel, prefilter=prefilter)}
 
@@ -264,7 +264,7 @@ def svmdp_predict(*, X: Any, coeff: Any, add_bias: Any = False, raw_value: Any =
 @_for_r
 def svmdp_features(*, X: Any, prefilter: Any) -> Dict[str, Any]:
     """``svmDP$XtoV()``: the random features of X."""
-    from pydpowl import dppack
+    from pydpowl.interop import dppack
 
     if prefilter is None:
         raise ValueError("this svmDP model has no random features (prefilter); fit it with kernel = 'Gaussian' first.")
@@ -276,8 +276,8 @@ def logistic_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bound
                                regularizer: Any = "l2", eps: Any, gamma: Any, perturbation_method: Any = "objective",
                                r_state: Any = None, columns: Optional[Sequence[str]] = None,
                                reproduce_dppack: Any = False) -> Dict[str, Any]:
-    """``LogisticRegressionDP$fit()`` (:func:`pydpowl.dppack.logistic_regression_dp_fit`)."""
-    from pydpowl import dppack
+    """``LogisticRegressionDP$fit()`` (:func:`pydpowl.interop.dppack.logistic_regression_dp_fit`)."""
+    from pydpowl.interop import dppack
 
     return dppack.logistic_regression_dp_fit(X, y, upper_bounds, lower_bounds, add_bias, eps=eps, gamma=gamma,
                                              regularizer=regularizer, perturbation_method=perturbation_method,
@@ -289,8 +289,8 @@ def logistic_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bound
 def linear_regression_dp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias: Any = False,
                              regularizer: Any = "l2", eps: Any, delta: Any, gamma: Any, r_state: Any = None,
                              columns: Optional[Sequence[str]] = None, reproduce_dppack: Any = False) -> Dict[str, Any]:
-    """``LinearRegressionDP$fit()`` (:func:`pydpowl.dppack.linear_regression_dp_fit`)."""
-    from pydpowl import dppack
+    """``LinearRegressionDP$fit()`` (:func:`pydpowl.interop.dppack.linear_regression_dp_fit`)."""
+    from pydpowl.interop import dppack
 
     return dppack.linear_regression_dp_fit(X, y, upper_bounds, lower_bounds, add_bias, eps=eps, delta=delta,
                                            gamma=gamma, regularizer=regularizer, r_state=r_state,
@@ -306,8 +306,8 @@ def _models(models: Any) -> list:
 def tune_classification_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any,
                               add_bias: Any = False, weights: Any = None, weights_upper_bound: Any = None,
                               r_state: Any = None, columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
-    """``tune_classification_model()`` (:func:`pydpowl.dppack.tune_classification_model`)."""
-    from pydpowl import dppack
+    """``tune_classification_model()`` (:func:`pydpowl.interop.dppack.tune_classification_model`)."""
+    from pydpowl.interop import dppack
 
     return dppack.tune_classification_model(_models(DPmodels), X, y, upper_bounds, lower_bounds, add_bias, weights,
                                             weights_upper_bound, r_state=r_state, columns=_column_names(columns),
@@ -318,8 +318,8 @@ def tune_classification_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: An
 def tune_linear_regression_model(*, DPmodels: Any, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any,
                                  add_bias: Any = False, r_state: Any = None,
                                  columns: Optional[Sequence[str]] = None) -> Dict[str, Any]:
-    """``tune_linear_regression_model()`` (:func:`pydpowl.dppack.tune_linear_regression_model`)."""
-    from pydpowl import dppack
+    """``tune_linear_regression_model()`` (:func:`pydpowl.interop.dppack.tune_linear_regression_model`)."""
+    from pydpowl.interop import dppack
 
     return dppack.tune_linear_regression_model(_models(DPmodels), X, y, upper_bounds, lower_bounds, add_bias,
                                                r_state=r_state, columns=_column_names(columns))
@@ -456,7 +456,7 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     else:
         prop = _owl_propensity(propensity, n, lo, up)
 
-    from pydpowl.dppack import r_state_out, r_stream
+    from pydpowl.interop.dppack import r_state_out, r_stream
     from pydpowl.estimators.owl import DPOWL
     from pydpowl.estimators.propensity import LogisticPropensity
 
@@ -468,6 +468,8 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
                   fit_intercept=fit_intercept, weight_sensitivity=weight_sensitivity,
                   reproduce_dppack=v.check_bool("reproduce_dppack", reproduce_dppack),
                   random_state=rng).fit(X, A, B, prop)
+    from pydpowl.interop.noise import owl_noise_scale
+
     noise = owl_noise_scale(model, n)
     if noise["dominated"]:
         warnings.warn(NoiseDominatedWarning(noise_dominated_message(noise, model, n, _column_names(columns), prop)))
@@ -495,69 +497,6 @@ class NoiseDominatedWarning(UserWarning):
 
     Its R class is ``pydpowl_noise_dominated``.
     """
-
-
-def owl_noise_scale(model: Any, n: int) -> Dict[str, Any]:
-    """The noise of a fitted DPOWL's release, from public quantities only (see :func:`release_noise`).
-
-    Objective perturbation: the linear term ``b`` (``||b||`` ~ Gamma(d, rate))
-    moves the minimiser by at most ``||b|| / lambda`` (the objective is
-    ``lambda``-strongly convex in DPpack's units, lambda its ridge), so the same
-    formulas with ``1 / (rate lambda)`` for ``Delta / epsilon`` give upper bounds
-    (the data's curvature only shrinks the move), and the minimiser's bound uses
-    the ridge ``lambda`` and the rule's W.
-    """
-    eps = float(model.epsilon)
-    if eps == math.inf:
-        scale = 0.0
-    elif model.mechanism_ == "objective":
-        from pydpowl.engine.mechanisms import weighted_objective_split
-
-        _, cal = weighted_objective_split(n=n, epsilon=float(model.epsilon_rule_), gamma=float(model.gamma_),
-                                          weights_upper_bound=float(model.rule_weights_upper_bound_),
-                                          curvature=1.0 / (2.0 * float(model.huber_h_)), lipschitz=1.0,
-                                          tol=float(model.tol))
-        scale = 1.0 / (cal.rate * cal.ridge)
-    else:
-        scale = float(model.sensitivity_) / float(model.epsilon_rule_)
-    return _noise_summary(model.scaler_, np.size(model.scaled_coef_), scale=scale,
-                          weights_upper_bound=float(model.rule_weights_upper_bound_), ridge=float(model.ridge_),
-                          huber_h=float(model.huber_h_), n=n)
-
-
-def release_noise(scaler: Any, n_released: int, *, epsilon: float, sensitivity: float, weights_upper_bound: float,
-                  gamma: float, huber_h: float, n: int) -> Dict[str, Any]:
-    """The noise of one output-perturbation release of ``D = n_released`` coefficients, from public quantities
-    only (n, D, epsilon, gamma, W, huber_h, Delta).
-
-    The noise ``b`` has ``||b|| ~ Gamma(D, rate = epsilon/Delta)`` in DPpack's scaled
-    space and a uniform direction, so ``E||b|| = D Delta/epsilon`` and each
-    coordinate has ``E b_j^2 = E||b||^2 / D = (D + 1) (Delta/epsilon)^2``; mapped
-    to the user's scale as the coefficients are (divided by ``sqrt(d)`` and the
-    column's ``max(|lower_j|, |upper_j|)``, 1 for the intercept), that is
-    ``sd``, one standard deviation per released coefficient (a ``(K - 1) x d``
-    matrix for K arms). Any minimiser of ``F(theta) = (1/n) sum w_i l(m_i) +
-    gamma/(2n) ||theta||^2`` with ``0 <= w_i <= W`` has ``gamma/(2n) ||theta||^2 <=
-    F(0) <= W l(0)``, so ``||theta|| <= sqrt(2 n W l(0)/gamma)`` (for K arms too, in
-    Frobenius norm): a release whose expected noise norm reaches that bound is
-    noise-dominated whatever the data.
-    """
-    scale = 0.0 if epsilon == math.inf else sensitivity / epsilon
-    return _noise_summary(scaler, n_released, scale=scale, weights_upper_bound=weights_upper_bound, ridge=gamma,
-                          huber_h=huber_h, n=n)
-
-
-def _noise_summary(scaler: Any, n_released: int, *, scale: float, weights_upper_bound: float, ridge: float,
-                   huber_h: float, n: int) -> Dict[str, Any]:
-    """:func:`release_noise`'s summary for noise of ``scale`` (``Delta / epsilon``) and the ridge of the objective."""
-    from pydpowl.engine.losses import huber_hinge_value
-
-    d = scaler.n_coefficients
-    l0 = float(huber_hinge_value(np.zeros(1), huber_h)[0])
-    bound = math.sqrt(2.0 * n * weights_upper_bound * l0 / ridge)
-    per = np.full(d if n_released == d else (n_released // d, d), math.sqrt(n_released + 1.0) * scale)
-    return {"expected_norm": n_released * scale, "minimiser_norm_bound": bound,
-            "dominated": n_released * scale >= bound, "sd": scaler.coef_to_original(per)}
 
 
 def _r3(x: float) -> str:
@@ -734,7 +673,7 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
     baselines = baseline if isinstance(baseline, list) else baseline
     h = v.check_positive("huber_h", huber_h)
 
-    from pydpowl.dppack import r_state_out, r_stream
+    from pydpowl.interop.dppack import r_state_out, r_stream
 
     rng, kind = r_stream(random_seed)
     model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds,
@@ -748,6 +687,8 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
 
     for k, s in enumerate(model.stages_):
         rule = s.rule
+        from pydpowl.interop.noise import release_noise
+
         noise = release_noise(rule.scaler, rule.scaled_coef.size, epsilon=s.epsilon, sensitivity=s.sensitivity,
                               weights_upper_bound=s.weights_upper_bound, gamma=gammas[k], huber_h=h, n=n)
         if noise["dominated"]:
@@ -825,7 +766,7 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
             gamma: Any = None, gammas: Any = None, level: Any = 0.95, budget_split: Any = None, seed: Any = None,
             treatment_labels: Any = None, columns: Optional[Sequence[str]] = None,
             out_dir: Any = None) -> Dict[str, Any]:
-    """``dpowl_analysis()``: :func:`pydpowl.analysis.analyze_arrays` with R's argument names.
+    """``dpowl_analysis()``: :func:`pydpowl.interop.analysis.analyze_arrays` with R's argument names.
 
     ``treatment`` in {-1, 1} (R has coded it); ``benefit_bounds`` the public
     ``c(lower, upper)`` of the benefit; ``seed`` None (the default: OS entropy)
@@ -834,8 +775,8 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
     :class:`~pydpowl.exceptions.ReplayStreamWarning`: not private).
     Returns the analysis' plain result (model, coefficients, value, ledger, ...).
     """
-    from pydpowl.analysis import analyze_arrays
-    from pydpowl.dppack import warn_replay_stream
+    from pydpowl.interop.analysis import analyze_arrays
+    from pydpowl.interop.dppack import warn_replay_stream
 
     X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
     n, p = X.shape

@@ -1,4 +1,4 @@
-"""Tests of pydpowl.policy_evaluation.estimators (DPLSW, DPLSL, LSW, LSL)."""
+"""Tests of pydpowl.mdp_policy_evaluation.estimators (DPLSW, DPLSL, LSW, LSL)."""
 
 import math
 import pickle
@@ -12,7 +12,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 from pydpowl.exceptions import NotFittedError, PrivacyLeakWarning
-from pydpowl.policy_evaluation import (
+from pydpowl.mdp_policy_evaluation import (
     DPLSL,
     DPLSW,
     LSL,
@@ -22,7 +22,7 @@ from pydpowl.policy_evaluation import (
     lazy_chain,
     random_walk,
 )
-from pydpowl.policy_evaluation.smooth_sensitivity import matrix_norm
+from pydpowl.mdp_policy_evaluation.smooth_sensitivity import matrix_norm
 
 N = 6
 GAMMA = 0.9
@@ -649,7 +649,7 @@ def test_rho_warning_points_at_the_line_that_calls_fit(cls, chain_episodes):
 
 
 def _grid_case():
-    from pydpowl.policy_evaluation import DPLSL, DPLSW
+    from pydpowl.mdp_policy_evaluation import DPLSL, DPLSW
 
     rng = np.random.default_rng(0)
     phi = rng.uniform(0, 1, size=(5, 2))

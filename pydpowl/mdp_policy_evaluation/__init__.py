@@ -1,4 +1,10 @@
-"""Differentially private policy evaluation: DP-LSW and DP-LSL.
+"""Differentially private policy evaluation in a Markov reward process: DP-LSW and DP-LSL.
+
+Least-squares estimates of a policy's value function from episodes of an MDP
+(first-visit Monte Carlo returns regressed on state features), released with
+output perturbation. Not the value of an OWL treatment rule: that is
+:mod:`pydpowl.evaluation.empirical` (empirical) and :mod:`pydpowl.evaluation.private`
+(private).
 
 Balle, Gomrokchi & Precup, "Differentially Private Policy Evaluation",
 ICML 2016. See ``docs/policy_evaluation.md`` for the user guide.

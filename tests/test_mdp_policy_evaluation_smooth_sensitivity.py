@@ -1,4 +1,4 @@
-"""Tests of pydpowl.policy_evaluation.smooth_sensitivity (constants and smooth bounds).
+"""Tests of pydpowl.mdp_policy_evaluation.smooth_sensitivity (constants and smooth bounds).
 
 Reference numbers come from the implementation spec (§3.3 test values and the
 P10 worked example), which were computed by hand there.
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from pydpowl.policy_evaluation import smooth_sensitivity as ss
+from pydpowl.mdp_policy_evaluation import smooth_sensitivity as ss
 
 
 # ----------------------------------------------------------------- §3.3 alpha / beta

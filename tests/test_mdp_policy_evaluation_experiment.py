@@ -1,4 +1,4 @@
-"""Tests of pydpowl.policy_evaluation.experiment (reference experiment, reduced grids).
+"""Tests of pydpowl.mdp_policy_evaluation.experiment (reference experiment, reduced grids).
 
 The trends checked are those the formulas imply (spec §9 and docs): they are
 properties of the methods, not numbers copied from a previous run.
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pydpowl.policy_evaluation.experiment import (
+from pydpowl.mdp_policy_evaluation.experiment import (
     COLUMNS,
     DEFAULT_EPSILONS,
     DEFAULT_M_VALUES,
@@ -68,7 +68,7 @@ def test_classical_baseline_uses_the_textbook_constant(small_table):
     ratio = (t.loc["GS-classical-LSW"] / t.loc["GS-analytic-LSW"]).dropna()
     assert len(ratio) == 4 * 3
     # both scale the same global sensitivity: their ratio is the ratio of the multipliers
-    from pydpowl.policy_evaluation.calibration import analytic_gaussian_scale
+    from pydpowl.mdp_policy_evaluation.calibration import analytic_gaussian_scale
 
     expected = np.sqrt(2 * np.log(1.25 / 0.1)) / 0.5 / analytic_gaussian_scale(1.0, 0.5, 0.1)
     assert np.allclose(ratio, expected, rtol=1e-12)

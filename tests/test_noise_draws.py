@@ -1,8 +1,10 @@
+"""Tests of pydpowl.studies.noise_draws: many releases of one solution, each distributed as a DP-OWL release."""
+
 import numpy as np
 from scipy import stats
 
 from pydpowl import FeatureScaler
-from pydpowl.studies.releases import decision_values, noisy_releases
+from pydpowl.studies.noise_draws import decision_values, noisy_releases
 
 
 def test_releases_center_and_law():

@@ -1,4 +1,4 @@
-"""Tests of pydpowl.studies.tuning: Algorithm 2 on D0 and the no-D0 ways."""
+"""Tests of pydpowl.studies.gamma_tuning: Algorithm 2 on D0 and the no-D0 ways."""
 
 import math
 
@@ -11,7 +11,7 @@ from pydpowl.datasets import OWLData, make_synthetic_owl, synthetic_decision
 from pydpowl.estimators.summary import delta_text
 from pydpowl.studies.gamma_table import GammaTable
 from pydpowl.studies.simulation import paper_shift, run_simulation
-from pydpowl.studies.tuning import (select_gamma, split_sizes, tune_gamma, tune_gamma_table,
+from pydpowl.studies.gamma_tuning import (select_gamma, split_sizes, tune_gamma, tune_gamma_table,
                             tune_split_budget, tune_split_data)
 
 GRID = (1, 2, 5, 10, 30, 100, 300)
@@ -214,7 +214,7 @@ def test_tuning_prepares_d0_without_building_an_estimator(d0, monkeypatch):
     """The D0 search prepares the data with prepare_owl from D0's public settings; no throwaway DPOWL."""
     import pydpowl.estimators.owl as owl_module
     from pydpowl import prepare_owl
-    from pydpowl.studies import tuning
+    from pydpowl.studies import gamma_tuning as tuning
 
     def refuse(*args, **kwargs):
         raise AssertionError("tune_gamma_table built a DPOWL")

@@ -1,4 +1,5 @@
-"""Many noisy releases from certified solutions, for simulation studies.
+"""Many noisy releases of one certified solution, for simulation studies (the releases themselves are made by
+:mod:`pydpowl.engine.mechanisms`; this module only draws them many times).
 
 Only the noise depends on epsilon, so a study of the mechanism solves the
 problem once and draws fresh noise for each run and each epsilon. Each row is

@@ -1,10 +1,10 @@
-"""Tests of pydpowl.policy_evaluation.plotting."""
+"""Tests of pydpowl.mdp_policy_evaluation.plotting."""
 
 import matplotlib
 import pytest
 
-from pydpowl.policy_evaluation.experiment import run_experiment
-from pydpowl.policy_evaluation.plotting import plot_experiment
+from pydpowl.mdp_policy_evaluation.experiment import run_experiment
+from pydpowl.mdp_policy_evaluation.plotting import plot_experiment
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -55,9 +55,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _validation as v
-from .engine.preprocessing import RandomFourierFeatures
-from .estimators._family_core import (ClassifierFit, LinearFit, classifier_decision, fit_classifier,
+from .. import _validation as v
+from ..engine.preprocessing import RandomFourierFeatures
+from ..estimators._family_core import (ClassifierFit, LinearFit, classifier_decision, fit_classifier,
                                       fit_linear_regression, linear_decision)
 
 __all__ = ["svmdp_fit", "svmdp_predict", "logistic_regression_dp_fit", "logistic_regression_dp_predict",
@@ -119,7 +119,7 @@ def warn_replay_stream() -> None:
     """The :class:`~pydpowl.exceptions.ReplayStreamWarning` of a release drawn from R's stream (``rng = "R"``)."""
     import warnings
 
-    from .exceptions import ReplayStreamWarning
+    from ..exceptions import ReplayStreamWarning
 
     warnings.warn(ReplayStreamWarning(
         "rng = \"R\": this release draws its noise from R's Mersenne-Twister stream at .Random.seed, to replay "
@@ -147,7 +147,7 @@ def r_stream(r_state: Optional[Any]) -> Tuple[Any, Optional[int]]:
         raise ValueError(f"r_state must be R's .Random.seed (626 integers), got {state.shape[0]} values.")
     kind = int(state[0])
     state[0] = _R_KIND  # the sample.kind digit does not affect the draws made here
-    from .rrandom import RRandom
+    from ..rrandom import RRandom
 
     return RRandom.from_r_state(state), kind
 
@@ -205,7 +205,7 @@ def logistic_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, gamma:
 
 def linear_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, delta: Any, gamma: Any) -> Dict[str, Any]:
     """``LinearRegressionDP$new()``'s settings, checked under DPpack's names (delta in [0, 1))."""
-    from .engine.mechanisms import kst_calibration
+    from ..engine.mechanisms import kst_calibration
 
     _regularizer(regularizer)
     eps = v.check_epsilon(eps, "eps")
@@ -488,7 +488,7 @@ def tune_classification_model(models: Sequence[Dict[str, Any]], X: Any, y: Any, 
         :func:`logistic_regression_dp_fit` return without ``r_state``; DPpack fits every candidate
         object in place), ``r_state``.
     """
-    from .privacy.tuning import select_on_validation
+    from ..privacy.tuning import select_on_validation
 
     cands = _classifier_candidates(models)
     X = _matrix(X, columns)
@@ -547,8 +547,8 @@ def tune_linear_regression_model(models: Sequence[Dict[str, Any]], X: Any, y: An
     """
     import warnings
 
-    from .exceptions import PrivacyLeakWarning
-    from .privacy.tuning import select_on_validation, squared_error_score
+    from ..exceptions import PrivacyLeakWarning
+    from ..privacy.tuning import select_on_validation, squared_error_score
 
     if isinstance(models, dict) or not isinstance(models, (list, tuple)) or len(models) == 0:
         raise TypeError("DPmodels must be a non-empty list of LinearRegressionDP objects.")

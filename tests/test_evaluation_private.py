@@ -1,4 +1,4 @@
-"""Tests of pydpowl.privacy.value_estimate: the private value of a rule and its intervals."""
+"""Tests of pydpowl.evaluation.private: the private value of a rule and its intervals."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pydpowl.privacy.value_estimate import CELLS, cell_sums, noise_quantile, private_value, release_grid
+from pydpowl.evaluation.private import CELLS, cell_sums, noise_quantile, private_value, release_grid
 
 
 def _normal_laplace_cdf_reference(x, s, b):
@@ -182,7 +182,7 @@ def test_release_rounds_the_exact_sum_not_the_floating_point_sum():
     half to even, one grid step below the exact rounding."""
     from fractions import Fraction
 
-    from pydpowl.privacy import value_estimate
+    from pydpowl.evaluation import private as value_estimate
 
     b = 3.0
     g = release_grid(b)

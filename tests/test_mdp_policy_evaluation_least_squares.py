@@ -1,4 +1,4 @@
-"""Tests of pydpowl.policy_evaluation.least_squares (objectives and closed forms)."""
+"""Tests of pydpowl.mdp_policy_evaluation.least_squares (objectives and closed forms)."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ from numpy.testing import assert_allclose
 from scipy import optimize
 
 from pydpowl.exceptions import ConvergenceError
-from pydpowl.policy_evaluation import least_squares as ls
-from pydpowl.policy_evaluation.episodes import episode_statistics, first_visit_returns
+from pydpowl.mdp_policy_evaluation import least_squares as ls
+from pydpowl.mdp_policy_evaluation.episodes import episode_statistics, first_visit_returns
 
 
 def _problem(seed, n=7, d=3, m=25):

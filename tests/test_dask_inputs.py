@@ -1,4 +1,4 @@
-"""Tests of pydpowl.estimators.chunked: DPOWL and DPWeightedERM on Dask arrays release what the in-memory
+"""Tests of pydpowl.estimators.dask_inputs: DPOWL and DPWeightedERM on Dask arrays release what the in-memory
 fits release (same seed), report the same clip counts and refuse bad data with the same messages."""
 
 import warnings
@@ -14,7 +14,7 @@ from pydpowl import DPOWL, DPWeightedERM, LogisticPropensity, RRandom, prepare_o
 from pydpowl.datasets import make_synthetic_owl
 from pydpowl.engine import solver
 from pydpowl.engine.dask_problem import DaskMarginProblem, track_passes
-from pydpowl.estimators import chunked
+from pydpowl.estimators import dask_inputs as chunked
 from pydpowl.exceptions import PrivacyLeakWarning
 
 pytestmark = pytest.mark.usefixtures("dask_client")

@@ -65,10 +65,11 @@ from ..datasets import OWLData
 from .gamma_table import GammaTable
 from ..engine.mechanisms import perturb
 from ..engine.solver import DEFAULT_TOL
-from ..estimators.owl import DPOWL, OWLProblem, prepare_owl
+from ..estimators.inputs import OWLProblem, prepare_owl
+from ..estimators.owl import DPOWL
 from ..estimators.summary import delta_text, guarantee_text
 from ..estimators.owl_defaults import PAPER_MECHANISM
-from ..value import ipw_values
+from ..evaluation.empirical import ipw_values
 from .._validation import check_choice
 from .config import DEFAULT_GAMMA_GRID, METRICS, RULES, GammaSearchConfig, check_gamma_grid, resolve_config
 

@@ -1,4 +1,4 @@
-"""pydpowl.dppack: DPpack's classes as functions of plain arrays and .Random.seed (entry points for R)."""
+"""pydpowl.interop.dppack: DPpack's classes as functions of plain arrays and .Random.seed (entry points for R)."""
 
 import numpy as np
 import pytest

@@ -1,10 +1,10 @@
-"""Tests of pydpowl.policy_evaluation.episodes (first-visit returns, counts, checks)."""
+"""Tests of pydpowl.mdp_policy_evaluation.episodes (first-visit returns, counts, checks)."""
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from pydpowl.policy_evaluation.episodes import (
+from pydpowl.mdp_policy_evaluation.episodes import (
     Episode,
     EpisodeStatistics,
     check_discount,

@@ -1,11 +1,11 @@
-"""Tests of pydpowl.policy_evaluation._base (parameters, repr, result containers)."""
+"""Tests of pydpowl.mdp_policy_evaluation._base (parameters, repr, result containers)."""
 
 import dataclasses
 
 import numpy as np
 import pytest
 
-from pydpowl.policy_evaluation import DPLSW, LSL, PolicyEvalDiagnostics, PolicyEvalSummary
+from pydpowl.mdp_policy_evaluation import DPLSW, LSL, PolicyEvalDiagnostics, PolicyEvalSummary
 
 
 def test_policy_evaluators_use_the_one_estimator_base():

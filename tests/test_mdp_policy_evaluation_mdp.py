@@ -1,12 +1,12 @@
-"""Tests of pydpowl.policy_evaluation.mdp (lazy chain, random walk, sampler)."""
+"""Tests of pydpowl.mdp_policy_evaluation.mdp (lazy chain, random walk, sampler)."""
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 from scipy import stats
 
-from pydpowl.policy_evaluation.episodes import episode_statistics
-from pydpowl.policy_evaluation.mdp import MarkovRewardProcess, lazy_chain, random_walk
+from pydpowl.mdp_policy_evaluation.episodes import episode_statistics
+from pydpowl.mdp_policy_evaluation.mdp import MarkovRewardProcess, lazy_chain, random_walk
 
 
 def test_lazy_chain_structure():
@@ -94,7 +94,7 @@ def test_sampling_is_reproducible_and_leaves_global_state_alone():
 
 
 def test_sampling_in_several_chunks(monkeypatch):
-    import pydpowl.policy_evaluation.mdp as mdp_mod
+    import pydpowl.mdp_policy_evaluation.mdp as mdp_mod
 
     monkeypatch.setattr(mdp_mod, "_CHUNK", 7)
     eps = lazy_chain(4).sample(20, rng=np.random.default_rng(0))
@@ -161,7 +161,7 @@ def _episodes_from_durations(s0, durations, n, cap, reward):
 @pytest.mark.parametrize("n, q, cap, gamma, reward", [(6, 0.5, 200, 0.9, 1.0), (5, 0.8, 9, 0.95, 2.5),
                                                       (3, 0.0, 1, 0.0, 1.0), (7, 0.6, 12, 1 - 1e-9, 0.3)])
 def test_chain_statistics_match_the_spelled_out_episodes(n, q, cap, gamma, reward):
-    from pydpowl.policy_evaluation.mdp import _chain_block_statistics
+    from pydpowl.mdp_policy_evaluation.mdp import _chain_block_statistics
 
     rng = np.random.default_rng(11)
     s0 = rng.integers(0, n, size=300)
@@ -198,7 +198,7 @@ def test_fast_chain_sampler_has_the_law_of_the_step_by_step_sampler(n, q, cap, g
 
 
 def test_fast_chain_sampler_is_consistent_and_reproducible(monkeypatch):
-    import pydpowl.policy_evaluation.mdp as mdp_mod
+    import pydpowl.mdp_policy_evaluation.mdp as mdp_mod
 
     mrp, g = lazy_chain(8), 0.9
     st = mrp.sample_statistics(40_000, discount=g, rng=np.random.default_rng(3))

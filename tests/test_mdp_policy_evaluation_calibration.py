@@ -1,4 +1,4 @@
-"""Tests of pydpowl.policy_evaluation.calibration (exact Gaussian accounting).
+"""Tests of pydpowl.mdp_policy_evaluation.calibration (exact Gaussian accounting).
 
 The closed forms are checked against direct numerical integration of the
 hockey-stick divergence ``int (p - e^eps q)_+``, which uses none of them.
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from pydpowl.policy_evaluation import calibration as cal
-from pydpowl.policy_evaluation.smooth_sensitivity import privacy_constants
+from pydpowl.mdp_policy_evaluation import calibration as cal
+from pydpowl.mdp_policy_evaluation.smooth_sensitivity import privacy_constants
 
 
 def _hockey_stick(p_pdf, q_pdf, eps, lo, hi, points=()):

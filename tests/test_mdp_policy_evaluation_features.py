@@ -1,9 +1,9 @@
-"""Tests of pydpowl.policy_evaluation.features."""
+"""Tests of pydpowl.mdp_policy_evaluation.features."""
 
 import numpy as np
 import pytest
 
-from pydpowl.policy_evaluation.features import aggregated_features, make_features, tabular_features
+from pydpowl.mdp_policy_evaluation.features import aggregated_features, make_features, tabular_features
 
 
 def test_tabular_is_identity():

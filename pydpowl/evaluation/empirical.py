@@ -1,0 +1,216 @@
+"""Evaluating treatment rules: empirical value, accuracy, concordance, association.
+
+Rules and treatments are coded in {-1, 1}. DPpack's ``svmDP`` predicts 0/1;
+map 0 to -1 before comparing (one of the authors' R scripts compares 0/1
+predictions with -1/+1 labels inside its value function, so only patients
+treated with +1 and predicted 1 count there; these functions refuse 0/1 rules
+instead of reproducing that).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_labels, check_same_length, check_treatment, check_vector
+
+__all__ = [
+    "empirical_value",
+    "ipw_value",
+    "accuracy",
+    "concordance",
+    "AssociationTest",
+    "association_test",
+    "allocation_test",
+    "received_propensity",
+    "received_propensity_outside",
+    "received_propensity_error",
+    "arm_propensity",
+    "ipw_values",
+]
+
+
+def received_propensity(propensity: Any, treatment: NDArray[np.float64]) -> NDArray[np.float64]:
+    """P(A_i | x_i) of the treatment each subject received.
+
+    The one place where the received arm's probability is formed from P(A = +1):
+    ``p`` where ``A_i = +1`` and ``1 - p`` where ``A_i = -1``.
+
+    Parameters
+    ----------
+    propensity : float or array-like of shape (n,)
+        A scalar is P(A = +1) for everyone (a randomised trial) and must lie in
+        (0, 1); an array already holds P(A_i | x_i) of the received treatment,
+        in (0, 1].
+    treatment : ndarray of shape (n,)
+        Received treatments in {-1, 1}.
+    """
+    if isinstance(propensity, numbers.Real) and not isinstance(propensity, (bool, np.bool_)):
+        pi = float(propensity)
+        if not 0.0 < pi < 1.0:
+            raise ValueError(f"propensity (the probability of treatment +1) must be in (0, 1), got propensity={pi!r}.")
+        return np.where(treatment > 0, pi, 1.0 - pi)
+    p = check_vector("propensity", propensity, length=treatment.shape[0])
+    bad = received_propensity_outside(p)
+    if bad.any():
+        raise received_propensity_error(int(bad.sum()), p.size, int(np.flatnonzero(bad)[0]))
+    return p
+
+
+def received_propensity_outside(p: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Where an array of P(A_i | x_i) of the received treatment is not in (0, 1] (the one range rule)."""
+    return (p <= 0) | (p > 1)
+
+
+def received_propensity_error(n_outside: int, size: int, first: int) -> ValueError:
+    """The error for propensities outside (0, 1], from counts (in-memory and chunked checks alike)."""
+    return ValueError(
+        f"propensity must be in (0, 1] (P(A_i | x_i) of the received treatment); "
+        f"{n_outside} of {size} entries are outside (first at position {first})."
+    )
+
+
+def arm_propensity(p_plus: ArrayLike, treatment: NDArray[np.float64]) -> NDArray[np.float64]:
+    """P(A_i | x_i) of the received arm from per-subject P(A_i = +1 | x_i) (``p`` or ``1 - p``)."""
+    p_plus = np.asarray(p_plus, dtype=np.float64)
+    return np.where(treatment > 0, p_plus, 1.0 - p_plus)
+
+
+def ipw_values(recommends_plus: ArrayLike, treatment: ArrayLike, benefit: ArrayLike,
+               propensity_received: Optional[ArrayLike] = None) -> NDArray[np.float64]:
+    """Self-normalised IPW value of many rules at once (the one implementation).
+
+    ``V(d) = sum_i 1{d_i = A_i} B_i / p_i  /  sum_i 1{d_i = A_i} / p_i``;
+    NaN for a rule that no subject followed.
+
+    Parameters
+    ----------
+    recommends_plus : array-like of bool, shape (..., n, K)
+        True where rule k recommends treatment +1 for subject i (leading axes,
+        e.g. repetitions, broadcast against the other arguments).
+    treatment, benefit : array-like of shape (..., n)
+        Received treatment in {-1, 1} and benefit.
+    propensity_received : array-like of shape (..., n), optional
+        P(A_i | x_i) of the received treatment; None when it is the same for
+        every subject (it then cancels).
+
+    Returns
+    -------
+    ndarray of shape (..., K)
+    """
+    rules = np.asarray(recommends_plus, dtype=bool)
+    follows = (rules == (np.asarray(treatment) > 0)[..., None]).astype(np.float64)
+    benefit = np.asarray(benefit, dtype=np.float64)
+    if propensity_received is None:
+        inv = np.ones_like(benefit)
+    else:
+        inv = 1.0 / np.asarray(propensity_received, dtype=np.float64)
+    den = np.einsum("...n,...nk->...k", inv, follows)
+    num = np.einsum("...n,...nk->...k", benefit * inv, follows)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _inputs(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any):
+    rule = check_labels("rule", rule)
+    treatment = check_treatment("treatment", treatment)
+    benefit = check_vector("benefit", benefit)
+    check_same_length(("rule", "treatment", "benefit"), (rule.size, treatment.size, benefit.size))
+    return rule, treatment, benefit, received_propensity(propensity, treatment)
+
+
+def empirical_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> float:
+    """Self-normalised IPW value of a rule.
+
+    ``V(d) = sum_i 1{d_i = A_i} B_i / p_i  /  sum_i 1{d_i = A_i} / p_i``,
+    with ``p_i = P(A_i | x_i)``. NaN when no subject received the recommended
+    treatment.
+
+    Parameters
+    ----------
+    rule : array-like of shape (n,)
+        Recommended treatments in {-1, 1}.
+    treatment : array-like of shape (n,)
+        Received treatments in {-1, 1}.
+    benefit : array-like of shape (n,)
+    propensity : float or array-like, default=0.5
+        Scalar P(A = +1) (randomised trial) or P(A_i | x_i) per subject.
+    """
+    rule, treatment, benefit, p = _inputs(rule, treatment, benefit, propensity)
+    return float(ipw_values((rule > 0)[:, None], treatment, benefit, p)[0])
+
+
+def ipw_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> float:
+    """Plain IPW value ``mean(1{d_i = A_i} B_i / p_i)`` (unbiased, higher variance)."""
+    rule, treatment, benefit, p = _inputs(rule, treatment, benefit, propensity)
+    return float(np.mean((rule == treatment) * benefit / p))
+
+
+def accuracy(rule: ArrayLike, optimal: ArrayLike) -> float:
+    """Share of subjects whose recommendation equals the known optimal treatment."""
+    rule = check_labels("rule", rule)
+    optimal = check_labels("optimal", optimal)
+    check_same_length(("rule", "optimal"), (rule.size, optimal.size))
+    return float(np.mean(rule == optimal))
+
+
+def concordance(rule: ArrayLike, other: ArrayLike) -> float:
+    """Share of subjects on whom two rules agree."""
+    rule = check_labels("rule", rule)
+    other = check_labels("other", other)
+    check_same_length(("rule", "other"), (rule.size, other.size))
+    return float(np.mean(rule == other))
+
+
+@dataclass(frozen=True)
+class AssociationTest:
+    """Pearson chi-squared test of independence between two rules' assignments."""
+
+    statistic: float
+    pvalue: float
+    table: tuple  # ((n(-1,-1), n(-1,+1)), (n(+1,-1), n(+1,+1)))
+
+
+def association_test(rule: ArrayLike, other: ArrayLike, *, correction: bool = True) -> AssociationTest:
+    """Chi-squared test of association between two rules (2x2 table).
+
+    ``correction=True`` applies Yates' continuity correction, as R's
+    ``chisq.test`` does for 2x2 tables. When either rule assigns everybody to
+    one arm the test is undefined and statistic and p-value are NaN.
+    """
+    from scipy.stats import chi2_contingency
+
+    rule = check_labels("rule", rule)
+    other = check_labels("other", other)
+    check_same_length(("rule", "other"), (rule.size, other.size))
+    table = np.array([[np.sum((rule == a) & (other == b)) for b in (-1, 1)] for a in (-1, 1)])
+    tup = tuple(tuple(int(v) for v in row) for row in table)
+    if (table.sum(axis=0) == 0).any() or (table.sum(axis=1) == 0).any():
+        return AssociationTest(float("nan"), float("nan"), tup)
+    stat, p, _, _ = chi2_contingency(table, correction=correction)
+    return AssociationTest(float(stat), float(p), tup)
+
+
+def allocation_test(rule: ArrayLike, reference: ArrayLike, *, correction: bool = True) -> AssociationTest:
+    """Chi-squared test that two rules allocate the same shares to each arm.
+
+    The 2x2 table has one row per rule and the counts of -1 and +1 in the
+    columns (``chisq.test`` of the allocation counts, Yates-corrected by
+    default). Unlike :func:`association_test` it is defined when the reference
+    rule sends everybody to one arm; it is undefined (NaN) only when neither
+    rule uses one of the arms.
+    """
+    from scipy.stats import chi2_contingency
+
+    rule = check_labels("rule", rule)
+    reference = check_labels("reference", reference)
+    table = np.array([[np.sum(r == -1), np.sum(r == 1)] for r in (rule, reference)])
+    tup = tuple(tuple(int(v) for v in row) for row in table)
+    if (table.sum(axis=0) == 0).any():
+        return AssociationTest(float("nan"), float("nan"), tup)
+    stat, p, _, _ = chi2_contingency(table, correction=correction)
+    return AssociationTest(float(stat), float(p), tup)
