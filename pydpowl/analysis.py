@@ -409,6 +409,10 @@ class AnalysisResult:
         Share of the rows in the evaluation part (public).
     benefit_scale : BenefitScale
         What the benefit is (stated next to every value in the outputs).
+    arm_probabilities : dict of str to float or None
+        With three or more arms: each arm's known randomisation probability
+        (``treatment_labels`` then holds the K labels and ``value`` is a
+        :class:`~pydpowl.privacy.value_estimate.PrivateArmValue`).
     """
 
     model: DPOWL
@@ -434,6 +438,12 @@ class AnalysisResult:
     public_n: bool = False
     evaluation_fraction: float = 0.5
     benefit_scale: "BenefitScale" = field(default_factory=lambda: BenefitScale())
+    arm_probabilities: Optional[Dict[str, float]] = None
+
+    @property
+    def n_arms(self) -> int:
+        """K, the number of arms the rule chooses between."""
+        return len(self.treatment_labels)
 
     def _share(self, key: str) -> Fraction:
         return self.shares[key] if key in self.shares else _decimal(self.epsilons[key])
@@ -479,12 +489,13 @@ class AnalysisResult:
         from .estimators.summary import guarantee_text
 
         rows = {"learning": self.n_learning, "evaluation": self.n_evaluation}
-        names = dict(RELEASE_NAMES, rule=f"{RELEASE_NAMES['rule'][:-1]}: {self.model.mechanism_description_})")
+        arms = "" if self.n_arms == 2 else f", {self.n_arms} arms"
+        names = dict(RELEASE_NAMES, rule=f"{RELEASE_NAMES['rule'][:-1]}{arms}: {self.model.mechanism_description_})")
         releases = []
         for k in ("propensity", "selection", "rule", "value", "variance"):
             if self.epsilons[k] > 0:
                 entry = {"name": names[k], "epsilon": exact_number(self._share(k)),
-                         "delta": self.deltas.get(k, 0.0), "delta_source": DELTA_SOURCES[k], "part": PART_OF[k]}
+                         "delta": self.deltas.get(k, 0.0), "delta_source": self._delta_source(k), "part": PART_OF[k]}
                 if self.public_n:
                     entry["rows"] = rows[PART_OF[k]]
                 releases.append(entry)
@@ -513,8 +524,16 @@ class AnalysisResult:
             ],
         }
 
+    def _delta_source(self, release: str) -> str:
+        if self.n_arms == 2 or release not in ("value", "variance"):
+            return DELTA_SOURCES[release]
+        return DELTA_SOURCES[release].replace("the 4 Laplace-noised sums", f"the {self.n_arms ** 2} Laplace-noised "
+                                                                          "sums (one per cell: received, recommended)")
+
     def value_summary(self) -> Dict[str, Any]:
         """``value.json``: the rule's value with its interval, and its gain over the better single arm."""
+        if self.n_arms > 2:
+            return self._arm_value_summary()
         plus, minus = self.treatment_labels
         out: Dict[str, Any] = dict(self.value.value.as_dict())
         out["difference_from_better_arm"] = self.value.difference.as_dict()
@@ -539,9 +558,36 @@ class AnalysisResult:
         ]
         return out
 
+    def _arm_value_summary(self) -> Dict[str, Any]:
+        """``value.json`` with K arms: the rule's value, each arm's, the gains, and what they mean."""
+        v = self.value
+        out: Dict[str, Any] = dict(v.value.as_dict())
+        out["difference_from_best_arm"] = v.difference.as_dict()
+        out["value_of_arm"] = {a: iv.as_dict() for a, iv in v.arm_values.items()}
+        out["versus_arm"] = {a: iv.as_dict() for a, iv in v.versus.items()}
+        out["benefit"] = self.benefit_scale.definition
+        rows = f"{self.n_evaluation} evaluation rows" if self.public_n else "the evaluation rows (n not released)"
+        out["notes"] = [
+            f"value: mean benefit (clipped to [{self.benefit_bounds[0]:g}, {self.benefit_bounds[1]:g}]) if every "
+            f"patient were treated by the released rule ({self.n_arms} arms); estimated on {rows} that the rule "
+            "never saw",
+            "value_of_arm: the value of giving everyone that arm (each interval at the stated level)",
+            "versus_arm: V(rule) - V(everyone that arm); the intervals hold together at the stated level; "
+            "difference_from_best_arm: V(rule) - max over the arms, their minimum",
+            "intervals account for sampling error (normal approximation, privately bounded variance) and for the "
+            "Laplace privacy noise (its exact law)",
+            "valid when the propensities are right (here the design's randomisation probabilities)",
+        ]
+        return out
+
     def coefficients(self) -> List[Tuple[str, float]]:
-        """The released rule's coefficients as (name, value), intercept first (original feature scale)."""
+        """The released rule's coefficients as (name, value), intercept first (original feature scale); with K
+        arms row by row, ``f1:(intercept)``, ``f1:x1``, ... (the K - 1 rows of Theta)."""
         c = self.model_content
+        if self.n_arms > 2:
+            st = c["stages"][0]
+            return [(f"f{r + 1}:{name}", float(v)) for r in range(len(st["coef"]))
+                    for name, v in [("(intercept)", st["intercept"][r])] + list(zip(st["feature_names"], st["coef"][r]))]
         return [("(intercept)", float(c["intercept"]))] + list(zip(c["feature_names"], (float(v) for v in c["coef"])))
 
     def to_dict(self) -> Dict[str, Any]:
@@ -561,7 +607,8 @@ class AnalysisResult:
             "n": self.n, "n_learning": self.n_learning, "n_evaluation": self.n_evaluation,
             "public_n": self.public_n,  # print the sizes only when True (n declared public)
             "treatment_labels": list(self.treatment_labels),
-            "propensity": ({"model": "logistic", "intercept": self.propensity_model.intercept_,
+            "propensity": ({"known": self.arm_probabilities} if self.arm_probabilities is not None else
+                           {"model": "logistic", "intercept": self.propensity_model.intercept_,
                             "coef": [float(v) for v in self.propensity_model.coef_],
                             "logit_bound": float(self.propensity_model.logit_bound),
                             "gamma": float(self.propensity_model.gamma_)}
@@ -571,6 +618,21 @@ class AnalysisResult:
             "privacy_spent": list(self.privacy_spent),
         }
         return out
+
+
+def _n_labels(treatment: Any) -> int:
+    """How many distinct labels ``treatment`` holds (0 when it cannot be read as labels: the two-arm checks then
+    name the problem)."""
+    try:
+        arr = np.asarray(treatment).ravel()
+        if arr.dtype.kind in "fc":
+            arr = arr[np.isfinite(arr)]
+        elif arr.dtype == object:
+            arr = np.array([v for v in arr if v is not None and not (isinstance(v, float) and math.isnan(v))],
+                           dtype=object)
+        return int(np.unique(arr.astype(str)).size)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _check_benefit_bounds(bounds: Any) -> Tuple[float, float]:
@@ -672,6 +734,16 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     -------
     AnalysisResult
     """
+    if _n_labels(treatment) > 2:  # three or more arms (labels are public, as a classifier's classes_)
+        from .analysis_arms import run_arm_analysis
+
+        return run_arm_analysis(
+            X, treatment, benefit, feature_bounds=feature_bounds, benefit_bounds=benefit_bounds,
+            weights_upper_bound=weights_upper_bound, total_epsilon=total_epsilon, propensity=propensity,
+            propensity_model=propensity_model, gamma=gamma, gammas=gammas, huber_h=huber_h, mechanism=mechanism,
+            residual=residual, level=level, split=split, feature_names=feature_names, accountant=accountant,
+            evaluation_rows=evaluation_rows, public_n=public_n, benefit_scale=benefit_scale,
+            random_state=random_state)
     split = BudgetSplit() if split is None else split
     if not isinstance(split, BudgetSplit):
         raise TypeError(f"split must be a BudgetSplit, got {type(split).__name__}.")
@@ -737,20 +809,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     B = check_vector("benefit", benefit, length=n)
     rng = resolve_rng(random_state)
 
-    if evaluation_rows is None:
-        n_eval = int(math.floor(split.evaluation_fraction * n))
-        perm = rng.permutation(n)  # data-independent
-        ev = np.sort(perm[:n_eval])
-    else:
-        ev = np.unique(np.asarray(evaluation_rows))
-        if ev.dtype.kind not in "iu" or ev.size != len(evaluation_rows) or (ev.size and (ev[0] < 0 or ev[-1] >= n)):
-            raise ValueError(f"evaluation_rows must be distinct row indices in [0, {n - 1}].")
-        n_eval = int(ev.size)
-    n_learn = n - n_eval
-    if n_eval < 2 or n_learn < 4:
-        raise ValueError(f"n={n} rows with evaluation_fraction={split.evaluation_fraction:g} leave {n_learn} "
-                         f"learning and {n_eval} evaluation rows; need at least 4 and 2.")
-    learn = np.setdiff1d(np.arange(n), ev)
+    learn, ev = split_rows(n, split, evaluation_rows, rng)
+    n_learn, n_eval = learn.size, ev.size
     check_both_arms("treatment (learning part)", A[learn])
     shifted = np.clip(B, lo, hi) - lo  # in [0, U - L]
     diagnostics = {"n_clipped_benefits": int(np.count_nonzero((B < lo) | (B > hi)))}
@@ -832,6 +892,26 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         accountant.spend(result.epsilon_spent, label=f"pydpowl analysis: {len(result.ledger()['releases'])} releases "
                                                      f"({split.composition} composition)", delta=result.delta_spent)
     return result
+
+
+def split_rows(n: int, split: BudgetSplit, evaluation_rows: Optional[Sequence[int]], rng: np.random.Generator
+               ) -> Tuple[np.ndarray, np.ndarray]:
+    """The learning and evaluation rows (sorted): a data-independent random ``floor(evaluation_fraction n)``
+    rows for evaluation, or the ``evaluation_rows`` fixed in advance (checked)."""
+    if evaluation_rows is None:
+        n_eval = int(math.floor(split.evaluation_fraction * n))
+        perm = rng.permutation(n)  # data-independent
+        ev = np.sort(perm[:n_eval])
+    else:
+        ev = np.unique(np.asarray(evaluation_rows))
+        if ev.dtype.kind not in "iu" or ev.size != len(evaluation_rows) or (ev.size and (ev[0] < 0 or ev[-1] >= n)):
+            raise ValueError(f"evaluation_rows must be distinct row indices in [0, {n - 1}].")
+        n_eval = int(ev.size)
+    n_learn = n - n_eval
+    if n_eval < 2 or n_learn < 4:
+        raise ValueError(f"n={n} rows with evaluation_fraction={split.evaluation_fraction:g} leave {n_learn} "
+                         f"learning and {n_eval} evaluation rows; need at least 4 and 2.")
+    return np.setdiff1d(np.arange(n), ev), ev
 
 
 def _laplace_sums_delta(epsilon: float, scales: Sequence[float]) -> float:

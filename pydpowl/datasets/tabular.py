@@ -139,6 +139,8 @@ def parse_arm_propensity(text: Any, arms: Sequence[str]) -> Union[float, dict]:
     """
     if text is None:
         return 1.0 / len(arms)
+    if isinstance(text, dict):
+        return dict(text)
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return float(text)
     text = str(text).strip()
