@@ -94,6 +94,7 @@ _NAMES: Dict[str, str] = {
     "BudgetAccountant": ".privacy.accountant",
     "run_analysis": ".analysis",
     "analyze_arrays": ".analysis",
+    "run_regime_analysis": ".analysis_regime",
     "PrivacyLeakWarning": ".exceptions",
     "BudgetExceededError": ".exceptions",
     "ConvergenceError": ".exceptions",
