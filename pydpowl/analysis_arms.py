@@ -51,9 +51,9 @@ def design_probabilities(propensity: Any, classes: Sequence[Any]) -> np.ndarray:
     K = len(classes)
     if propensity is None or not (isinstance(propensity, Mapping) or (
             isinstance(propensity, numbers.Real) and not isinstance(propensity, bool))):
-        raise ValueError(f"propensity must give the design's probabilities of the {K} arms ({arm_labels_text(classes)}):"
-                         f" 1/K = {1.0 / K:.6g} (balanced) or a mapping {{arm: probability}} summing to 1; got "
-                         f"{propensity!r}.")
+        raise ValueError(f"propensity must give the design's probabilities of the {K} arms "
+                         f"({arm_labels_text(classes)}): 1/K = {1.0 / K:.6g} (balanced) or a mapping "
+                         f"{{arm: probability}} summing to 1; got {propensity!r}.")
     codes = np.arange(K, dtype=np.intp)
     return resolve_arm_propensity(propensity, np.asarray(classes), codes).probability  # checks sum, range, arms
 
@@ -171,5 +171,3 @@ def run_arm_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, 
         accountant.spend(result.epsilon_spent, label=f"pydpowl analysis: {len(result.ledger()['releases'])} releases "
                                                      f"({split.composition} composition)", delta=result.delta_spent)
     return result
-
-

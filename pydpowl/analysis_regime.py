@@ -217,7 +217,8 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     lows = [float(lo) for lo, _ in reward_bounds]
     highs = [float(hi) for _, hi in reward_bounds]
     if not all(lo < hi and math.isfinite(lo) and math.isfinite(hi) for lo, hi in zip(lows, highs)):
-        raise ValueError(f"reward_bounds must be finite pairs (lower, upper) with lower < upper, got {reward_bounds!r}.")
+        raise ValueError(f"reward_bounds must be finite pairs (lower, upper) with lower < upper, got "
+                         f"{reward_bounds!r}.")
     Hs = [check_array(f"H[{k}]", h) for k, h in enumerate(H)]
     n = Hs[0].shape[0]
     bad = [k for k, h in enumerate(Hs) if h.shape[0] != n]

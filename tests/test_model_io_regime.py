@@ -46,8 +46,8 @@ def regime():
     H2 = np.column_stack([H1, A1])
     R1 = rng.uniform(0, 1, n) + (A1 == np.sign(H1[:, 0]))
     R2 = rng.uniform(0, 1, n) + (A2 == np.where(H2[:, 1] > 0, "a", "b"))
-    model = DPMultiStageOWL(epsilon=[2.0, 2.0], gamma=20.0, feature_bounds=[([-1, -1], [1, 1]),
-                                                                           ([-1, -1, -1], [1, 1, 1])],
+    model = DPMultiStageOWL(epsilon=[2.0, 2.0], gamma=20.0,
+                            feature_bounds=[([-1, -1], [1, 1]), ([-1, -1, -1], [1, 1, 1])],
                             reward_bounds=[(0, 2), (0, 2)], propensity_floor=[0.5, 1 / 3],
                             random_state=4).fit([H1, H2], [A1, A2], [R1, R2], [0.5, 1 / 3])
     return model, [H1, H2]
