@@ -42,7 +42,7 @@ from .analysis import (COMPOSITION_TEXT, BudgetSplit, _decimal, _double_at_most,
                        exact_number, split_rows)
 from .analysis_arms import design_probabilities
 from .estimators.multiarm import encode_arms
-from .privacy.accountant import BudgetAccountant, compose
+from .privacy.accountant import BudgetAccountant
 from .privacy.value_estimate import PrivateArmValue, private_arm_value
 
 __all__ = ["RegimeAnalysisResult", "run_regime_analysis"]
@@ -108,8 +108,8 @@ class RegimeAnalysisResult:
         parts = self._parts()
         eps = (max(p[0] for p in parts.values()) if self.composition == "parallel"
                else sum((p[0] for p in parts.values()), Fraction(0)))
-        delta = compose(((0.0, p[1]) for p in parts.values()),
-                        "parallel" if self.composition == "parallel" else "sequential")[1]
+        delta = (max(p[1] for p in parts.values()) if self.composition == "parallel" else  # one exactly rounded sum
+                 math.fsum([*self.deltas["stages"], self.deltas["value"], self.deltas["variance"]]))
         return exact_number(eps), delta
 
     def ledger(self) -> Dict[str, Any]:

@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
     sel = result.gamma_selection
     say(f"split: {split_text}; gamma = {result.gamma:.6g}"
         + (f" (candidate {sel['selected']:g} of {'/'.join(f'{g:g}' for g in sel['candidates'])} won the private "
-           "selection)" if sel else " (fixed in advance)"))
+           "selection)" if sel else f" ({result.model_content['tuning']})"))
     say(f"rule released by {result.model.mechanism_description_}")
     if result.n_arms > 2:
         say(f"released rule ({result.n_arms} arms: {', '.join(labels)}; the arm a with the largest score "
