@@ -621,6 +621,22 @@ class AnalysisResult:
         return out
 
 
+def check_settings(split: Optional[BudgetSplit], total_epsilon: float, weights_upper_bound: float,
+                   benefit_bounds: Any, level: float, huber_h: Any) -> Tuple[BudgetSplit, float, float,
+                                                                             Tuple[float, float], float]:
+    """The settings every analysis checks first: ``(split, E, W, (L, U), level)`` (and ``huber_h``)."""
+    split = BudgetSplit() if split is None else split
+    if not isinstance(split, BudgetSplit):
+        raise TypeError(f"split must be a BudgetSplit, got {type(split).__name__}.")
+    E = check_positive("total_epsilon", total_epsilon)
+    W = check_positive("weights_upper_bound", weights_upper_bound)
+    bounds = _check_benefit_bounds(benefit_bounds)
+    level = check_probability("level", level, low_open=True, high_open=True)
+    if huber_h != "auto":
+        check_positive("huber_h", huber_h)
+    return split, E, W, bounds, level
+
+
 def _n_labels(treatment: Any) -> int:
     """How many distinct labels ``treatment`` holds (0 when it cannot be read as labels: the two-arm checks then
     name the problem)."""
@@ -745,15 +761,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
             residual=residual, level=level, split=split, feature_names=feature_names, accountant=accountant,
             evaluation_rows=evaluation_rows, public_n=public_n, benefit_scale=benefit_scale,
             random_state=random_state)
-    split = BudgetSplit() if split is None else split
-    if not isinstance(split, BudgetSplit):
-        raise TypeError(f"split must be a BudgetSplit, got {type(split).__name__}.")
-    E = check_positive("total_epsilon", total_epsilon)
-    W = check_positive("weights_upper_bound", weights_upper_bound)
-    lo, hi = _check_benefit_bounds(benefit_bounds)
-    level = check_probability("level", level, low_open=True, high_open=True)
-    if huber_h != "auto":
-        check_positive("huber_h", huber_h)
+    split, E, W, (lo, hi), level = check_settings(split, total_epsilon, weights_upper_bound, benefit_bounds, level,
+                                                  huber_h)
     if (propensity is None) == (propensity_model is None):
         raise ValueError("give exactly one of propensity (P(A = +1) of a randomised trial) and propensity_model "
                          f"('logistic'); got propensity={propensity!r}, propensity_model={propensity_model!r}.")

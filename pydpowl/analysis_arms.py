@@ -26,10 +26,10 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import (check_array, check_positive, check_probability, check_vector, feature_names_of,
+from ._validation import (check_array, check_positive, check_vector, feature_names_of,
                           resolve_feature_bounds, resolve_rng)
-from .analysis import (RELEASE_NAMES, AnalysisResult, BenefitScale, BudgetSplit, _check_benefit_bounds,
-                       _laplace_sums_delta, _tuning_text, allocate_budget, budget_shares, fit_rule, split_rows)
+from .analysis import (RELEASE_NAMES, AnalysisResult, BenefitScale, BudgetSplit, _laplace_sums_delta, _tuning_text,
+                       allocate_budget, budget_shares, check_settings, fit_rule, split_rows)
 from .engine.multicategory import arm_scores, recommend
 from .estimators.multiarm import arm_labels_text, encode_arms, resolve_arm_propensity
 from .privacy.accountant import BudgetAccountant
@@ -72,15 +72,8 @@ def run_arm_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, 
     result are their texts, sorted as :class:`pydpowl.DPOWL`'s ``classes_``);
     ``propensity`` is ``1/K`` or a mapping ``{arm: probability}``.
     """
-    split = BudgetSplit() if split is None else split
-    if not isinstance(split, BudgetSplit):
-        raise TypeError(f"split must be a BudgetSplit, got {type(split).__name__}.")
-    E = check_positive("total_epsilon", total_epsilon)
-    W = check_positive("weights_upper_bound", weights_upper_bound)
-    lo, hi = _check_benefit_bounds(benefit_bounds)
-    level = check_probability("level", level, low_open=True, high_open=True)
-    if huber_h != "auto":
-        check_positive("huber_h", huber_h)
+    split, E, W, (lo, hi), level = check_settings(split, total_epsilon, weights_upper_bound, benefit_bounds, level,
+                                                  huber_h)
     classes, codes = encode_arms("treatment", treatment)
     K = len(classes)
     if propensity_model is not None:

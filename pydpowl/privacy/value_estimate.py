@@ -360,16 +360,8 @@ def private_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, pro
     pp, pm, mp, mm = (index[(1, 1)], index[(1, -1)], index[(-1, 1)], index[(-1, -1)])
 
     def interval(coef: Dict[int, float], a: float, offset: float = 0.0) -> Interval:
-        ks = list(coef)
-        est = offset + sum(coef[k] * first_noisy[k] for k in ks) / n
-        t = noise_quantile(1.0 - share * a, laplace_scales=[b2[k] for k in ks])
-        cap = float(max(h[k] for k in ks) ** 2)
-        grid2 = sum(release_grid(b2[k]) for k in ks) / 2.0
-        m2_up = min(max((sum(second_noisy[k] for k in ks) + t + grid2) / n, 0.0), cap)
-        q = noise_quantile(1.0 - (1.0 - share) * a / 2.0, sd=math.sqrt(m2_up / n),
-                           laplace_scales=[b1[k] / n for k in ks])
-        q += sum(release_grid(b1[k]) for k in ks) / (2.0 * n)
-        return Interval(float(est), float(est - q), float(est + q), level)
+        return _cells_interval(coef, first_noisy, second_noisy, b1, b2, h, n=n, alpha=a, share=share, level=level,
+                               offset=offset)
 
     value = interval({pp: 1.0, mm: 1.0}, alpha, offset=centre)
     vs_plus = interval({mm: 1.0, pm: -1.0}, alpha / 2.0)
@@ -382,6 +374,25 @@ def private_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, pro
                         epsilon_mean=eps_m, epsilon_variance=eps_v,
                         delta=laplace_delta(epsilon=eps_m + eps_v, scales=np.r_[b1, b2],
                                             grids=[release_grid(b) for b in np.r_[b1, b2]]))
+
+
+def _cells_interval(coef: Dict[Any, float], first: NDArray[np.float64], second: NDArray[np.float64],
+                    b1: NDArray[np.float64], b2: NDArray[np.float64], h: NDArray[np.float64], *, n: int, alpha: float,
+                    share: float, level: float, offset: float = 0.0) -> Interval:
+    """The interval of ``offset + sum_k coef_k S_k / n`` over the cells ``k`` of ``coef`` (see the module
+    docstring): ``first``, ``second`` the released sums, ``b1``, ``b2`` their Laplace scales, ``h`` the bound
+    of each cell's terms, all indexed by the cells' keys; ``alpha`` split as ``share`` for the second-moment
+    bound and the rest for the interval."""
+    cells = list(coef)
+    est = offset + sum(coef[k] * first[k] for k in cells) / n
+    t = noise_quantile(1.0 - share * alpha, laplace_scales=[b2[k] for k in cells])
+    cap = float(max(h[k] for k in cells) ** 2)
+    grid2 = sum(release_grid(b2[k]) for k in cells) / 2.0
+    m2_up = min(max((sum(second[k] for k in cells) + t + grid2) / n, 0.0), cap)
+    q = noise_quantile(1.0 - (1.0 - share) * alpha / 2.0, sd=math.sqrt(m2_up / n),
+                       laplace_scales=[b1[k] / n for k in cells])
+    q += sum(release_grid(b1[k]) for k in cells) / (2.0 * n)
+    return Interval(float(est), float(est - q), float(est + q), level)
 
 
 def cell_sums(rule: NDArray[np.float64], treatment: NDArray[np.float64], benefit: NDArray[np.float64],
@@ -573,17 +584,11 @@ def private_arm_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike,
     second_noisy = _release(second.ravel(), B2.ravel(), rng).reshape(K, K)
     alpha = 1.0 - level
 
+    H = np.repeat(h[:, None], K, axis=1)  # the bound of each cell's terms: its received arm's
+
     def interval(coef: Dict[Tuple[int, int], float], a: float, offset: float = 0.0) -> Interval:
-        cells = list(coef)
-        est = offset + math.fsum(coef[c] * first_noisy[c] for c in cells) / n
-        t = noise_quantile(1.0 - share * a, laplace_scales=[B2[c] for c in cells])
-        cap = float(max(h[c[0]] for c in cells) ** 2)
-        grid2 = math.fsum(release_grid(B2[c]) for c in cells) / 2.0
-        m2_up = min(max((math.fsum(second_noisy[c] for c in cells) + t + grid2) / n, 0.0), cap)
-        q = noise_quantile(1.0 - (1.0 - share) * a / 2.0, sd=math.sqrt(m2_up / n),
-                           laplace_scales=[B1[c] / n for c in cells])
-        q += math.fsum(release_grid(B1[c]) for c in cells) / (2.0 * n)
-        return Interval(float(est), float(est - q), float(est + q), level)
+        return _cells_interval(coef, first_noisy, second_noisy, B1, B2, H, n=n, alpha=a, share=share, level=level,
+                               offset=offset)
 
     value = interval({(a, a): 1.0 for a in range(K)}, alpha, offset=centre)
     arm_values = {labels[a]: interval({(a, r): 1.0 for r in range(K)}, alpha, offset=centre) for a in range(K)}
