@@ -622,8 +622,8 @@ class AnalysisResult:
 
 
 def check_settings(split: Optional[BudgetSplit], total_epsilon: float, weights_upper_bound: float,
-                   benefit_bounds: Any, level: float, huber_h: Any) -> Tuple[BudgetSplit, float, float,
-                                                                             Tuple[float, float], float]:
+                   benefit_bounds: Any, level: float, huber_h: Any
+                   ) -> Tuple[BudgetSplit, float, float, Tuple[float, float], float]:
     """The settings every analysis checks first: ``(split, E, W, (L, U), level)`` (and ``huber_h``)."""
     split = BudgetSplit() if split is None else split
     if not isinstance(split, BudgetSplit):
@@ -635,6 +635,34 @@ def check_settings(split: Optional[BudgetSplit], total_epsilon: float, weights_u
     if huber_h != "auto":
         check_positive("huber_h", huber_h)
     return split, E, W, bounds, level
+
+
+def open_accountants(E: float, split: BudgetSplit, learning: Sequence[float], evaluation: Sequence[float]
+                     ) -> Tuple[BudgetAccountant, BudgetAccountant]:
+    """The accountants of the learning and evaluation parts, the planned releases checked before the data are
+    touched: one of E for each disjoint part (parallel composition), or one E for every release (sequential)."""
+    if split.composition == "parallel":  # disjoint parts: an accountant of E for each
+        learn_acc = BudgetAccountant(E, dataset="learning part")
+        eval_acc = BudgetAccountant(E, dataset="evaluation part")
+        learn_acc.check_split(list(learning), label="learning part")
+        eval_acc.check_split(list(evaluation), label="evaluation part")
+        return learn_acc, eval_acc
+    acc = BudgetAccountant(E, dataset="whole dataset")  # every release against the one total E
+    acc.check_split([*learning, *evaluation], label="analysis")
+    return acc, acc
+
+
+def features_of(X: ArrayLike, feature_names: Optional[Sequence[str]], feature_bounds: Any
+                ) -> Tuple[np.ndarray, List[str], Any]:
+    """``(X, names, bounds)``: the checked features, their names (given, the DataFrame's, or x1..xp) and the
+    public bounds in column order (bounds given by name are matched to the names, which are public)."""
+    given_names = list(feature_names) if feature_names is not None else feature_names_of(X)
+    X = check_array("X", X)
+    p = X.shape[1]
+    names = given_names or [f"x{j + 1}" for j in range(p)]
+    if len(names) != p:
+        raise ValueError(f"feature_names must have {p} entries (one per column of X), got {len(names)}.")
+    return X, names, resolve_feature_bounds("feature_bounds", feature_bounds, p, given_names)
 
 
 def _n_labels(treatment: Any) -> int:
@@ -798,23 +826,9 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         accountant.check(E, label="pydpowl analysis")
     learning = [eps[k] for k in ("propensity", "selection", "rule") if eps[k] > 0]
     evaluation = [eps["value"], eps["variance"]]
-    if split.composition == "parallel":  # disjoint parts: an accountant of E for each
-        learn_acc = BudgetAccountant(E, dataset="learning part")
-        eval_acc = BudgetAccountant(E, dataset="evaluation part")
-        learn_acc.check_split(learning, label="learning part")
-        eval_acc.check_split(evaluation, label="evaluation part")
-    else:  # every release against the one total E
-        learn_acc = eval_acc = BudgetAccountant(E, dataset="whole dataset")
-        learn_acc.check_split(learning + evaluation, label="analysis")
-
-    given_names = list(feature_names) if feature_names is not None else feature_names_of(X)
-    X = check_array("X", X)
+    learn_acc, eval_acc = open_accountants(E, split, learning, evaluation)
+    X, names, feature_bounds = features_of(X, feature_names, feature_bounds)
     n, p = X.shape
-    names = given_names or [f"x{j + 1}" for j in range(p)]
-    if len(names) != p:
-        raise ValueError(f"feature_names must have {p} entries (one per column of X), got {len(names)}.")
-    # bounds given by name are matched to the column names (public), then used in column order throughout
-    feature_bounds = resolve_feature_bounds("feature_bounds", feature_bounds, p, given_names)
     A = check_treatment("treatment", treatment, length=n)
     B = check_vector("benefit", benefit, length=n)
     rng = resolve_rng(random_state)

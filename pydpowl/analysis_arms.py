@@ -26,10 +26,10 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import (check_array, check_positive, check_vector, feature_names_of,
-                          resolve_feature_bounds, resolve_rng)
+from ._validation import check_positive, check_vector, resolve_rng
 from .analysis import (RELEASE_NAMES, AnalysisResult, BenefitScale, BudgetSplit, _laplace_sums_delta, _tuning_text,
-                       allocate_budget, budget_shares, check_settings, fit_rule, split_rows)
+                       allocate_budget, budget_shares, check_settings, features_of, fit_rule, open_accountants,
+                       split_rows)
 from .engine.multicategory import arm_scores, recommend
 from .estimators.multiarm import arm_labels_text, encode_arms, resolve_arm_propensity
 from .privacy.accountant import BudgetAccountant
@@ -96,22 +96,9 @@ def run_arm_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, 
         raise TypeError(f"benefit_scale must be a BenefitScale, got {type(benefit_scale).__name__}.")
     if accountant is not None:  # before the data are touched
         accountant.check(E, label="pydpowl analysis")
-    if split.composition == "parallel":
-        learn_acc = BudgetAccountant(E, dataset="learning part")
-        eval_acc = BudgetAccountant(E, dataset="evaluation part")
-        learn_acc.check_split([eps["rule"]], label="learning part")
-        eval_acc.check_split([eps["value"], eps["variance"]], label="evaluation part")
-    else:
-        learn_acc = eval_acc = BudgetAccountant(E, dataset="whole dataset")
-        learn_acc.check_split([eps["rule"], eps["value"], eps["variance"]], label="analysis")
-
-    given_names = list(feature_names) if feature_names is not None else feature_names_of(X)
-    X = check_array("X", X)
+    learn_acc, eval_acc = open_accountants(E, split, [eps["rule"]], [eps["value"], eps["variance"]])
+    X, names, feature_bounds = features_of(X, feature_names, feature_bounds)
     n, p = X.shape
-    names = given_names or [f"x{j + 1}" for j in range(p)]
-    if len(names) != p:
-        raise ValueError(f"feature_names must have {p} entries (one per column of X), got {len(names)}.")
-    feature_bounds = resolve_feature_bounds("feature_bounds", feature_bounds, p, given_names)
     if codes.shape[0] != n:
         raise ValueError(f"treatment must have length {n} (one per row of X), got length {codes.shape[0]}.")
     B = check_vector("benefit", benefit, length=n)
