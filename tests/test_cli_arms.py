@@ -65,7 +65,7 @@ def test_balanced_propensity_is_the_default_and_a_wrong_scalar_is_named(trial, t
     assert main([*base, "--propensity", "high=0.5,low=0.5", "--out", str(tmp_path / "m3.json")]) == 2
     assert "missing ['mid']" in capsys.readouterr().err
     assert main([*base, "--treated", "high", "--out", str(tmp_path / "m4.json")]) == 2
-    assert "--treated" in capsys.readouterr().err
+    assert "treated='high' names the arm coded +1 of two arms" in capsys.readouterr().err
 
 
 def test_predict_applies_a_regime_stage_by_stage(tmp_path, capsys):

@@ -162,7 +162,7 @@ def _data(args):
                          "data).")
     frame = read_table(args.data)
     arms = treatment_levels(frame[args.treatment]) if args.treatment in frame.columns else []
-    if len(arms) >= 3:  # K arms: the design's probabilities (1/K by default)
+    if len(arms) >= 3 and args.treated is None:  # K arms: the design's probabilities (1/K by default)
         if args.propensity_model is not None:
             raise ValueError(f"--propensity-model is a logistic model of two arms; {args.treatment!r} has {len(arms)} "
                              "arms: give the design's probabilities with --propensity arm=P,... (or leave it out "
@@ -179,7 +179,7 @@ def _data(args):
     )
     data = _replace(data, notes=tuple(n for n in data.notes if not n.startswith("propensity:")))
     scale = BenefitScale(definition=args.benefit_definition or f"benefit = column {args.benefit!r} (larger is better)")
-    if len(arms) >= 3:
+    if len(arms) >= 3 and args.treated is None:
         return data, tuple(arms), scale
     _, plus, minus = treatment_codes(frame[args.treatment], args.treated)
     return data, (plus, minus), scale

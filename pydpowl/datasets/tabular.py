@@ -172,7 +172,10 @@ def treatment_codes(values: pd.Series, treated: Optional[str] = None) -> Tuple[n
     text = values.astype(str).str.strip()
     levels = sorted(text.unique())
     if len(levels) != 2:
-        raise ValueError(f"the treatment column must take exactly 2 values, got {len(levels)}.")
+        raise ValueError(f"the treatment column must take exactly 2 values, got {len(levels)}."
+                         + (f" (treated={treated!r} names the arm coded +1 of two arms; with three or more arms "
+                            "leave it out: the rule chooses among the labels)" if treated is not None
+                            and len(levels) > 2 else ""))
     if treated is not None:
         treated = str(treated).strip()
         if treated not in levels:
@@ -255,9 +258,7 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     needed: List[str] = [treatment, benefit, *features]
     arms = treatment_levels(frame[treatment].dropna()) if treatment in frame.columns else []
     multi = len(arms) >= 3  # K arms: the labels themselves, the design's arm probabilities
-    if multi and treated is not None:
-        raise ValueError(f"--treated names the arm coded +1 of two; the treatment column has {len(arms)} arms "
-                         f"({', '.join(arms)}): the rule chooses among them by their labels.")
+    multi = multi and treated is None  # with treated: two arms (treatment_codes names the problem)
     prop = parse_arm_propensity(propensity, arms) if multi else parse_propensity(0.5 if propensity is None else propensity)
     if isinstance(prop, str):
         needed.append(prop)
