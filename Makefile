@@ -3,7 +3,7 @@ PY := .venv/bin/python
 # The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
 export PYDPOWL_REQUIRE_R := 1
 
-.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask \
+.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask study-multiarm-analysis \
 	bench-dask-csv bench-family bench-family-r bench-r-worker lint clean coverage propensity-study policy-eval utility \
 	utility-full docs
 
@@ -96,6 +96,12 @@ bench-family-r: setup
 ## The R worker as users meet it: Ctrl-C during a long fit (latency, 5 fresh sessions), the call after it, round trips
 bench-r-worker: setup
 	$(PY) benchmarks/bench_r_worker.py
+
+## The whole private analysis with three arms (pydpowl simulate --design multiarm's design): value of the private
+## rule vs the non-private rule and the best single arm, interval widths and coverage (n 1500, epsilon 1, 30 runs)
+MULTIARM_ANALYSIS_ARGS ?= --n 1500 --epsilon 1 --runs 30
+study-multiarm-analysis: setup
+	$(PY) benchmarks/multiarm_analysis.py $(MULTIARM_ANALYSIS_ARGS)
 
 ## The guides in docs/ as a static site in results/site (mkdocs, offline; not part of `make test`)
 docs: setup

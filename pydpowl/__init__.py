@@ -98,6 +98,7 @@ _NAMES: Dict[str, str] = {
     "BudgetAccountant": ".privacy.accountant",
     "run_analysis": ".analysis",
     "analyze_arrays": ".interop.analysis",
+    "run_regime_analysis": ".analysis_regime",
     "PrivacyLeakWarning": ".exceptions",
     "BudgetExceededError": ".exceptions",
     "ConvergenceError": ".exceptions",

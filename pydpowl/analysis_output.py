@@ -72,7 +72,7 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
     from .estimators.summary import delta_text
 
     v = result.value
-    plus, minus = result.treatment_labels
+    plus, minus = result.treatment_labels[0], result.treatment_labels[-1]
     level = f"{100 * result.level:g}%"
     led = result.ledger()
     eps, delta = result.privacy_spent
@@ -90,23 +90,28 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
         "",
         f"* **Value of the released rule** (mean benefit if everyone were treated by it), {level} interval: "
         f"{_value(result, v.value, gain=False)}.",
-        f"* **Gain over giving everyone the better single arm** (difference in mean benefit): "
-        f"{_value(result, v.difference, gain=True)}.",
-        f"* Against everyone on {plus}: {_value(result, v.versus_plus, gain=True)}; against everyone on {minus}: "
-        f"{_value(result, v.versus_minus, gain=True)} (both intervals hold together at {level}).",
+        *(_arm_answer(result, level) if result.n_arms > 2 else [
+            f"* **Gain over giving everyone the better single arm** (difference in mean benefit): "
+            f"{_value(result, v.difference, gain=True)}.",
+            f"* Against everyone on {plus}: {_value(result, v.versus_plus, gain=True)}; against everyone on "
+            f"{minus}: {_value(result, v.versus_minus, gain=True)} (both intervals hold together at {level})."]),
         f"* Privacy: the analysis is **({eps:g}, {delta_text(delta)})-DP** (total epsilon allowed "
         f"{result.total_epsilon:g}); delta comes from the floating-point-safe rounding of each release (see the "
         "ledger below).",
         "",
         "The value is estimated on the evaluation part, which the rule never saw; the intervals account for "
         "the sampling error and for the privacy noise. They assume the propensities are right "
-        + ("(known: a randomised trial with P(+1) = " + f"{result.propensity:.6g})." if result.propensity is not None
+        + (f"(known: a randomised trial with {_design_text(result)})." if result.arm_probabilities is not None else
+           "(known: a randomised trial with P(+1) = " + f"{result.propensity:.6g})." if result.propensity is not None
            else "(here a released logistic model; its own estimation error is not covered)."),
         "",
         "## The rule",
         "",
-        f"Recommend **{plus}** where the decision value `intercept + x'coef` is > 0, otherwise **{minus}** "
-        f"(`pydpowl predict --model model.json` applies it). Released by {result.model.mechanism_description_}. "
+        (f"Recommend, among the {result.n_arms} arms {', '.join(result.treatment_labels)}, the arm a with the largest "
+         "score `<V_a, intercept + Theta x>` (Theta: the K - 1 rows f1, f2, ... below; V_a: the arms' simplex "
+         "vertices, written in model.json)" if result.n_arms > 2 else
+         f"Recommend **{plus}** where the decision value `intercept + x'coef` is > 0, otherwise **{minus}**")
+        + f" (`pydpowl predict --model model.json` applies it). Released by {result.model.mechanism_description_}. "
         f"{gamma_text(result)}.",
         "",
         "| coefficient | released value |",
@@ -127,7 +132,7 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
               "floating-point-safe rounding of each release under the sampler model of docs/privacy_audit.md "
               "(column delta_source of ledger.json), rounded up here.", ""]
     lo, hi = result.benefit_bounds
-    mc = result.model_content
+    mc = result.model_content if result.n_arms == 2 else result.model_content["stages"][0]
     bounds = ", ".join(f"{n} [{a:g}, {b:g}]" for n, a, b in zip(mc["feature_names"], mc["feature_bounds"]["lower"],
                                                                  mc["feature_bounds"]["upper"]))
     split = (f"{result.n_evaluation} of {result.n} rows for evaluation" if sizes else
@@ -135,7 +140,8 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
     lines += ["## Public settings", "",
               f"* Features and bounds: {bounds} (values outside are clipped by design).",
               f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); weight bound W = {mc['weights_upper_bound']:.6g}.",
-              (f"* Propensity: P({plus}) = {result.propensity:.6g} (known)." if result.propensity is not None else
+              (f"* Propensity: {_design_text(result)} (known)." if result.arm_probabilities is not None else
+               f"* Propensity: P({plus}) = {result.propensity:.6g} (known)." if result.propensity is not None else
                f"* Propensity: logistic model released with epsilon {result.epsilons['propensity']:.6g}, logits "
                f"clipped to [-{result.propensity_model.logit_bound:.4g}, {result.propensity_model.logit_bound:.4g}] "
                f"(propensities >= {result.propensity_model.propensity_floor:.4g}); intercept "
@@ -152,6 +158,22 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
     return "\n".join(lines)
 
 
+def _design_text(result: AnalysisResult) -> str:
+    return ", ".join(f"P({a}) = {q:.6g}" for a, q in result.arm_probabilities.items())
+
+
+def _arm_answer(result: AnalysisResult, level: str) -> List[str]:
+    """The answer's lines with K arms: the gain over the best arm, then each arm's value and the rule's gain."""
+    v = result.value
+    lines = [f"* **Gain over giving everyone the best single arm** (difference in mean benefit): "
+             f"{_value(result, v.difference, gain=True)}."]
+    lines += [f"* Everyone on {arm}: value {_value(result, v.arm_values[arm], gain=False)}; the rule minus it: "
+              f"{_value(result, v.versus[arm], gain=True)}." for arm in v.arms]
+    lines.append(f"* The {result.n_arms} differences hold together at {level}; each arm's value interval holds at "
+                 f"{level} on its own.")
+    return lines
+
+
 def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
     """The value with its interval, and the gains over each single arm and the better one, on the benefit's scale
     (stated on the axes, with the clinical reading of a known transform)."""
@@ -160,13 +182,16 @@ def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
     plt = pyplot()
     v = result.value
     scale = result.benefit_scale
-    plus, minus = result.treatment_labels
+    plus, minus = result.treatment_labels[0], result.treatment_labels[-1]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), gridspec_kw={"width_ratios": [1, 1.6]})
     ax = axes[0]
-    ax.errorbar([0], [v.value.estimate], yerr=[[v.value.estimate - v.value.ci_low], [v.value.ci_high - v.value.estimate]],
-                fmt="o", capsize=6, color="tab:blue")
-    ax.set_xticks([0])
-    ax.set_xticklabels(["released rule"])
+    shown = [("released rule", v.value)] + ([(f"all {a}", v.arm_values[a]) for a in v.arms]
+                                            if result.n_arms > 2 else [])
+    for k, (_, iv) in enumerate(shown):
+        ax.errorbar([k], [iv.estimate], yerr=[[iv.estimate - iv.ci_low], [iv.ci_high - iv.estimate]], fmt="o",
+                    capsize=6, color="tab:blue" if k == 0 else "tab:grey")
+    ax.set_xticks(range(len(shown)))
+    ax.set_xticklabels([label for label, _ in shown], fontsize=8)
     ax.set_ylabel("value = mean benefit\n" + "\n".join(textwrap.wrap(f"({scale.definition})", 40)), fontsize=8)
     ax.set_title(f"value, {100 * result.level:g}% interval")
     clinical = scale.value_text(v.value.estimate, v.value.ci_low, v.value.ci_high)
@@ -174,7 +199,11 @@ def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
         ax.text(0.5, -0.16, "\n".join(textwrap.wrap(clinical, 42)), transform=ax.transAxes, ha="center", va="top",
                 fontsize=7)
     ax = axes[1]
-    items = [("vs better arm", v.difference), (f"vs all {plus}", v.versus_plus), (f"vs all {minus}", v.versus_minus)]
+    if result.n_arms > 2:
+        items = [("vs best arm", v.difference)] + [(f"vs all {a}", v.versus[a]) for a in v.arms]
+    else:
+        items = [("vs better arm", v.difference), (f"vs all {plus}", v.versus_plus),
+                 (f"vs all {minus}", v.versus_minus)]
     for k, (label, iv) in enumerate(items):
         ax.errorbar([iv.estimate], [k], xerr=[[iv.estimate - iv.ci_low], [iv.ci_high - iv.estimate]], fmt="o",
                     capsize=5, color="tab:orange" if k == 0 else "tab:grey")
@@ -198,6 +227,8 @@ def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
 def plot_coefficients(result: AnalysisResult, path: Union[str, Path]) -> Path:
     """The released coefficients, each times its feature's public range (comparable units)."""
     plt = pyplot()
+    if result.n_arms > 2:
+        return _plot_arm_coefficients(result, path)
     mc = result.model_content
     names = list(mc["feature_names"])
     spans = [b - a for a, b in zip(mc["feature_bounds"]["lower"], mc["feature_bounds"]["upper"])]
@@ -215,5 +246,31 @@ def plot_coefficients(result: AnalysisResult, path: Union[str, Path]) -> Path:
                  fontsize=9)
     if not any(math.isfinite(e) and e != 0 for e in effects):
         ax.text(0.5, 0.5, "all coefficients are 0", transform=ax.transAxes, ha="center")
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def _plot_arm_coefficients(result: AnalysisResult, path: Union[str, Path]) -> Path:
+    """A K-arm rule's coefficients, row by row of Theta (f1, f2, ...), each times its feature's public range."""
+    import numpy as np
+
+    plt = pyplot()
+    st = result.model_content["stages"][0]
+    names = list(st["feature_names"])
+    spans = np.array([b - a for a, b in zip(st["feature_bounds"]["lower"], st["feature_bounds"]["upper"])])
+    coef = np.asarray(st["coef"]) * spans
+    rows = coef.shape[0]
+    fig, ax = plt.subplots(figsize=(6.4, 0.5 * len(names) * rows / 2 + 2.0))
+    height = 0.8 / rows
+    for r in range(rows):
+        ax.barh(np.arange(len(names)) + r * height, coef[r], height=height, label=f"f{r + 1}")
+    ax.set_yticks(np.arange(len(names)) + 0.4 - height / 2)
+    ax.set_yticklabels(names)
+    ax.invert_yaxis()
+    ax.axvline(0.0, color="k", lw=0.8)
+    ax.legend(fontsize=8)
+    ax.set_xlabel("coefficient x (upper - lower bound)")
+    ax.set_title(f"released {result.n_arms}-arm rule: the arm a with the largest <V_a, f(x)>\n(gamma "
+                 f"{result.gamma:.3g}; arms {', '.join(result.treatment_labels)})", fontsize=9)
     fig.tight_layout()
     return save_figure(fig, path)

@@ -203,8 +203,8 @@ def _resigned(content):
 
 
 MODEL_FILES = [
-    ("wrong-version", lambda c: json.dumps({**c, "format_version": 3}), r"format_version 3 is not supported"),
-    ("wrong-version-resigned", lambda c: _resigned({**c, "format_version": 3}), r"format_version 3 is not supported"),
+    ("wrong-version", lambda c: json.dumps({**c, "format_version": 4}), r"format_version 4 is not supported"),
+    ("wrong-version-resigned", lambda c: _resigned({**c, "format_version": 4}), r"format_version 4 is not supported"),
     ("extra-field", lambda c: _resigned({**c, "noise_scaled": [0.1, 0.2, 0.3]}),
      r"unknown field\(s\) \['noise_scaled'\]"),
     ("missing-field", lambda c: _resigned({k: v for k, v in c.items() if k != "coef"}),
@@ -320,7 +320,7 @@ CLI = [
     ("fit-propensity-string", lambda f: _fit_argv(f, propensity="abc"), r"propensity must be a probability"),
     ("fit-features-missing", lambda f: _fit_argv(f, features="x1,zz"), r"missing column\(s\) \['zz'\]"),
     ("fit-seed-string", lambda f: _fit_argv(f, seed="x"), r"argument --seed: invalid int value"),
-    ("predict-wrong-version", _model(lambda c: _resigned({**c, "format_version": 3})), r"format_version 3"),
+    ("predict-wrong-version", _model(lambda c: _resigned({**c, "format_version": 4})), r"format_version 4"),
     ("predict-extra-field", _model(lambda c: _resigned({**c, "nonprivate_coef": [0.0, 0.0]})),
      r"unknown field\(s\) \['nonprivate_coef'\]"),
     ("predict-tampered", _model(lambda c: json.dumps({**c, "intercept": 9.0})), r"checksum mismatch"),

@@ -78,7 +78,7 @@ def test_tampered_content_is_rejected(content, tmp_path):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda c: c.update(format_version=3), "format_version 3 is not supported"),
+    (lambda c: c.update(format_version=4), "format_version 4 is not supported"),
     (lambda c: c.update(extra=1), r"unknown field\(s\) \['extra'\]"),
     (lambda c: c.pop("gamma"), r"missing field\(s\) \['gamma'\]"),
     (lambda c: c.update(epsilon="2"), "epsilon must be a number"),

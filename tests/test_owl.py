@@ -463,10 +463,10 @@ def test_three_arms_release_the_angle_based_rule():
     s = priv.summary()
     assert s.coefficient_names[:2] == ("f1:(intercept)", "f1:x1") and len(s.coefficients) == 8
     assert "Frobenius" in s.notes[0]
-    with pytest.raises(ValueError, match=r"^model.json holds two-arm rules only; this DPOWL has 3 arms"):
-        from pydpowl.model_io import model_to_dict
+    from pydpowl.model_io import model_to_dict
 
-        model_to_dict(priv)
+    content = model_to_dict(priv)  # the whole K-arm rule, format version 3 (tests/test_model_io_regime.py)
+    assert content["format_version"] == 3 and content["stages"][0]["arms"] == ["high", "low", "mid"]
     with pytest.raises(AttributeError, match=r"DPpack's svmDP has two arms"):
         priv.dppack_coeff_
 

@@ -98,8 +98,9 @@ def add_data_options(parser: argparse.ArgumentParser, *, required: bool, data_he
                         "--features; negative values are fine (--bounds -1:89,0:1)")
     g.add_argument("--weights-upper-bound", type=float, metavar="W",
                    help="public bound W on benefit / propensity (weights above are clipped)")
-    g.add_argument("--propensity", default="0.5", metavar="P",
-                   help="P(treatment = +1): a number (randomised study) or column:NAME (default: 0.5)")
+    g.add_argument("--propensity", default=None, metavar="P",
+                   help="P(treatment = +1): a number (randomised study) or column:NAME (default: 0.5); with three or "
+                        "more arms the design's probabilities, arm=P,arm=P,... naming every arm (default: 1/K each)")
     g.add_argument("--weight-sensitivity", type=_weight_sensitivity, metavar="C",
                    help="with --propensity column:NAME, the bound C on the total change of the other weights when "
                         "one subject is replaced: 0 for known probabilities (or estimates from independent data), "
@@ -204,8 +205,9 @@ def open_budget(args: argparse.Namespace):
 
 
 def data_from_args(args: argparse.Namespace, *, what: str = "--data", with_labels: bool = False):
-    """OWLData from the data options (and the arm names coded +1 / -1 with ``with_labels``)."""
-    from ..datasets.tabular import owl_data_from_frame, read_table, treatment_codes
+    """OWLData from the data options (and the arm names coded +1 / -1 with ``with_labels``; with three or more
+    arms, their labels, sorted)."""
+    from ..datasets.tabular import owl_data_from_frame, read_table, treatment_codes, treatment_levels
 
     missing = [opt for opt, val in (("--treatment", args.treatment), ("--benefit", args.benefit),
                                     ("--features", args.features), ("--bounds", args.bounds),
@@ -221,6 +223,9 @@ def data_from_args(args: argparse.Namespace, *, what: str = "--data", with_label
     )
     if not with_labels:
         return data
+    arms = treatment_levels(frame[args.treatment])
+    if len(arms) >= 3:  # K arms: the labels are the arms' names
+        return data, tuple(arms)
     _, plus, minus = treatment_codes(frame[args.treatment], args.treated)
     return data, (plus, minus)
 

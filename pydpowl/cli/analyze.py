@@ -69,7 +69,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--weights-upper-bound", type=float, metavar="W",
                    help="public bound W on (benefit - LO) / P(A | x); larger weights are clipped")
     prop = g.add_mutually_exclusive_group(required=True)
-    prop.add_argument("--propensity", type=float, metavar="P", help="P(treatment = +1) of a randomised trial")
+    prop.add_argument("--propensity", metavar="P",
+                      help="P(treatment = +1) of a randomised trial; with three or more arms the design's "
+                           "probabilities, arm=P,arm=P,... naming every arm, or 1/K as a number")
     prop.add_argument("--propensity-model", choices=("logistic",),
                       help="release a DP logistic propensity model on the learning part")
     g.add_argument("--logit-bound", type=float, default=math.log(9.0), metavar="M",
@@ -134,7 +136,8 @@ def _data(args):
     """OWLData, the arm names and the benefit's scale from the options (nothing public is read off the data)."""
     from ..analysis import BenefitScale
     from ..datasets import load_cyp_guides
-    from ..datasets.tabular import owl_data_from_frame, read_table, treatment_codes
+    from ..datasets.tabular import (owl_data_from_frame, parse_arm_propensity, read_table, treatment_codes,
+                                    treatment_levels)
 
     if args.data_format == "cyp-guides":
         given = [flag for flag, v in (("--treatment", args.treatment), ("--treated", args.treated),
@@ -142,6 +145,7 @@ def _data(args):
                                       ("--benefit-definition", args.benefit_definition)) if v is not None]
         if given:
             raise ValueError(f"--data-format cyp-guides codes the columns itself; drop {', '.join(given)}.")
+        _two_arm_propensity(args)
         data = load_cyp_guides(args.data)
         if args.bounds is not None:
             from ..datasets.tabular import parse_bounds
@@ -157,16 +161,41 @@ def _data(args):
         raise ValueError(f"--data-format csv needs {', '.join(missing)} (public settings are never read off the "
                          "data).")
     frame = read_table(args.data)
+    arms = treatment_levels(frame[args.treatment]) if args.treatment in frame.columns else []
+    if len(arms) >= 3 and args.treated is None:  # K arms: the design's probabilities (1/K by default)
+        if args.propensity_model is not None:
+            raise ValueError(f"--propensity-model is a logistic model of two arms; {args.treatment!r} has {len(arms)} "
+                             "arms: give the design's probabilities with --propensity arm=P,... (or leave it out "
+                             "for 1/K each).")
+        args.propensity = parse_arm_propensity(args.propensity, arms)
+        propensity = args.propensity
+    else:
+        _two_arm_propensity(args)
+        propensity = args.propensity if args.propensity is not None else 0.5  # the pipeline uses its own
     data = owl_data_from_frame(
         frame, treatment=args.treatment, benefit=args.benefit, features=args.features, bounds=args.bounds,
-        weights_upper_bound=args.weights_upper_bound,
-        propensity=args.propensity if args.propensity is not None else 0.5,  # the pipeline uses its own
-        treated=args.treated, source=str(args.data),
+        weights_upper_bound=args.weights_upper_bound, propensity=propensity, treated=args.treated,
+        source=str(args.data),
     )
     data = _replace(data, notes=tuple(n for n in data.notes if not n.startswith("propensity:")))
+    scale = BenefitScale(definition=args.benefit_definition or f"benefit = column {args.benefit!r} (larger is better)")
+    if len(arms) >= 3 and args.treated is None:
+        return data, tuple(arms), scale
     _, plus, minus = treatment_codes(frame[args.treatment], args.treated)
-    return data, (plus, minus), BenefitScale(definition=args.benefit_definition
-                                             or f"benefit = column {args.benefit!r} (larger is better)")
+    return data, (plus, minus), scale
+
+
+def _two_arm_propensity(args) -> None:
+    """``--propensity`` as P(treatment = +1) in (0, 1) for two arms (checked), or ``--propensity-model``."""
+    if args.propensity is not None:
+        try:
+            args.propensity = float(args.propensity)
+        except ValueError:
+            raise ValueError(f"--propensity must be a number P(treatment = +1) with two arms, got "
+                             f"{args.propensity!r}.") from None
+        _positive("--propensity", args.propensity, upper=1.0)
+    elif args.propensity_model is None:
+        raise ValueError("give --propensity (P(treatment = +1) of a randomised trial) or --propensity-model.")
 
 
 def _replace(data, **changes):
@@ -184,9 +213,7 @@ def run(args: argparse.Namespace) -> int:
     lo, hi = _benefit_bounds(args.benefit_bounds)
     if args.weights_upper_bound is not None:
         _positive("--weights-upper-bound", args.weights_upper_bound)
-    if args.propensity is not None:
-        _positive("--propensity", args.propensity, upper=1.0)
-    else:
+    if args.propensity is None:
         _positive("--logit-bound", args.logit_bound)
         if args.propensity_gamma is not None:
             _positive("--propensity-gamma", args.propensity_gamma)
@@ -201,7 +228,10 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"--budget-split {args.budget_split!r}: {exc}") from None
     data, coded, scale = _data(args)
-    labels = arm_labels(args.labels, coded)
+    if len(coded) > 2 and args.labels:
+        raise ValueError(f"--labels names the arms coded +1 and -1 of two; with {len(coded)} arms the labels are the "
+                         "treatment column's values.")
+    labels = coded if len(coded) > 2 else arm_labels(args.labels, coded)
     result = run_analysis(
         data.X, data.treatment, data.benefit, feature_bounds=data.feature_bounds, benefit_bounds=(lo, hi),
         weights_upper_bound=data.weights_upper_bound, total_epsilon=E, propensity=args.propensity,
@@ -222,15 +252,27 @@ def run(args: argparse.Namespace) -> int:
         + (f" (candidate {sel['selected']:g} of {'/'.join(f'{g:g}' for g in sel['candidates'])} won the private "
            "selection)" if sel else f" ({result.model_content['tuning']})"))
     say(f"rule released by {result.model.mechanism_description_}")
-    say("released rule: " + ", ".join(f"{n} {c:+.6g}" for n, c in result.coefficients())
-        + f"  (+1 = {labels[0]} where > 0, else {labels[1]})")
+    if result.n_arms > 2:
+        say(f"released rule ({result.n_arms} arms: {', '.join(labels)}; the arm a with the largest score "
+            "<V_a, intercept + Theta x>): " + ", ".join(f"{n} {c:+.6g}" for n, c in result.coefficients()))
+    else:
+        say("released rule: " + ", ".join(f"{n} {c:+.6g}" for n, c in result.coefficients())
+            + f"  (+1 = {labels[0]} where > 0, else {labels[1]})")
     say(f"benefit: {scale.definition}" + (f"; {scale.reading}" if scale.reading else ""))
     clinical = scale.value_text(v.value.estimate, v.value.ci_low, v.value.ci_high)
     say(f"value of the rule (mean benefit): {v.value.estimate:.4f}, {100 * level:g}% interval [{v.value.ci_low:.4f}, "
         f"{v.value.ci_high:.4f}]" + (f"; {clinical}" if clinical else ""))
-    clinical = scale.gain_text(v.difference.estimate, v.difference.ci_low, v.difference.ci_high)
-    say(f"gain over the better single arm: {v.difference.estimate:.4f} [{v.difference.ci_low:.4f}, "
-        f"{v.difference.ci_high:.4f}]" + (f"; {clinical}" if clinical else ""))
+    if result.n_arms > 2:
+        for arm, iv in v.arm_values.items():
+            g = v.versus[arm]
+            say(f"value of everyone on {arm}: {iv.estimate:.4f} [{iv.ci_low:.4f}, {iv.ci_high:.4f}]; rule minus it: "
+                f"{g.estimate:.4f} [{g.ci_low:.4f}, {g.ci_high:.4f}]")
+        say(f"gain over the best single arm: {v.difference.estimate:.4f} [{v.difference.ci_low:.4f}, "
+            f"{v.difference.ci_high:.4f}] (the {result.n_arms} differences hold together at {100 * level:g}%)")
+    else:
+        clinical = scale.gain_text(v.difference.estimate, v.difference.ci_low, v.difference.ci_high)
+        say(f"gain over the better single arm: {v.difference.estimate:.4f} [{v.difference.ci_low:.4f}, "
+            f"{v.difference.ci_high:.4f}]" + (f"; {clinical}" if clinical else ""))
     led = result.ledger()
     say(f"privacy: {led['guarantee']}: epsilon {number_text(result.epsilon_spent)} of {number_text(E)} (learning "
         f"part {number_text(result.epsilon_learning)}, evaluation part {number_text(result.epsilon_evaluation)}; "

@@ -89,7 +89,8 @@ def chunked_data_from_args(args) -> Tuple[object, Tuple[str, str]]:
     check_positive("weights_upper_bound", args.weights_upper_bound)
     data = read_csv_chunks(
         args.data, treatment=args.treatment, benefit=args.benefit, features=args.features, bounds=args.bounds,
-        weights_upper_bound=args.weights_upper_bound, propensity=args.propensity, treated=args.treated,
+        weights_upper_bound=args.weights_upper_bound, propensity="0.5" if args.propensity is None else args.propensity,
+        treated=args.treated,
         benefit_lower_bound=args.benefit_lower_bound, weight_sensitivity=getattr(args, "weight_sensitivity", None),
     )
     return data, data.treatment_labels

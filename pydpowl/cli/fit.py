@@ -28,6 +28,9 @@ EPILOG = """examples:
               --weights-upper-bound 30 --benefit-lower-bound -7.5 --benefit-upper-bound 7.5 --epsilon 1 \\
               --out model.json                       # DPOWL's defaults: residual weights, objective perturbation
   pydpowl fit ... --mechanism output --residual no --huber-h 0.5 --gamma 60   # the paper's Algorithm 1
+  pydpowl fit --data trial3.csv --treatment dose --benefit B --features x1,x2 --bounds 0:1,0:1 \
+              --weights-upper-bound 30 --propensity low=0.25,mid=0.25,high=0.5 --epsilon 1 --out model.json
+                                                     # three or more arms: the angle-based K-arm rule
   pydpowl fit --data 'claims/*.csv' --engine dask --scheduler tcp://10.0.0.5:8786 --treatment A --benefit B \\
               --features x1,x2,x3,x4 --bounds 0:1,0:1,0:1,0:1 --weights-upper-bound 30 --epsilon 1 --gamma 600 \\
               --out model.json
@@ -113,15 +116,24 @@ def run(args: argparse.Namespace) -> int:
                       weight_sensitivity=data.weight_sensitivity, random_state=args.seed)
         model.fit(data.X, data.treatment, data.benefit, data.propensity)
     names = list(data.feature_names) if args.engine == "dask" else list(data.X.columns)
-    plus, minus = arm_labels(args.labels, coded)
-    path = export_model(model, output_file(args.out), feature_names=names, treatment_labels=(plus, minus), key=key)
+    multi = len(coded) > 2
+    if multi and args.labels:
+        raise ValueError(f"--labels names the arms coded +1 and -1 of two; with {len(coded)} arms the labels are the "
+                         "treatment column's values.")
+    plus, minus = (None, None) if multi else arm_labels(args.labels, coded)
+    path = export_model(model, output_file(args.out), feature_names=names, key=key,
+                        **({} if multi else {"treatment_labels": (plus, minus)}))
     if budget is not None:  # spent only after the release succeeded
         budget.spend(args.epsilon, label=label, delta=model.privacy_spent_[1])
         budget.save(args.budget_file)
     say_data(data, args)
     say(str(model.summary()))
     say(f"mechanism: {model.mechanism_description_}; gamma = {model.gamma_:.6g}")
-    say(f"released rule: +1 ({plus}) where the decision value is > 0, else -1 ({minus})")
+    if multi:
+        say(f"released rule ({len(coded)} arms: {', '.join(coded)}): the arm a with the largest score "
+            "<V_a, intercept + Theta x> (V_a: the arms' simplex vertices; model.json holds Theta and the vertices)")
+    else:
+        say(f"released rule: +1 ({plus}) where the decision value is > 0, else -1 ({minus})")
     say_diagnostics(args, data.diagnostics, {"n_clipped_weights": model.n_clipped_weights_,
                                              "n_clipped_features": model.n_clipped_features_,
                                              "n_iter": model.n_iter_})

@@ -24,7 +24,7 @@ from ._container import OWLData
 from ..evaluation.empirical import arm_propensity
 
 __all__ = ["read_table", "parse_bounds", "parse_propensity", "owl_data_from_frame", "treatment_codes",
-           "propensity_statement"]
+           "propensity_statement", "treatment_levels", "parse_arm_propensity"]
 
 
 #: characters that make a path a pattern of several files (as ``glob`` reads them)
@@ -120,6 +120,49 @@ def parse_propensity(text: Any) -> Union[float, str]:
     return value
 
 
+def treatment_levels(values: pd.Series) -> List[str]:
+    """The distinct values of a treatment column as text (stripped), sorted: the arm labels (public, as a
+    classifier's ``classes_``)."""
+    return sorted(values.astype(str).str.strip().unique())
+
+
+def parse_arm_propensity(text: Any, arms: Sequence[str]) -> Union[float, dict]:
+    """The design's arm probabilities for ``K >= 3`` arms: ``None`` -> 1/K (balanced), a number (must be
+    1/K: checked by :func:`pydpowl.estimators.multiarm.resolve_arm_propensity`), or
+    ``"arm=probability,..."`` naming every arm (a design with unequal allocation).
+
+    Raises
+    ------
+    ValueError
+        For ``column:NAME`` (a column holds one probability per row, the received arm's: with K arms
+        give the design's probabilities) or text that is neither a number nor ``arm=probability`` pairs.
+    """
+    if text is None:
+        return 1.0 / len(arms)
+    if isinstance(text, dict):
+        return dict(text)
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    text = str(text).strip()
+    if text.startswith("column:"):
+        raise ValueError(f"propensity {text!r}: with {len(arms)} arms give the design's probabilities, a number "
+                         "1/K or arm=probability,... naming every arm (a column of P(+1 | x) describes two arms).")
+    if "=" not in text:
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"propensity must be 1/K or arm=probability,... (arms {list(arms)}), got "
+                             f"{text!r}.") from None
+    out = {}
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        arm, _, value = item.partition("=")
+        try:
+            out[arm.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"propensity: {item!r} is not arm=probability.") from None
+    return out
+
+
 def treatment_codes(values: pd.Series, treated: Optional[str] = None) -> Tuple[np.ndarray, str, str]:
     """Code a treatment column as {-1, 1}: ``(A, label_plus, label_minus)``.
 
@@ -129,7 +172,10 @@ def treatment_codes(values: pd.Series, treated: Optional[str] = None) -> Tuple[n
     text = values.astype(str).str.strip()
     levels = sorted(text.unique())
     if len(levels) != 2:
-        raise ValueError(f"the treatment column must take exactly 2 values, got {len(levels)}.")
+        raise ValueError(f"the treatment column must take exactly 2 values, got {len(levels)}."
+                         + (f" (treated={treated!r} names the arm coded +1 of two arms; with three or more arms "
+                            "leave it out: the rule chooses among the labels)" if treated is not None
+                            and len(levels) > 2 else ""))
     if treated is not None:
         treated = str(treated).strip()
         if treated not in levels:
@@ -185,9 +231,12 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         (``{column: (lower, upper)}``, any order) or a pair in the order of ``features``.
     weights_upper_bound : float
         Public bound W on ``B / P(A | x)``.
-    propensity : float or str, default=0.5
+    propensity : float, str or None, default=0.5
         P(treatment = +1) in a randomised study, or ``"column:NAME"`` / a column
-        name holding P(+1 | x) per row.
+        name holding P(+1 | x) per row. With three or more arms in the
+        treatment column (the labels are then kept as text, sorted): 1/K, a
+        mapping or text ``"arm=P,..."`` naming every arm
+        (:func:`parse_arm_propensity`); None: 0.5 for two arms, 1/K for K.
     treated : str, optional
         Value of the treatment column coded +1.
     benefit_lower_bound : float, optional
@@ -207,7 +256,10 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     if len(set(features)) != len(features):
         raise ValueError("features must not repeat a column.")
     needed: List[str] = [treatment, benefit, *features]
-    prop = parse_propensity(propensity)
+    arms = treatment_levels(frame[treatment].dropna()) if treatment in frame.columns else []
+    multi = len(arms) >= 3  # K arms: the labels themselves, the design's arm probabilities
+    multi = multi and treated is None  # with treated: two arms (treatment_codes names the problem)
+    prop = parse_arm_propensity(propensity, arms) if multi else parse_propensity(0.5 if propensity is None else propensity)
     if isinstance(prop, str):
         needed.append(prop)
     missing = [c for c in dict.fromkeys(needed) if c not in frame.columns]
@@ -219,7 +271,10 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     if na.any():
         bad = {k: int(v) for k, v in na.items() if v}
         raise ValueError(f"{source}: missing values in {bad} (counts); remove or impute them first.")
-    A, plus, minus = treatment_codes(frame[treatment], treated)
+    if multi:
+        A, plus, minus = frame[treatment].astype(str).str.strip().to_numpy(dtype=object), None, None
+    else:
+        A, plus, minus = treatment_codes(frame[treatment], treated)
     X = pd.DataFrame({f: pd.to_numeric(frame[f], errors="coerce") for f in features})
     bad_cols = [f for f in features if X[f].isna().any()]
     if bad_cols:
@@ -235,12 +290,16 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         raise ValueError(f"{source}: benefit column {benefit!r} has {int(np.isinf(B.to_numpy(dtype=float)).sum())} "
                          "infinite entries; remove them first.")
     B = B.to_numpy(dtype=float)
-    notes = [f"treatment {treatment!r}: +1 = {plus}, -1 = {minus}",
+    notes = [f"treatment {treatment!r}: " + (f"{len(arms)} arms {', '.join(arms)}" if multi else
+                                              f"+1 = {plus}, -1 = {minus}"),
              f"benefit {benefit!r} (larger is better)",
              f"features {features}"]
-    n_plus = int((A > 0).sum())
-    diagnostics = {"rows read": int(len(A)), f"treatment +1 ({plus})": n_plus,
-                   f"treatment -1 ({minus})": int(len(A)) - n_plus}
+    if multi:
+        diagnostics = {"rows read": int(len(A)), **{f"treatment {a}": int(np.count_nonzero(A == a)) for a in arms}}
+    else:
+        n_plus = int((A > 0).sum())
+        diagnostics = {"rows read": int(len(A)), f"treatment +1 ({plus})": n_plus,
+                       f"treatment -1 ({minus})": int(len(A)) - n_plus}
     if benefit_lower_bound is not None:
         B, n_clip = shift_benefits(B, float(benefit_lower_bound))
         notes.append(f"benefit shifted by the public lower bound {float(benefit_lower_bound):g}; values below it "
@@ -249,7 +308,12 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     lower, upper = parse_bounds(bounds, features) if isinstance(bounds, str) else resolve_feature_bounds(
         "bounds", bounds, len(features), features)
     W = check_positive("weights_upper_bound", weights_upper_bound)
-    if isinstance(prop, str):
+    if multi:
+        from ..estimators.multiarm import encode_arms, resolve_arm_propensity
+
+        classes, codes = encode_arms("treatment", A)
+        p_recv = resolve_arm_propensity(prop, classes, codes, name="propensity").probability
+    elif isinstance(prop, str):
         p_plus = pd.to_numeric(frame[prop], errors="coerce").to_numpy(dtype=float)
         bad = ~((p_plus > 0) & (p_plus < 1))
         if bad.any():
@@ -258,7 +322,12 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         p_recv = arm_propensity(p_plus, A)
     else:
         p_recv = arm_propensity(prop, A)
-    note, stated = propensity_statement(prop, weight_sensitivity)
+    if multi:  # the design's probabilities (public): C = 0 unless more is stated
+        note = "propensity: " + (f"P(A = a) = 1/{len(arms)} for each arm (randomised)" if not isinstance(prop, dict)
+                                 else ", ".join(f"P({a}) = {prop[a]:g}" for a in arms) + " (randomised)")
+        stated = 0.0 if weight_sensitivity is None else weight_sensitivity
+    else:
+        note, stated = propensity_statement(prop, weight_sensitivity)
     notes.append(note)
     notes.append(f"public settings: bounds {dict(zip(features, zip(lower.tolist(), upper.tolist())))}, W = {W:g}")
     return OWLData(

@@ -318,7 +318,8 @@ def prepare_arm_problem(Z: NDArray[np.float64], codes: NDArray[np.intp], n_arms:
 
 def release_spent(out: OutputRelease, *, epsilon: float, stream: str = "numpy") -> Tuple[float, float]:
     """``(epsilon, delta)`` of :func:`release_arm_rule`'s release: the floating-point rounding's delta in
-    dimension ``(K - 1) d`` (:func:`pydpowl.privacy.accountant.rounded_release_spent`)."""
+    dimension ``(K - 1) d`` (:func:`pydpowl.privacy.accountant.rounded_release_spent`) under the sampler
+    model ``stream`` (``"numpy"``, or ``"R"`` for a replayed R stream)."""
     from ..privacy.accountant import rounded_release_spent
 
     eps = float(epsilon)

@@ -40,6 +40,24 @@ Estimates (Horvitz-Thompson, unbiased when the propensities are right)
 ``V = c + (S_++ + S_--) / n``, ``D_+1 = (S_-- - S_+-) / n``,
 ``D_-1 = (S_++ - S_-+) / n`` (cells written ``(A, d)``), ``D = min(D_+1, D_-1)``.
 
+K arms (:func:`private_arm_value`)
+---------------------------------
+With ``K >= 3`` arms (labels ``0..K-1`` in the rule's order) the cells are the
+``K^2`` pairs ``(A, d(x))`` and the same two releases are made for every cell,
+``S_(a,r) + Laplace(2 h_a / epsilon_mean)`` and ``Q_(a,r) + Laplace(2 h_a^2 /
+epsilon_variance)`` with ``h_a = r / f_a`` for the received arm ``a``. The
+privacy argument above does not depend on the number of cells: a replaced
+record moves its term within one cell (``2 h_a``) or out of one cell and into
+another (``h_a`` and ``h_a'``), so the release is again ``(epsilon_mean +
+epsilon_variance)``-DP (docs/privacy_audit.md, "The value of a K-arm rule").
+The estimates: ``V(d) = c + sum_a S_(a,a) / n``, the value of giving everyone
+arm ``a``, ``V(a) = c + sum_r S_(a,r) / n``, and ``D_a = V(d) - V(a) =
+(sum_(b != a) S_(b,b) - sum_(r != a) S_(a,r)) / n``; ``D = V(d) - max_a V(a) =
+min_a D_a``. The K intervals of the ``D_a`` are computed at ``alpha / K`` each
+(they hold together), those of ``V(d)`` and of each ``V(a)`` at ``alpha``.
+With more than two Laplace terms per estimate the noise law's quantile is
+computed by inverting its characteristic function (:func:`noise_quantile`).
+
 Intervals (sampling and privacy noise)
 --------------------------------------
 An estimate is ``theta + (sampling error) + (sum of Laplace noises) / n``. The
@@ -73,7 +91,8 @@ from .._validation import check_labels, check_positive, check_probability, check
 from ..engine.mechanisms.laplace import laplace_delta, release_laplace
 from ..engine.mechanisms.rounding import grid_for_scale
 
-__all__ = ["Interval", "PrivateValue", "private_value", "noise_quantile", "cell_sums", "CELLS", "release_grid"]
+__all__ = ["Interval", "PrivateValue", "private_value", "noise_quantile", "cell_sums", "CELLS", "release_grid",
+           "PrivateArmValue", "private_arm_value", "arm_cell_sums"]
 
 #: the four cells, as (received treatment A, recommended treatment d(x))
 CELLS: Tuple[Tuple[int, int], ...] = ((1, 1), (1, -1), (-1, 1), (-1, -1))
@@ -201,8 +220,36 @@ def _cdf(x: float, sd: float, scales: NDArray[np.float64]) -> float:
     return w1 * _normal_laplace_cdf(x, sd, b1) + (1.0 - w1) * _normal_laplace_cdf(x, sd, b2)
 
 
+def _cdf_inverted(x: float, sd: float, scales: NDArray[np.float64]) -> float:
+    """P(N(0, sd^2) + sum_j Laplace(b_j) <= x) for any number of Laplace terms, by Gil-Pelaez inversion.
+
+    The law is symmetric with the real characteristic function ``phi(t) = exp(-sd^2 t^2 / 2) prod_j 1 / (1 +
+    b_j^2 t^2)``, so ``F(x) = 1/2 + (1/pi) int_0^inf sin(t x) phi(t) / t dt``. Everything is first divided by
+    ``s = sd + sum_j b_j`` (scales at most 1); the integral is split at ``t = 50``: below, an ordinary
+    adaptive quadrature of a bounded integrand (``sin(t x)/t -> x``); above, QUADPACK's Fourier integral
+    (QAWF) of ``phi(t)/t`` with the weight ``sin(x t)``.
+    """
+    from scipy import integrate
+
+    s = sd + float(np.sum(scales))
+    u, sd1, b = x / s, sd / s, scales / s
+
+    def phi(t: float) -> float:
+        return math.exp(-0.5 * sd1 * sd1 * t * t) / float(np.prod(1.0 + (b * t) ** 2))
+
+    split = 50.0
+    head = integrate.quad(lambda t: u * float(np.sinc(t * u / math.pi)) * phi(t), 0.0, split, limit=400,
+                          epsabs=1e-13, epsrel=1e-12)[0]
+    tail = integrate.quad(lambda t: phi(t) / t, split, np.inf, weight="sin", wvar=u, limlst=200)[0] if u else 0.0
+    return 0.5 + (head + tail) / math.pi
+
+
 def noise_quantile(prob: float, *, sd: float = 0.0, laplace_scales: Sequence[float] = ()) -> float:
     """The ``prob`` quantile (``prob`` in [0.5, 1)) of ``N(0, sd^2) + sum_j Laplace(laplace_scales_j)``.
+
+    Up to two Laplace terms the law's cdf is in closed form (:func:`_cdf`); more
+    terms (the K-arm value of :func:`private_arm_value`: one per cell of the
+    estimate) are inverted from the characteristic function (:func:`_cdf_inverted`).
 
     Parameters
     ----------
@@ -210,7 +257,7 @@ def noise_quantile(prob: float, *, sd: float = 0.0, laplace_scales: Sequence[flo
     sd : float, default=0.0
         Standard deviation of the normal part (>= 0).
     laplace_scales : sequence of float
-        Scales of at most two independent Laplace terms (> 0 each).
+        Scales of the independent Laplace terms (> 0 each).
     """
     p = check_probability("prob", prob, low_open=False, high_open=True)
     if p < 0.5:
@@ -218,8 +265,6 @@ def noise_quantile(prob: float, *, sd: float = 0.0, laplace_scales: Sequence[flo
     if isinstance(sd, bool) or not (isinstance(sd, (int, float, np.floating)) and 0 <= sd < np.inf):
         raise ValueError(f"sd must be in [0, inf), got sd={sd!r}.")
     scales = np.array([check_positive("laplace_scales", b) for b in laplace_scales], dtype=np.float64)
-    if scales.size > 2:
-        raise ValueError(f"laplace_scales must hold at most 2 scales, got {scales.size}.")
     if p == 0.5:
         return 0.0
     if scales.size == 0:
@@ -231,7 +276,8 @@ def noise_quantile(prob: float, *, sd: float = 0.0, laplace_scales: Sequence[flo
     # P(sum > a + sum b_j) <= P(N > a) + sum_j P(L_j > b_j) with each tail (1 - p) / (J + 1)
     share = (1.0 - p) / (scales.size + 1)
     hi = sd * stats.norm.ppf(1.0 - share) + float(np.sum(scales)) * -math.log(2.0 * share)
-    return float(optimize.brentq(lambda x: _cdf(x, sd, scales) - p, 0.0, hi, xtol=1e-12 * hi, rtol=1e-12))
+    cdf = _cdf if scales.size <= 2 else _cdf_inverted
+    return float(optimize.brentq(lambda x: cdf(x, sd, scales) - p, 0.0, hi, xtol=1e-12 * hi, rtol=1e-12))
 
 
 def _check_floor(name: str, value: Any) -> float:
@@ -314,16 +360,8 @@ def private_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, pro
     pp, pm, mp, mm = (index[(1, 1)], index[(1, -1)], index[(-1, 1)], index[(-1, -1)])
 
     def interval(coef: Dict[int, float], a: float, offset: float = 0.0) -> Interval:
-        ks = list(coef)
-        est = offset + sum(coef[k] * first_noisy[k] for k in ks) / n
-        t = noise_quantile(1.0 - share * a, laplace_scales=[b2[k] for k in ks])
-        cap = float(max(h[k] for k in ks) ** 2)
-        grid2 = sum(release_grid(b2[k]) for k in ks) / 2.0
-        m2_up = min(max((sum(second_noisy[k] for k in ks) + t + grid2) / n, 0.0), cap)
-        q = noise_quantile(1.0 - (1.0 - share) * a / 2.0, sd=math.sqrt(m2_up / n),
-                           laplace_scales=[b1[k] / n for k in ks])
-        q += sum(release_grid(b1[k]) for k in ks) / (2.0 * n)
-        return Interval(float(est), float(est - q), float(est + q), level)
+        return _cells_interval(coef, first_noisy, second_noisy, b1, b2, h, n=n, alpha=a, share=share, level=level,
+                               offset=offset)
 
     value = interval({pp: 1.0, mm: 1.0}, alpha, offset=centre)
     vs_plus = interval({mm: 1.0, pm: -1.0}, alpha / 2.0)
@@ -336,6 +374,25 @@ def private_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, pro
                         epsilon_mean=eps_m, epsilon_variance=eps_v,
                         delta=laplace_delta(epsilon=eps_m + eps_v, scales=np.r_[b1, b2],
                                             grids=[release_grid(b) for b in np.r_[b1, b2]]))
+
+
+def _cells_interval(coef: Dict[Any, float], first: NDArray[np.float64], second: NDArray[np.float64],
+                    b1: NDArray[np.float64], b2: NDArray[np.float64], h: NDArray[np.float64], *, n: int, alpha: float,
+                    share: float, level: float, offset: float = 0.0) -> Interval:
+    """The interval of ``offset + sum_k coef_k S_k / n`` over the cells ``k`` of ``coef`` (see the module
+    docstring): ``first``, ``second`` the released sums, ``b1``, ``b2`` their Laplace scales, ``h`` the bound
+    of each cell's terms, all indexed by the cells' keys; ``alpha`` split as ``share`` for the second-moment
+    bound and the rest for the interval."""
+    cells = list(coef)
+    est = offset + sum(coef[k] * first[k] for k in cells) / n
+    t = noise_quantile(1.0 - share * alpha, laplace_scales=[b2[k] for k in cells])
+    cap = float(max(h[k] for k in cells) ** 2)
+    grid2 = sum(release_grid(b2[k]) for k in cells) / 2.0
+    m2_up = min(max((sum(second[k] for k in cells) + t + grid2) / n, 0.0), cap)
+    q = noise_quantile(1.0 - (1.0 - share) * alpha / 2.0, sd=math.sqrt(m2_up / n),
+                       laplace_scales=[b1[k] / n for k in cells])
+    q += sum(release_grid(b1[k]) for k in cells) / (2.0 * n)
+    return Interval(float(est), float(est - q), float(est + q), level)
 
 
 def cell_sums(rule: NDArray[np.float64], treatment: NDArray[np.float64], benefit: NDArray[np.float64],
@@ -378,3 +435,185 @@ def _benefit_bounds(bounds: Any) -> Tuple[float, float]:
     if not float(lo) < float(hi):
         raise ValueError(f"benefit_bounds must satisfy lower < upper, got benefit_bounds=({lo!r}, {hi!r}).")
     return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class PrivateArmValue:
+    """The private value release of a K-arm rule and what is derived from it (all public).
+
+    Attributes
+    ----------
+    arms : tuple
+        The arm labels, in the rule's order (cells are indexed by their positions).
+    value : Interval
+        ``V(d)``.
+    arm_values : dict of label to Interval
+        ``V(a)``, the value of giving everyone arm ``a`` (each interval at ``level``).
+    versus : dict of label to Interval
+        ``V(d) - V(a)``; the K intervals hold together with probability ``level``.
+    difference : Interval
+        ``V(d) - max_a V(a)``.
+    first_moments, second_moments : ndarray of shape (K, K)
+        The released noisy cell sums, ``[received arm, recommended arm]``.
+    first_scales, second_scales : ndarray of shape (K,)
+        Their Laplace scales, per received arm (public).
+    n : int
+    centre, half_range : float
+    propensity_floor : tuple of float
+        Public floor of each arm's propensity.
+    epsilon_mean, epsilon_variance : float
+    delta : float
+        As in :class:`PrivateValue`, over the ``2 K^2`` rounded sums.
+    """
+
+    arms: Tuple[Any, ...]
+    value: Interval
+    arm_values: Dict[Any, Interval]
+    versus: Dict[Any, Interval]
+    difference: Interval
+    first_moments: NDArray[np.float64]
+    second_moments: NDArray[np.float64]
+    first_scales: NDArray[np.float64]
+    second_scales: NDArray[np.float64]
+    n: int
+    centre: float
+    half_range: float
+    propensity_floor: Tuple[float, ...]
+    epsilon_mean: float
+    epsilon_variance: float
+    delta: float = 0.0
+
+    @property
+    def epsilon(self) -> float:
+        """Total budget of the release (sequential composition of the two cell releases)."""
+        return self.epsilon_mean + self.epsilon_variance
+
+    @property
+    def cell_scales(self) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The Laplace scales of every released sum, ``(K, K)`` each (first, second moments)."""
+        K = len(self.arms)
+        return np.repeat(self.first_scales[:, None], K, axis=1), np.repeat(self.second_scales[:, None], K, axis=1)
+
+
+def arm_cell_sums(rule: NDArray[np.intp], treatment: NDArray[np.intp], benefit: NDArray[np.float64],
+                  propensity_received: NDArray[np.float64], *, n_arms: int, benefit_bounds: Tuple[float, float],
+                  propensity_floor: Sequence[float]
+                  ) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The exact (private) K-arm cell sums ``S``, ``Q`` (``(K, K)``: received, recommended) and the public
+    bound ``h_a`` on ``|s_i|`` per received arm. Validated inputs only (:func:`private_arm_value` checks them);
+    exposed for the sensitivity tests and the privacy audit."""
+    lo, hi = benefit_bounds
+    centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    s = (np.clip(benefit, lo, hi) - centre) / propensity_received
+    S = np.zeros((n_arms, n_arms))
+    Q = np.zeros((n_arms, n_arms))
+    np.add.at(S, (treatment, rule), s)
+    np.add.at(Q, (treatment, rule), s * s)
+    return S, Q, half / np.asarray(propensity_floor, dtype=np.float64)
+
+
+def private_arm_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
+                      n_arms: int, benefit_bounds: Tuple[float, float], propensity_floor: Sequence[float],
+                      epsilon_mean: float, epsilon_variance: float, arms: Sequence[Any] = (), level: float = 0.95,
+                      variance_alpha_share: float = 0.2, rng: np.random.Generator) -> PrivateArmValue:
+    """Release the value of a public K-arm rule on evaluation rows privately, with confidence intervals.
+
+    Parameters
+    ----------
+    rule, treatment : array-like of int of shape (n,)
+        The recommended and the received arm of each row, as positions ``0..K-1`` in the rule's order.
+    benefit : array-like of shape (n,)
+        Benefits on their original scale; clipped to ``benefit_bounds`` by design.
+    propensity_received : array-like of shape (n,)
+        ``P(A_i | x_i)`` of the received arm; each at least its arm's floor.
+    n_arms : int
+        K (>= 2).
+    benefit_bounds : (float, float)
+        Public ``(L, U)``.
+    propensity_floor : sequence of K floats
+        Public lower bound of each arm's propensity, in (0, 1).
+    epsilon_mean, epsilon_variance : float
+        Budgets of the first- and second-moment releases.
+    arms : sequence, optional
+        The arm labels (keys of ``arm_values`` and ``versus``); default ``0..K-1``.
+    level, variance_alpha_share, rng
+        As in :func:`private_value`.
+
+    Returns
+    -------
+    PrivateArmValue
+
+    Raises
+    ------
+    ValueError
+        If a propensity is below its arm's floor, an arm index is out of range, or an argument is out of range.
+    """
+    from .._validation import check_int
+
+    K = check_int("n_arms", n_arms, minimum=2)
+    eps_m = check_positive("epsilon_mean", epsilon_mean)
+    eps_v = check_positive("epsilon_variance", epsilon_variance)
+    level = check_probability("level", level, low_open=True, high_open=True)
+    share = check_probability("variance_alpha_share", variance_alpha_share, low_open=True, high_open=True)
+    lo, hi = _benefit_bounds(benefit_bounds)
+    floors = np.array([_check_floor(f"propensity_floor[{a}]", f) for a, f in enumerate(propensity_floor)])
+    if floors.size != K:
+        raise ValueError(f"propensity_floor must have n_arms={K} entries (one per arm), got {floors.size}.")
+    labels = tuple(arms) if len(arms) else tuple(range(K))
+    if len(labels) != K:
+        raise ValueError(f"arms must have n_arms={K} labels, got {len(labels)}.")
+    d = _arm_indices("rule", rule, K)
+    A = _arm_indices("treatment", treatment, K)
+    B = check_vector("benefit", benefit)
+    p = check_vector("propensity_received", propensity_received)
+    check_same_length(("rule", "treatment", "benefit", "propensity_received"), (d.size, A.size, B.size, p.size))
+    n = int(A.size)
+    if n < 1:
+        raise ValueError("the evaluation rows must not be empty.")
+    below = (p < floors[A]) | (p > 1)
+    if below.any():
+        raise ValueError(f"propensity_received must lie in [floor of the received arm, 1] (floors "
+                         f"{', '.join(f'{f:.6g}' for f in floors)}); {int(below.sum())} of {n} entries do not, so "
+                         "the sensitivity would not hold.")
+    centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    first, second, h = arm_cell_sums(d, A, B, p, n_arms=K, benefit_bounds=(lo, hi), propensity_floor=floors)
+    b1 = 2.0 * h / eps_m  # per received arm (row of the cell table)
+    b2 = 2.0 * h ** 2 / eps_v
+    B1, B2 = np.repeat(b1[:, None], K, axis=1), np.repeat(b2[:, None], K, axis=1)
+    first_noisy = _release(first.ravel(), B1.ravel(), rng).reshape(K, K)
+    second_noisy = _release(second.ravel(), B2.ravel(), rng).reshape(K, K)
+    alpha = 1.0 - level
+
+    H = np.repeat(h[:, None], K, axis=1)  # the bound of each cell's terms: its received arm's
+
+    def interval(coef: Dict[Tuple[int, int], float], a: float, offset: float = 0.0) -> Interval:
+        return _cells_interval(coef, first_noisy, second_noisy, B1, B2, H, n=n, alpha=a, share=share, level=level,
+                               offset=offset)
+
+    value = interval({(a, a): 1.0 for a in range(K)}, alpha, offset=centre)
+    arm_values = {labels[a]: interval({(a, r): 1.0 for r in range(K)}, alpha, offset=centre) for a in range(K)}
+    versus = {}
+    for a in range(K):
+        coef = {(b, b): 1.0 for b in range(K) if b != a}
+        coef.update({(a, r): -1.0 for r in range(K) if r != a})
+        versus[labels[a]] = interval(coef, alpha / K)
+    diff = Interval(min(v.estimate for v in versus.values()), min(v.ci_low for v in versus.values()),
+                    min(v.ci_high for v in versus.values()), level)
+    scales = np.r_[B1.ravel(), B2.ravel()]
+    return PrivateArmValue(arms=labels, value=value, arm_values=arm_values, versus=versus, difference=diff,
+                           first_moments=first_noisy, second_moments=second_noisy, first_scales=b1, second_scales=b2,
+                           n=n, centre=centre, half_range=half, propensity_floor=tuple(float(f) for f in floors),
+                           epsilon_mean=eps_m, epsilon_variance=eps_v,
+                           delta=laplace_delta(epsilon=eps_m + eps_v, scales=scales,
+                                               grids=[release_grid(b) for b in scales]))
+
+
+def _arm_indices(name: str, values: ArrayLike, K: int) -> NDArray[np.intp]:
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be a 1-D array of arm positions (integers in [0, {K - 1}]).")
+    bad = (arr < 0) | (arr >= K)
+    if bad.any():
+        raise ValueError(f"{name} must hold arm positions in [0, {K - 1}]; {int(bad.sum())} of {arr.size} entries "
+                         "do not.")
+    return arr.astype(np.intp)

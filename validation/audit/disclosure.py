@@ -47,6 +47,8 @@ NEIGHBOURS = ("arm", "benefit", "feature", "weight")
 #: public settings of the audited data: 4 features in [0, 1], benefit in [0, 10], P(+1) = 0.5
 FEATURES = ("x1", "x2", "x3", "x4")
 BENEFIT_BOUNDS = (0.0, 10.0)
+#: the arms of the commands audited with three arms (``"(3 arms)"`` in the name)
+THREE_ARMS = ("new", "old", "mid")
 #: W of ``fit`` and ``tune``: record 0 of the "weight" pair has B / P = 2 * 6 = 12 > W in D'
 WEIGHT_BOUND = 10.0
 
@@ -109,13 +111,19 @@ def api_seen(fit: Callable[[], object]) -> Seen:
                 warnings=tuple(f"{w.category.__name__}: {w.message}" for w in caught))
 
 
-def neighbour_frames(kind: str, *, n: int = 240, seed: int = 5) -> Tuple[pd.DataFrame, pd.DataFrame]:
-    """Two CSV tables that differ in record 0 only, invisible to the mechanism (see the module docstring)."""
+def neighbour_frames(kind: str, *, n: int = 240, seed: int = 5, arms: Sequence[str] = ("new", "old")
+                     ) -> Tuple[pd.DataFrame, pd.DataFrame]:
+    """Two CSV tables that differ in record 0 only, invisible to the mechanism (see the module docstring).
+
+    ``arms``: the treatment's labels; with three or more, each is drawn with probability 1/K and the
+    ``arm`` pair moves record 0 from the first arm to the last.
+    """
     if kind not in NEIGHBOURS:
         raise ValueError(f"kind must be one of {list(NEIGHBOURS)}, got {kind!r}.")
     rng = np.random.default_rng(seed)
     X = rng.uniform(0.0, 1.0, size=(n, len(FEATURES)))
-    arm = np.where(rng.uniform(size=n) < 0.5, "new", "old")
+    arm = (np.where(rng.uniform(size=n) < 0.5, arms[0], arms[1]) if len(arms) == 2
+           else np.asarray(arms)[rng.integers(0, len(arms), n)])
     score = X[:, 0] - X[:, 1] + np.where(arm == "new", 0.5, -0.5) * (X[:, 2] - 0.5)
     B = np.clip(4.0 + 2.0 * score + rng.normal(0.0, 1.0, size=n), 0.05, 4.9)  # inside [0, 10], B / 0.5 < W
     frame = pd.DataFrame(X, columns=list(FEATURES))
@@ -123,7 +131,7 @@ def neighbour_frames(kind: str, *, n: int = 240, seed: int = 5) -> Tuple[pd.Data
     D, D1 = frame.copy(), frame.copy()
     if kind == "arm":  # weight 0: the record adds nothing to any fit, score or value sum
         D.loc[0, "B"] = D1.loc[0, "B"] = BENEFIT_BOUNDS[0]
-        D.loc[0, "arm"], D1.loc[0, "arm"] = "new", "old"
+        D.loc[0, "arm"], D1.loc[0, "arm"] = arms[0], arms[-1]
     elif kind == "benefit":  # clipped to the upper bound in D'
         D.loc[0, "B"], D1.loc[0, "B"] = BENEFIT_BOUNDS[1], BENEFIT_BOUNDS[1] + 3.0
     elif kind == "feature":  # clipped to the feature's upper bound in D'
@@ -139,7 +147,14 @@ def audited_commands(diagnostics: bool = False) -> List[Tuple[str, List[str], Tu
             "--features", ",".join(FEATURES), "--bounds", ",".join(f"{f}=0:1" for f in FEATURES)]
     extra = ["--diagnostics"] if diagnostics else []
     lo, hi = BENEFIT_BOUNDS
+    arms3 = [a for a in data if a not in ("--treated", "new")]  # three arms: no arm is coded +1
     return [
+        ("pydpowl fit (3 arms)", ["fit", *arms3, "--weights-upper-bound", f"{WEIGHT_BOUND:g}", "--epsilon", "1",
+                                  "--gamma", "50", "--seed", "11", "--out", "{root}/model.json", *extra],
+         ("arm", "feature")),
+        ("pydpowl analyze (3 arms)", ["analyze", *arms3, f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound",
+                                      "40", "--propensity", "mid=0.3333333333,new=0.3333333334,old=0.3333333333", "--total-epsilon", "2",
+                                      "--seed", "11", "--out", "{root}/out", *extra], ("arm", "feature")),
         ("pydpowl analyze", ["analyze", *data, f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound", "40",
                              "--propensity", "0.5", "--total-epsilon", "2", "--gammas", "20,200", "--seed", "11",
                              "--out", "{root}/out", *extra], ("arm", "benefit", "feature")),
@@ -194,8 +209,10 @@ def seen_pair(command: str, neighbour: str, workdir: Path, *, diagnostics: bool 
     """What ``command`` (a name of :func:`audited_commands`) shows on D and on D' (``neighbour``)."""
     argv = next(a for name, a, _ in audited_commands(diagnostics) if name == command)
     seen = []
-    for label, frame in zip(("D", "D1"), neighbour_frames(neighbour)):
-        root = Path(workdir) / f"{command.split()[1]}-{neighbour}-{int(diagnostics)}-{label}"
+    arms = THREE_ARMS if "(3 arms)" in command else ("new", "old")
+    for label, frame in zip(("D", "D1"), neighbour_frames(neighbour, arms=arms)):
+        tag = command.split()[1] + ("-3arms" if len(arms) > 2 else "")
+        root = Path(workdir) / f"{tag}-{neighbour}-{int(diagnostics)}-{label}"
         root.mkdir(parents=True, exist_ok=True)
         frame.to_csv(root / "trial.csv", index=False)
         seen.append(cli_seen(argv, root))

@@ -768,7 +768,9 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
             out_dir: Any = None) -> Dict[str, Any]:
     """``dpowl_analysis()``: :func:`pydpowl.interop.analysis.analyze_arrays` with R's argument names.
 
-    ``treatment`` in {-1, 1} (R has coded it); ``benefit_bounds`` the public
+    ``treatment`` in {-1, 1} (R has coded it), or with three or more
+    ``treatment_labels`` (the levels) their positions 1..K, and ``propensity``
+    then 1/K or ``list(per_arm = )`` (:func:`_arm_propensity`); ``benefit_bounds`` the public
     ``c(lower, upper)`` of the benefit; ``seed`` None (the default: OS entropy)
     or, with ``rng = "R"``, one integer drawn from R's stream, so that
     ``set.seed`` reproduces the analysis (then
@@ -780,14 +782,28 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
 
     X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
     n, p = X.shape
-    A = v.check_labels("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
+    labels = ("+1", "-1") if treatment_labels is None else tuple(str(t) for t in np.atleast_1d(treatment_labels))
+    if len(labels) > 2:  # K arms: R sends the levels' positions 1..K and the levels
+        from pydpowl.estimators.multiarm import encode_arms
+
+        positions = v.check_vector("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
+        A = np.asarray(labels, dtype=object)[positions.astype(np.intp) - R_INDEX].astype(str)  # the engine sorts them
+        if isinstance(propensity, dict) and "per_arm" in propensity:  # R matched the names: the levels' order
+            values = np.atleast_1d(np.asarray(propensity["per_arm"], dtype=np.float64))
+            propensity = {str(lv): float(q) for lv, q in zip(labels, values)}
+        elif isinstance(propensity, dict):
+            raise TypeError("propensity: propensity_logistic() models two arms; with three or more arms give the "
+                            "design's probabilities: 1/K or a named vector with one probability per level.")
+    else:
+        A = v.check_labels("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
+        if propensity is not None:
+            propensity = v.check_probability("propensity", propensity, high_open=True)
     B = v.check_vector("benefit", benefit, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
     lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
     bb = v.check_vector("benefit_bounds", benefit_bounds, length=2)
     if not bb[0] < bb[1]:
         raise ValueError(f"benefit_bounds must be c(lower, upper) with lower < upper, got "
                          f"c({r_number(float(bb[0]))}, {r_number(float(bb[1]))}).")
-    labels = ("+1", "-1") if treatment_labels is None else tuple(str(t) for t in np.atleast_1d(treatment_labels))
     grid = None if gammas is None else [float(g) for g in np.atleast_1d(gammas)]
     if seed is not None:
         warn_replay_stream()
@@ -795,8 +811,7 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
         X, A, B, lower=lo, upper=up, benefit_lower=float(bb[0]), benefit_upper=float(bb[1]),
         weights_upper_bound=v.check_positive("weights_upper_bound", weights_upper_bound),
         total_epsilon=v.check_positive("total_epsilon", total_epsilon),
-        propensity=None if propensity is None else v.check_probability("propensity", propensity, high_open=True),
-        propensity_model=propensity_model, feature_names=_column_names(columns) or [f"x{j + 1}" for j in range(p)],
+        propensity=propensity, propensity_model=propensity_model, feature_names=_column_names(columns) or [f"x{j + 1}" for j in range(p)],
         treatment_labels=labels, gamma=None if gamma is None else v.check_positive("gamma", gamma), gammas=grid,
         level=v.check_probability("level", level, high_open=True), split=budget_split,
         seed=None if seed is None else int(seed), out_dir=out_dir)

@@ -45,3 +45,37 @@ test_that("dpowl_analysis checks its arguments in the engine and names them", {
   expect_error(do.call(dpowl_analysis, modifyList(args, list(rng = "sometimes"))),
                regexp = "^rng must be \"R\" \\(replay R.s stream, not private\\) or \"system\"")
 })
+
+test_that("dpowl_analysis takes a treatment factor with K levels: the rule, each arm's value and the ledger", {
+  require_backends(dppack = FALSE)
+  set.seed(5)
+  n <- 900
+  X <- data.frame(x1 = runif(n, -1, 1), x2 = runif(n, -1, 1))
+  arm <- factor(sample(c("placebo", "low", "high"), n, replace = TRUE), levels = c("placebo", "low", "high"))
+  best <- ifelse(X$x1 > 0.3, "high", ifelse(X$x2 > 0, "low", "placebo"))
+  B <- 2 + 2 * (as.character(arm) == best) + runif(n, -1, 1)
+  run <- function(...) dpowl_analysis(X, treatment = arm, benefit = B, bounds = list(lower = c(-1, -1),
+                                      upper = c(1, 1)), benefit_bounds = c(0, 6), weights_upper_bound = 30,
+                                      total_epsilon = 3, ...)
+  a <- with_replay(run(propensity = c(high = 1 / 3, low = 1 / 3, placebo = 1 / 3)))
+  expect_equal(dim(coef(a)), c(2L, 3L))
+  expect_equal(dimnames(coef(a)), list(c("f1", "f2"), c("(Intercept)", "x1", "x2")))
+  expect_setequal(names(a$value$value_of_arm), c("placebo", "low", "high"))
+  expect_true(a$value$ci_low <= a$value$estimate && a$value$estimate <= a$value$ci_high)
+  releases <- vapply(a$ledger$releases, function(r) r$epsilon, 0)
+  expect_equal(sum(releases), 3, tolerance = 1e-12)
+  expect_match(a$ledger$releases[[1L]]$name, "3 arms")
+  rule <- predict(a, X)
+  expect_s3_class(rule, "factor")
+  expect_identical(levels(rule), levels(arm))
+  # predict() scores the levels in their own order: the same rule as model.json (arms sorted as text)
+  st <- a$model$stages[[1L]]
+  theta <- cbind(unlist(st$intercept), do.call(rbind, lapply(st$coef, unlist)))
+  V <- do.call(rbind, lapply(st$vertices, unlist))
+  scores <- (cbind(1, as.matrix(X)) %*% t(theta)) %*% t(V)
+  expect_identical(as.character(rule), unlist(st$arms)[max.col(scores, ties.method = "first")])
+  expect_output(print(a), "Everyone on placebo: .*Gain over the best single arm")
+  expect_error(run(propensity = 0.5), regexp = "1/K", class = "pydpowl_value_error")
+  expect_error(run(propensity = 1 / 3, gammas = c(20, 200)), regexp = "private selection of gamma",
+               class = "pydpowl_value_error")
+})

@@ -1,0 +1,278 @@
+"""The whole private analysis of a multi-stage regime (several decision points) under one total budget.
+
+:func:`run_regime_analysis` splits the subjects at random (data-independent)
+into a learning and an evaluation part, releases the regime on the learning
+part (:class:`pydpowl.estimators.multistage.DPMultiStageOWL`, backward OWL,
+one release per stage, the rule's share of E split equally across the stages)
+and, on the evaluation part, the value of the regime and of every fixed
+treatment sequence (everyone on ``(a_1, ..., a_T)``) with intervals that
+include the privacy noise.
+
+The value release is the K-arm one (:func:`pydpowl.evaluation.private.private_arm_value`)
+with the treatment *sequences* as the arms: subject ``i`` received the
+sequence ``g_i = (A_i1, ..., A_iT)``, the regime recommends ``q_i = (d_1(H_i1),
+..., d_T(H_iT))`` on the subject's observed histories, and the subject follows
+the regime exactly when ``q_i = g_i``. The outcome is ``Y_i = sum_k clip(R_ik,
+lo_k, hi_k)`` in the public ``[sum lo_k, sum hi_k]``, the propensity of the
+received sequence ``prod_k P(A_ik)`` (the design's probabilities, public) with
+public floor ``prod_k pi_k(g_k)`` per sequence. Then ``V(d) = c + sum_g
+S_(g,g) / n`` is the usual IPW value of a regime, ``V(g) = c + sum_q S_(g,q) /
+n`` the value of the fixed sequence ``g``, and the cell argument of the K-arm
+release (a replaced subject moves within one cell or from one cell to
+another; the regime is a released, public function of the history) gives the
+same ``(epsilon_value + epsilon_variance)``-DP (docs/privacy_audit.md).
+
+By sequential composition the analysis is ``E``-DP: the ``T`` stage releases
+(the regime's own ledger, stage ``T`` first) and the two value releases
+add up to E (``composition="parallel"`` gives each of the disjoint parts the
+whole E, as :class:`pydpowl.analysis.BudgetSplit` says).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._validation import check_array, check_positive, check_probability, check_vector, resolve_rng
+from .analysis_base import (COMPOSITION_TEXT, BudgetSplit, _decimal, _double_at_most, _laplace_sums_delta, budget_shares,
+                       exact_number, split_rows)
+from .analysis_arms import design_probabilities
+from .estimators.multiarm import encode_arms
+from .privacy.accountant import BudgetAccountant
+from .evaluation.private import PrivateArmValue, private_arm_value
+
+__all__ = ["RegimeAnalysisResult", "run_regime_analysis"]
+
+#: what separates the stages' labels in a sequence's name
+SEPARATOR = " | "
+
+
+@dataclass
+class RegimeAnalysisResult:
+    """Everything the regime analysis released, and how it was paid for (public).
+
+    Attributes
+    ----------
+    regime : DPMultiStageOWL
+        The released regime (fitted on the learning part).
+    model_content : dict
+        The regime as written to ``model.json`` (format version 3, kind "multistage").
+    value : PrivateArmValue
+        The value release; its "arms" are the treatment sequences (``"a1 | a2"``).
+    stage_epsilons : list of Fraction
+        Each stage's exact share of E.
+    shares : dict of Fraction
+        ``rule`` (all stages), ``value``, ``variance``.
+    deltas : dict
+        ``stages`` (list, stage 1 first), ``value``, ``variance``.
+    total_epsilon : float
+    n, n_learning, n_evaluation : int
+    level : float
+    composition : str
+    public_n : bool
+    diagnostics : dict
+        NON-PRIVATE counts (followers per stage, clipped values): never written.
+    """
+
+    regime: Any
+    model_content: Dict[str, Any]
+    value: PrivateArmValue
+    stage_epsilons: List[Fraction]
+    shares: Dict[str, Fraction]
+    deltas: Dict[str, Any]
+    total_epsilon: float
+    n: int
+    n_learning: int
+    n_evaluation: int
+    level: float
+    composition: str = "sequential"
+    public_n: bool = False
+    diagnostics: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_stages(self) -> int:
+        return len(self.stage_epsilons)
+
+    def _parts(self) -> Dict[str, Tuple[Fraction, float]]:
+        return {"learning": (self.shares["rule"], math.fsum(self.deltas["stages"])),
+                "evaluation": (self.shares["value"] + self.shares["variance"],
+                               self.deltas["value"] + self.deltas["variance"])}
+
+    @property
+    def privacy_spent(self) -> Tuple[float, float]:
+        """``(epsilon, delta)`` of the whole analysis."""
+        parts = self._parts()
+        eps = (max(p[0] for p in parts.values()) if self.composition == "parallel"
+               else sum((p[0] for p in parts.values()), Fraction(0)))
+        delta = (max(p[1] for p in parts.values()) if self.composition == "parallel" else  # one exactly rounded sum
+                 math.fsum([*self.deltas["stages"], self.deltas["value"], self.deltas["variance"]]))
+        return exact_number(eps), delta
+
+    def ledger(self) -> Dict[str, Any]:
+        """The ledger: one release per stage (stage 1 first), the value's two releases, the parts, the total."""
+        from .estimators.summary import guarantee_text
+
+        rows = {"learning": self.n_learning, "evaluation": self.n_evaluation}
+        releases = []
+        for k, (eps, delta) in enumerate(zip(self.stage_epsilons, self.deltas["stages"])):
+            K = len(self.regime.classes_[k])
+            releases.append({"name": f"stage {k + 1} rule (DP-OWL, backward OWL weights, {K} arms, C = 0; output "
+                                     "perturbation)", "stage": k + 1, "epsilon": exact_number(eps), "delta": delta,
+                             "part": "learning"})
+        releases.append({"name": "value of the regime and of every treatment sequence: noisy cell sums (Laplace)",
+                         "epsilon": exact_number(self.shares["value"]), "delta": self.deltas["value"],
+                         "part": "evaluation"})
+        releases.append({"name": "value of the regime: noisy second moments for the interval (Laplace)",
+                         "epsilon": exact_number(self.shares["variance"]), "delta": self.deltas["variance"],
+                         "part": "evaluation"})
+        if self.public_n:
+            for r in releases:
+                r["rows"] = rows[r["part"]]
+        eps, delta = self.privacy_spent
+        return {"total_epsilon": exact_number(_decimal(self.total_epsilon)), "spent": eps, "spent_delta": delta,
+                "guarantee": guarantee_text(eps, delta), "composition": COMPOSITION_TEXT[self.composition],
+                "parts": [{"name": k, **({"rows": rows[k]} if self.public_n else {}), "epsilon": exact_number(v[0]),
+                           "delta": v[1]} for k, v in self._parts().items()],
+                "releases": releases,
+                "notes": ["the stages are released last first (backward OWL); each stage's epsilon is its exact "
+                          "share of the rule's budget",
+                          "rows: " + ("the number of subjects was declared public" if self.public_n else
+                                      "n not released (it was not declared public)")]}
+
+    def value_summary(self) -> Dict[str, Any]:
+        """``value.json``: the regime's value, each fixed sequence's, the gains, what they mean."""
+        v = self.value
+        out: Dict[str, Any] = dict(v.value.as_dict())
+        out["difference_from_best_sequence"] = v.difference.as_dict()
+        out["value_of_sequence"] = {a: iv.as_dict() for a, iv in v.arm_values.items()}
+        out["versus_sequence"] = {a: iv.as_dict() for a, iv in v.versus.items()}
+        out["notes"] = [f"value: mean total reward (each stage's clipped to its public bounds) if everyone followed "
+                        f"the released {self.n_stages}-stage regime; sequences are written stage 1{SEPARATOR}stage 2",
+                        "value_of_sequence: everyone on that fixed treatment sequence; versus_sequence: the regime "
+                        "minus it (the intervals hold together at the stated level)",
+                        "intervals account for sampling error and the Laplace privacy noise; valid when the "
+                        "propensities are the design's"]
+        return out
+
+
+def _sequences(classes: Sequence[np.ndarray]) -> List[str]:
+    grids = np.meshgrid(*[np.arange(len(c)) for c in classes], indexing="ij")
+    return [SEPARATOR.join(str(classes[k][idx[k]]) for k in range(len(classes)))
+            for idx in zip(*(g.ravel() for g in grids))]
+
+
+def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *, feature_bounds: Sequence[Any],
+                        reward_bounds: Sequence[Tuple[float, float]], propensity: Sequence[Any],
+                        total_epsilon: float, gamma: Any, level: float = 0.95, split: Optional[BudgetSplit] = None,
+                        feature_names: Optional[Sequence[Sequence[str]]] = None,
+                        evaluation_rows: Optional[Sequence[int]] = None, public_n: bool = False,
+                        random_state: Any = None) -> RegimeAnalysisResult:
+    """The whole private analysis of a T-stage regime (see the module docstring).
+
+    Parameters
+    ----------
+    H : list of T array-likes of shape (n, p_k)
+        Each stage's history (stage 1 first).
+    A, R : list of T array-likes of shape (n,)
+        Treatments received (any labels) and rewards after each stage.
+    feature_bounds, reward_bounds : list of T
+        Public bounds per stage (as :class:`~pydpowl.estimators.multistage.DPMultiStageOWL`).
+    propensity : list of T
+        Each stage's design probabilities: a number (two arms: P(second label); K arms: 1/K) or a
+        mapping ``{arm: probability}`` (public: the analysis' intervals need each arm's floor).
+    total_epsilon : float
+    gamma : float or list of T floats
+        Fixed in advance (no budget).
+    level, split, evaluation_rows, public_n, random_state
+        As in :func:`pydpowl.analysis.run_analysis` (``split.propensity`` and ``split.selection`` unused).
+    feature_names : list of T lists of str, optional
+        Names of each stage's history columns (written to ``model.json``).
+
+    Raises
+    ------
+    ValueError
+        For lists of different lengths (stages), bad budgets or bounds, a stage with an arm nobody
+        received in the learning part.
+    """
+    from .estimators.multistage import DPMultiStageOWL
+
+    T = len(A)
+    for name, value in (("H", H), ("R", R), ("feature_bounds", feature_bounds), ("reward_bounds", reward_bounds),
+                        ("propensity", propensity)):
+        if not isinstance(value, (list, tuple)) or len(value) != T:
+            raise ValueError(f"{name} must be a list with one entry per stage (T={T} stages, as A), got "
+                             f"{len(value) if isinstance(value, (list, tuple)) else type(value).__name__}.")
+    if T < 2:
+        raise ValueError("a regime analysis needs at least two stages (one stage: run_analysis).")
+    split = BudgetSplit() if split is None else split
+    E = check_positive("total_epsilon", total_epsilon)
+    level = check_probability("level", level, low_open=True, high_open=True)
+    shares = budget_shares(E, split, propensity_model=False, tune=False)
+    stage_shares = [shares["rule"] / T] * T
+    stage_eps = [_double_at_most(s) for s in stage_shares]
+    lows = [float(lo) for lo, _ in reward_bounds]
+    highs = [float(hi) for _, hi in reward_bounds]
+    if not all(lo < hi and math.isfinite(lo) and math.isfinite(hi) for lo, hi in zip(lows, highs)):
+        raise ValueError(f"reward_bounds must be finite pairs (lower, upper) with lower < upper, got "
+                         f"{reward_bounds!r}.")
+    Hs = [check_array(f"H[{k}]", h) for k, h in enumerate(H)]
+    n = Hs[0].shape[0]
+    bad = [k for k, h in enumerate(Hs) if h.shape[0] != n]
+    if bad:
+        raise ValueError(f"H[{bad[0]}] (stage {bad[0] + 1}'s history) has {Hs[bad[0]].shape[0]} rows but H[0] has {n}.")
+    encoded = [encode_arms(f"A[{k}]", a, length=n) for k, a in enumerate(A)]
+    probs = [design_probabilities(propensity[k], encoded[k][0]) for k in range(T)]
+    Rs = [np.clip(check_vector(f"R[{k}]", r, length=n), lows[k], highs[k]) for k, r in enumerate(R)]
+    rng = resolve_rng(random_state)
+    learn, ev = split_rows(n, split, evaluation_rows, rng)
+    for k, (classes, codes) in enumerate(encoded):
+        if len(np.unique(codes[learn])) < len(classes):
+            raise ValueError(f"A[{k}] (learning part) must contain every arm of stage {k + 1} (a rule cannot be "
+                             "learnt for an arm nobody received).")
+    learn_acc = BudgetAccountant(E, dataset="learning part" if split.composition == "parallel" else "whole dataset")
+    regime = DPMultiStageOWL(
+        epsilon=stage_eps, gamma=gamma, feature_bounds=list(feature_bounds), reward_bounds=list(reward_bounds),
+        propensity_floor=[float(p.min()) for p in probs], accountant=learn_acc, random_state=rng,
+    ).fit([h[learn] for h in Hs], [np.asarray(encoded[k][0])[encoded[k][1][learn]] for k in range(T)],
+          [r[learn] for r in Rs], [{c.item() if hasattr(c, "item") else c: float(q)
+                                    for c, q in zip(encoded[k][0], probs[k])} for k in range(T)])
+    regime.set_params(random_state=None, accountant=None)
+    from .model_io import model_to_dict
+
+    content = model_to_dict(regime, feature_names=feature_names, epsilon_total=E,
+                            tuning="gamma fixed in advance (no budget)")
+    # on the evaluation rows: the received sequence, the regime's recommended sequence, its propensity
+    classes = [c for c, _ in encoded]
+    shape = tuple(len(c) for c in classes)
+    received = np.ravel_multi_index(tuple(encoded[k][1][ev] for k in range(T)), shape)
+    rec_codes = []
+    for k in range(T):
+        rec = regime.predict([h[ev] for h in Hs], stage=k + 1)
+        lookup = {(c.item() if hasattr(c, "item") else c): j for j, c in enumerate(classes[k])}
+        rec_codes.append(np.array([lookup[r.item() if hasattr(r, "item") else r] for r in rec], dtype=np.intp))
+    recommended = np.ravel_multi_index(tuple(rec_codes), shape)
+    p_seq = np.prod([probs[k][encoded[k][1][ev]] for k in range(T)], axis=0)
+    floors = np.prod(np.meshgrid(*probs, indexing="ij"), axis=0).ravel()
+    Y = np.sum([r[ev] for r in Rs], axis=0)
+    eps_value, eps_variance = _double_at_most(shares["value"]), _double_at_most(shares["variance"])
+    value = private_arm_value(recommended, received, Y, p_seq, n_arms=int(np.prod(shape)),
+                              benefit_bounds=(math.fsum(lows), math.fsum(highs)), propensity_floor=floors,
+                              epsilon_mean=eps_value, epsilon_variance=eps_variance, arms=_sequences(classes),
+                              level=level, rng=rng)
+    first, second = value.cell_scales
+    stage_deltas = [0.0] * T
+    for rel in regime.ledger_.releases:  # stage T first
+        k = int(rel.label.split()[1]) - 1
+        stage_deltas[k] += rel.delta
+    deltas = {"stages": stage_deltas, "value": _laplace_sums_delta(eps_value, first.ravel()),
+              "variance": _laplace_sums_delta(eps_variance, second.ravel())}
+    diagnostics = {"n_followed": list(regime.n_followed_), "n_clipped_weights": list(regime.n_clipped_weights_),
+                   "n_clipped_features": list(regime.n_clipped_features_)}
+    return RegimeAnalysisResult(regime=regime, model_content=content, value=value, stage_epsilons=stage_shares,
+                                shares=shares, deltas=deltas, total_epsilon=E, n=n, n_learning=int(learn.size),
+                                n_evaluation=int(ev.size), level=level, composition=split.composition,
+                                public_n=bool(public_n), diagnostics=diagnostics)
