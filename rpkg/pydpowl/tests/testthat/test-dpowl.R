@@ -324,10 +324,13 @@ test_that("summary shows each coefficient's noise sd on the features' scale: the
   txt <- capture.output(print(s))
   expect_true(any(grepl("estimate +noise_sd +lower_bound +upper_bound", txt)))
   expect_true(any(grepl("^noise_sd: the standard deviation of the noise added to each coefficient", txt)))
-  # releases of the same data differ by the noise alone: their spread is the noise sd
+  # releases of the same data differ by the noise alone: their spread is the noise sd. A coordinate of the
+  # l2-Laplace noise is heavy-tailed (kurtosis about 6 at d = 5), so the sd of 300 draws has a relative standard
+  # error of about sqrt((6 - 1) / (4 * 300)) = 0.065: 0.3 is 4.6 of them (0.15, 2.3 of them, failed about once in
+  # ten runs over the 5 columns); a wrong sd by a factor sqrt(2) still fails
   releases <- t(replicate(300, coef(fit1())))
   ratio <- apply(releases, 2, stats::sd) / expected
-  expect_true(all(abs(ratio - 1) < 0.15), info = paste(format(ratio, digits = 3), collapse = " "))
+  expect_true(all(abs(ratio - 1) < 0.3), info = paste(format(ratio, digits = 3), collapse = " "))
 })
 
 test_that("a release that Delta makes noise-dominated is flagged at the fit and in print/summary (public quantities)", {
