@@ -847,7 +847,8 @@ def _laplace_sums_delta(epsilon: float, scales: Sequence[float]) -> float:
 def _tuning_text(selection: Optional[Dict[str, Any]], gamma: float, eps: Dict[str, float], *,
                  public_rule: bool = False) -> str:
     if public_rule:
-        return f"gamma = {gamma:.6g} from DPOWL's public rule (a function of n, epsilon, d and W; no budget)"
+        return (f"gamma = {gamma:.6g} from DPOWL's public rule (a function of n, epsilon, d and W; no budget; "
+                "it can reveal n, which neighbouring datasets share: give gamma to keep n unstated)")
     if selection is None:
         return f"gamma = {gamma:g} fixed in advance (no budget)"
     return (f"gamma chosen privately by the rule's value on the learning part (epsilon = {eps['selection']:g}, "
