@@ -299,3 +299,17 @@ def test_residual_weights_need_the_lower_baseline():
         _default(epsilon=2.0, residual=True, baseline="linear").fit(X, A, R, [0.5, 0.5])
     m = _default(epsilon=2.0, baseline="linear", random_state=0).fit(X, A, R, [0.5, 0.5])  # 'auto': no residual
     assert [s.residual for s in m.stages_] == [False, False] and m.stages_[0].mechanism == "objective"
+
+
+def test_an_r_stream_is_accounted_under_rs_samplers():
+    from pydpowl.privacy.accountant import rounded_release_spent
+    from pydpowl import RRandom
+
+    X, A, R, _ = _two_stage()
+    m = _default(epsilon=2.0, random_state=RRandom(3)).fit(X, A, R, [0.5, 0.5])
+    assert m.sampler_model_ == "R"
+    s = m.stages_[0]
+    expected = rounded_release_spent(s.epsilon, dim=s.rule.scaled_coef.size, grid=s.release_grid,
+                                     noise_scale=s.noise_scale, stream="R")[1]
+    assert s.delta == expected and m.ledger_.releases[-1].delta == expected
+    assert _default(epsilon=2.0, random_state=0).fit(X, A, R, [0.5, 0.5]).sampler_model_ == "numpy"

@@ -46,6 +46,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._base import DPEstimator, check_is_fitted
 from .._validation import check_array, check_bool, check_choice, check_epsilon, check_int, check_positive, \
     check_vector, resolve_rng
+from ..engine.mechanisms import is_r_stream
 from ..engine.preprocessing import FeatureScaler
 from ..engine.solver import DEFAULT_TOL
 from ..privacy.accountant import BudgetAccountant
@@ -263,6 +264,8 @@ class DPMultiStageOWL(DPEstimator):
         Each stage's budget (rule and baseline).
     ledger_ : BudgetAccountant
         Every release of this fit with its ``(epsilon, delta)``, in the order made (stage T first).
+    sampler_model_ : {"numpy", "R"}
+        The sampler model of the rounding deltas (R's samplers when an R stream is replayed).
     privacy_spent_ : (float, float)
         The whole regime's ``(epsilon, delta)``: the ledger's sums (sequential composition; each
         delta is that release's floating-point rounding's).
@@ -448,6 +451,7 @@ class DPMultiStageOWL(DPEstimator):
             W.append(reach / math.prod(probs[j][1] for j in range(k, T)))
         # --- backward releases ---
         rng = resolve_rng(self.random_state)
+        stream = "R" if is_r_stream(self.random_state) else "numpy"  # the sampler model of the rounding deltas
         ledger = BudgetAccountant(total)
         followed = np.ones(n, dtype=bool)
         prob_product = np.ones(n)
@@ -492,7 +496,7 @@ class DPMultiStageOWL(DPEstimator):
                                reproduce_dppack=False, rng=rng, benefit=cumulative - span_lo,
                                propensity_received=prob_product, n_clipped_weights=problem.n_clipped_weights,
                                active=followed)
-            (e_rule, delta_k), spent_b = rule_release_parts(rel, reproduce_dppack=False, stream="numpy")
+            (e_rule, delta_k), spent_b = rule_release_parts(rel, reproduce_dppack=False, stream=stream)
             base_value = None
             if spent_b is not None:  # residual weights: the mean baseline was released first
                 eps_b = spent_b[0]
@@ -521,6 +525,7 @@ class DPMultiStageOWL(DPEstimator):
         self.classes_ = [s.rule.classes for s in stages]
         self.epsilon_stages_ = [s.epsilon + s.epsilon_baseline for s in stages]
         self.ledger_ = ledger
+        self.sampler_model_ = stream
         self.privacy_spent_ = ledger.privacy_spent  # sequential composition of every stage's releases
         self.n_samples_ = n
         self.n_features_in_ = [s.rule.scaler.n_features for s in stages]
