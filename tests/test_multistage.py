@@ -25,7 +25,16 @@ def _two_stage(n=600, seed=1, arms2=(-1.0, 1.0)):
 
 
 def _model(**kw):
-    settings = dict(epsilon=np.inf, gamma=20.0, feature_bounds=BOUNDS, reward_bounds=[(0.0, 0.1), (-1.0, 4.0)])
+    """Output perturbation with the classic BOWL weights (the tests written for it); see _default for the defaults."""
+    settings = dict(epsilon=np.inf, gamma=20.0, feature_bounds=BOUNDS, reward_bounds=[(0.0, 0.1), (-1.0, 4.0)],
+                    mechanism="output", residual=False, huber_h=0.5)
+    settings.update(kw)
+    return DPMultiStageOWL(**settings)
+
+
+def _default(**kw):
+    """The estimator's own defaults (mechanism, residual weights, gamma and h 'auto')."""
+    settings = dict(epsilon=np.inf, feature_bounds=BOUNDS, reward_bounds=[(0.0, 0.1), (-1.0, 4.0)])
     settings.update(kw)
     return DPMultiStageOWL(**settings)
 
@@ -78,8 +87,8 @@ def test_ledger_records_every_release_and_the_budget_split():
     X, A, R, _ = _two_stage()
     m = _model(epsilon=2.0, baseline="linear", baseline_share=0.25, random_state=0).fit(X, A, R, [0.5, 0.5])
     labels = [r.label for r in m.ledger_.releases]
-    assert labels == ["stage 2 baseline (linear, KST)", "stage 2 rule (2 arms)", "stage 1 baseline (linear, KST)",
-                      "stage 1 rule (2 arms)"]
+    assert labels == ["stage 2 baseline (linear, KST)", "stage 2 rule (2 arms, output perturbation)",
+                      "stage 1 baseline (linear, KST)", "stage 1 rule (2 arms, output perturbation)"]
     assert_allclose([r.epsilon for r in m.ledger_.releases], [0.25, 0.75, 0.25, 0.75])
     assert m.ledger_.spent == pytest.approx(2.0)
     assert m.epsilon_stages_ == [1.0, 1.0]
@@ -200,3 +209,107 @@ def test_gamma_for_cost_gives_dtrlearn2s_penalty_on_a_common_scale():
     assert gamma / 2 * theta @ theta == pytest.approx(n / (2 * c) * beta @ beta, rel=1e-14)
     with pytest.raises(ValueError, match=r"^c must be in \(0, inf\), got c=0\.0"):
         gamma_for_cost(0.0, n, 4, s)
+
+
+# ---------------------------------------------------------------- weighted objective perturbation per stage
+
+def test_defaults_are_objective_perturbation_with_residual_weights_per_two_arm_stage():
+    X, A, R, _ = _two_stage()
+    m = _default(epsilon=2.0, random_state=0).fit(X, A, R, [0.5, 0.5])
+    assert [s.mechanism for s in m.stages_] == ["objective", "objective"]
+    assert [s.residual for s in m.stages_] == [True, True]
+    assert [r.label for r in m.ledger_.releases] == [
+        "stage 2 baseline (mean, Laplace)", "stage 2 rule (2 arms, objective perturbation)",
+        "stage 1 baseline (mean, Laplace)", "stage 1 rule (2 arms, objective perturbation)"]
+    # each stage's 1 is split 0.1 / 0.9 (residual weights' share) and the four releases add up to 2
+    assert_allclose([r.epsilon for r in m.ledger_.releases], [0.1, 0.9, 0.1, 0.9])
+    assert m.epsilon_stages_ == pytest.approx([1.0, 1.0])
+    assert m.privacy_spent_[0] == pytest.approx(2.0)
+    deltas = [r.delta for r in m.ledger_.releases]
+    assert all(0 < d < 1e-6 for d in deltas) and m.privacy_spent_[1] == pytest.approx(sum(deltas))
+    assert m.floating_point_delta() == pytest.approx(deltas[1] + deltas[3])
+    # residual weights are bounded by W clip_share (R / prod floors): 5 / 16 / 0.5 and 5.1 / 16 / 0.25
+    assert m.stages_[1].weights_upper_bound == pytest.approx(5.0 / 16 / 0.5)
+    assert m.stages_[0].weights_upper_bound == pytest.approx(5.1 / 16 / 0.25)
+    assert all(np.isnan(s.sensitivity) for s in m.stages_)  # objective perturbation has no output sensitivity
+    assert all(s.baseline is not None and s.gamma > 0 and s.huber_h == 1.0 for s in m.stages_)
+
+
+def test_one_stage_default_is_dpowls_default_release_bit_for_bit():
+    """T = 1 with the defaults is DPOWL's default (objective perturbation, residual weights, gamma 'auto')
+    on the benefit's public bounds: the same baseline, the same rule, from the same random state."""
+    X, A, R, _ = _two_stage()
+    m = _default(epsilon=1.0, reward_bounds=(-1.0, 4.0), random_state=7).fit(X, [A[1]], [R[1]], [0.5])
+    ref = DPOWL(epsilon=1.0, weights_upper_bound=5.0 / 0.5, benefit_bounds=(-1.0, 4.0), feature_bounds=BOUNDS,
+                random_state=7).fit(X, A[1], R[1], 0.5)
+    assert ref.mechanism_ == "objective" and ref.residual_
+    assert_array_equal(m.stages_[0].rule.scaled_coef.ravel(), ref.scaled_coef_)
+    assert m.stages_[0].baseline == pytest.approx(ref.baseline_ - 1.0, rel=1e-12)  # DPOWL's is on B - L
+    assert m.stages_[0].gamma == ref.gamma_
+    assert m.privacy_spent_ == pytest.approx(ref.privacy_spent_, rel=1e-12)
+
+
+def test_stage_one_residual_weights_use_the_released_stage_two_rule_and_zero_non_followers():
+    """Stage 1's objective, by hand: labels A sign(r), weights min(|r| 1{A2 = d2(H)} / (p1 p2), W_r) with
+    r = clip(Y - m, -R, R), m the mean of Y over all n subjects (exact at epsilon = inf)."""
+    from pydpowl import FeatureScaler
+    from pydpowl.engine.losses import HuberHingeLoss
+    from pydpowl.engine.solver import solve_weighted_erm
+
+    X, A, R, _ = _two_stage()
+    m = _default(epsilon=[np.inf, 3.0], gamma=20.0, keep_nonprivate=True, random_state=2).fit(X, A, R, [0.5, 0.5])
+    followed = m.predict(X, stage=2) == A[1]
+    Y = np.clip(R[0], 0.0, 0.1) + np.clip(R[1], -1.0, 4.0)
+    base = Y.mean()
+    Rc = 5.1 / 16
+    r = np.clip(Y - base, -Rc, Rc)
+    labels = np.where(r < 0, -A[0], A[0])
+    w = np.minimum(np.abs(r) * followed / 0.25, Rc / 0.25)
+    Z, _ = FeatureScaler.from_bounds(BOUNDS, 3, True).transform_checked(X)
+    ref = solve_weighted_erm(Z, labels, w, gamma=20.0, loss=HuberHingeLoss(1.0), tol=1e-12).x
+    assert m.stages_[0].baseline == pytest.approx(base, rel=1e-12)
+    assert_allclose(m.nonprivate_scaled_coef_[0].ravel(), ref, rtol=0, atol=1e-9)
+
+
+def test_output_mechanism_stays_available_and_objective_is_refused_where_unproven():
+    X, A, R, _ = _two_stage()
+    out = _default(epsilon=2.0, mechanism="output", random_state=0).fit(X, A, R, [0.5, 0.5])
+    assert [s.mechanism for s in out.stages_] == ["output", "output"]
+    assert all(s.sensitivity > 0 for s in out.stages_)
+    # three arms at stage 2: 'auto' keeps output perturbation there (no proof for K arms yet), objective at stage 1
+    X3, A3, R3, _ = _two_stage(arms2=("a", "b", "c"))
+    mixed = _default(epsilon=2.0, random_state=0).fit(X3, A3, R3, [0.5, 1 / 3])
+    assert [s.mechanism for s in mixed.stages_] == ["objective", "output"]
+    assert [s.residual for s in mixed.stages_] == [True, False]
+    with pytest.raises(ValueError, match=r"^mechanism='objective' \(stage 2\) needs two arms"):
+        _default(epsilon=2.0, mechanism="objective").fit(X3, A3, R3, [0.5, 1 / 3])
+    # estimated propensities with C > 0: output perturbation and the classic weights
+    P = np.full(len(X), 0.5)
+    c = _default(epsilon=2.0, propensity_floor=0.2, weight_sensitivity=0.5, random_state=0).fit(X, A, R, [0.5, P])
+    assert [s.mechanism for s in c.stages_] == ["output", "output"]  # the stated C is every stage's
+    assert not any(s.residual for s in c.stages_)
+    with pytest.raises(ValueError, match=r"^mechanism='objective' needs C = 0"):
+        _default(epsilon=2.0, mechanism="objective", propensity_floor=0.2, weight_sensitivity=0.5).fit(
+            X, A, R, [0.5, P])
+
+
+def test_residual_weights_need_the_lower_baseline():
+    X, A, R, _ = _two_stage()
+    with pytest.raises(ValueError, match=r"^residual weights \(a private mean baseline\) replace baseline="):
+        _default(epsilon=2.0, residual=True, baseline="linear").fit(X, A, R, [0.5, 0.5])
+    m = _default(epsilon=2.0, baseline="linear", random_state=0).fit(X, A, R, [0.5, 0.5])  # 'auto': no residual
+    assert [s.residual for s in m.stages_] == [False, False] and m.stages_[0].mechanism == "objective"
+
+
+def test_an_r_stream_is_accounted_under_rs_samplers():
+    from pydpowl.privacy.accountant import rounded_release_spent
+    from pydpowl import RRandom
+
+    X, A, R, _ = _two_stage()
+    m = _default(epsilon=2.0, random_state=RRandom(3)).fit(X, A, R, [0.5, 0.5])
+    assert m.sampler_model_ == "R"
+    s = m.stages_[0]
+    expected = rounded_release_spent(s.epsilon, dim=s.rule.scaled_coef.size, grid=s.release_grid,
+                                     noise_scale=s.noise_scale, stream="R")[1]
+    assert s.delta == expected and m.ledger_.releases[-1].delta == expected
+    assert _default(epsilon=2.0, random_state=0).fit(X, A, R, [0.5, 0.5]).sampler_model_ == "numpy"

@@ -15,8 +15,9 @@ from r_reference.dtrlearn2 import adhd_data, fit_dtrlearn2_owl, matched_gamma, s
 from validation.multistage import AGREEMENT, adhd_case, cross_check, sim_case  # noqa: E402
 
 
-@pytest.mark.parametrize("case", [lambda: sim_case(2, seed=2), lambda: sim_case(3, seed=2), adhd_case],
-                         ids=["sim_Kstage-2-stages", "sim_Kstage-3-stages", "adhd"])
+@pytest.mark.parametrize("case", [lambda: sim_case(2, seed=2), lambda: sim_case(3, seed=2),
+                                  lambda: sim_case(3, seed=1), adhd_case],
+                         ids=["sim_Kstage-2-stages", "sim_Kstage-3-stages", "sim_Kstage-3-stages-seed1", "adhd"])
 def test_regime_agrees_with_dtrlearn2(case):
     result = cross_check(case())
     assert min(result.agreement) >= AGREEMENT, result

@@ -377,6 +377,7 @@ def test_owl_fit_releases_what_dpmultistageowl_releases():
         out = rcalls.owl_fit(**kw, epsilon=np.array([2.0]), gamma=np.array([30.0]), baseline="linear",
                              random_seed=RRandom(3).get_state())
     model = DPMultiStageOWL(epsilon=2.0, gamma=30.0, baseline="linear", reward_bounds=[(0.0, 0.1), (-1.0, 4.0)],
+                            mechanism="output", residual=False, huber_h=0.5,  # owl()'s settings
                             feature_bounds=[([-3] * 3, [3] * 3), ([-3] * 3 + [-1], [3] * 3 + [1])],
                             random_state=RRandom(3)).fit(kw["H"], kw["AA"], kw["RR"], [0.5, 0.5])
     for got, st in zip(out["stages"], model.stages_):

@@ -7,8 +7,10 @@ reference (epsilon inf). Writes results.csv and fig1.png.
 ``--design multiarm`` (three arms) and ``--design kstage`` (two stages,
 DTRlearn2's sim_Kstage design): value and agreement with the non-private
 rule by n and epsilon (pydpowl.studies.multi_designs); a reduced grid by
-default, the full one (n = 500, 2000, 10000; 100 repetitions) with --full.
-Writes <design>.csv, <design>_raw.csv and <design>.png.
+default, the full one (n = 500, 2000, 10000; 100 repetitions) with --full;
+--mechanism output releases by output perturbation (the paper's mechanism)
+instead of the estimators' defaults. Writes <design>.csv, <design>_raw.csv and
+<design>.png.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ EPILOG = """examples:
   pydpowl simulate --gamma-table pydpowl               # pydpowl's own tuned table
   pydpowl simulate --design multiarm                   # 3 arms: n 500, 2000; 20 repetitions
   pydpowl simulate --design kstage --full              # 2 stages: n 500, 2000, 10000; 100 repetitions
+  pydpowl simulate --design kstage --mechanism output  # the same with output perturbation at every stage
 
 gamma per (n, epsilon) comes from a table: 'authors' (default; the authors' tuned table,
 simulation_study.R), 'pydpowl' (our Algorithm 2 run) or a CSV with columns n, epsilon, gamma.
@@ -58,6 +61,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--full", action="store_true",
                         help="multiarm/kstage: the full grid (n 500, 2000, 10000; 100 repetitions) instead of the "
                              "reduced one (n 500, 2000; 20 repetitions); --n and --reps given explicitly win")
+    parser.add_argument("--mechanism", choices=("auto", "output"), default="auto",
+                        help="multiarm/kstage: auto (default; the estimators' defaults: objective perturbation with "
+                             "residual weights per two-arm stage) or output (output perturbation, fixed lambda)")
     parser.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
     parser.set_defaults(func=run)
     return parser
@@ -74,13 +80,14 @@ def run_multi(args: argparse.Namespace, parser_defaults: dict) -> int:
     eps = args.eps if args.eps != parser_defaults["eps"] else [0.5, 1.0, 2.0, 5.0]
     result = run_multi_study(args.design, sizes, list(eps) + [float("inf")], reps=reps,
                              test_size=max(args.test_size, 20000) if args.test_size == 5000 else args.test_size,
-                             random_state=args.seed, progress=show_progress(args))
+                             random_state=args.seed, mechanism=args.mechanism, progress=show_progress(args))
     args.out.mkdir(parents=True, exist_ok=True)
     csv = args.out / f"{args.design}.csv"
     result.table.to_csv(csv, index=False)
     result.raw.to_csv(args.out / f"{args.design}_raw.csv", index=False)
     png = plot_multi_study(result, args.out / f"{args.design}.png")
-    say(f"{args.design} study: n in {sizes}, {reps} repetitions, epsilon in {list(eps)} and inf")
+    say(f"{args.design} study (mechanism: {args.mechanism}): n in {sizes}, {reps} repetitions, epsilon in "
+        f"{list(eps)} and inf")
     say()
     say(result.format_table())
     say()

@@ -11,16 +11,23 @@ with ``Y_k = R_k + ... + R_T`` the rewards from stage ``k`` on, ``d_l`` the
 rules *already released* for the later stages, and ``m_k`` a baseline: the
 public lower bound of ``Y_k`` (classic BOWL, non-negative weights), a public
 constant, or a linear model of ``Y_k`` on ``H_k`` released privately first
-(residual weights; a negative residual flips the label). Each stage is one
-DP-wERM release (two arms, or K arms by the angle-based rule of
-:mod:`pydpowl.estimators.multiarm`).
+(a negative residual flips the label). Each stage is one DP-wERM release
+(two arms, or K arms by the angle-based rule of
+:mod:`pydpowl.estimators.multiarm`), made as :class:`pydpowl.DPOWL` makes
+its rule (:mod:`pydpowl.estimators.owl_mechanism`): by default, for a two-arm
+stage with known propensities (C = 0), weighted objective perturbation with
+residual weights (``|clip(Y_k - m_k, -R_k, R_k)|``, ``m_k`` the private mean of
+``Y_k`` over the n subjects, released first on a share of the stage's
+budget); otherwise, and with ``mechanism="output"``, output perturbation.
 
 Privacy (docs/privacy_audit.md, "Multi-stage rules"): every weight is a
 function of the subject's own record and of released, public quantities (the
 later rules, the baseline's release), so replacing one subject changes one
 row of each stage's problem (C = 0 with known propensities) and every weight
 lies in ``[0, W_k]`` with ``W_k`` computed from the public reward bounds and
-propensity floors. The stages and baselines are released one after the
+propensity floors (``W_k R_k / S_k`` with residual weights). Objective
+perturbation's proof needs exactly this (one row changes, weights of the
+others fixed, bounded by a public W). The stages and baselines are released one after the
 other on the same subjects: by sequential composition the whole regime is
 ``sum_k (epsilon_k + epsilon_baseline_k)``-DP, which the fit records release
 by release on a :class:`~pydpowl.privacy.accountant.BudgetAccountant`.
@@ -37,14 +44,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._base import DPEstimator, check_is_fitted
-from .._validation import check_array, check_bool, check_epsilon, check_int, check_positive, check_vector, \
-    resolve_rng
-from ..engine.mechanisms import floating_point_delta
+from .._validation import check_array, check_bool, check_choice, check_epsilon, check_int, check_positive, \
+    check_vector, resolve_rng
+from ..engine.mechanisms import is_r_stream
 from ..engine.preprocessing import FeatureScaler
 from ..engine.solver import DEFAULT_TOL
 from ..privacy.accountant import BudgetAccountant
-from .multiarm import ArmRule, encode_arms, prepare_arm_problem, release_arm_rule, release_spent, \
-    resolve_arm_propensity
+from .multiarm import ArmRule, encode_arms, prepare_arm_problem, resolve_arm_propensity
+from .owl_mechanism import AUTO, MECHANISM_CHOICES, check_residual, plan_rule, release_rule, rule_release_parts
 
 __all__ = ["DPMultiStageOWL", "StageRelease", "ipw_value", "gamma_for_cost"]
 
@@ -67,13 +74,27 @@ class StageRelease:
     epsilon_baseline : float
         The baseline's budget (0 without a private baseline).
     sensitivity : float
-        Delta of the rule (Frobenius norm for three or more arms).
+        Delta of the rule (Frobenius norm for three or more arms); nan for objective perturbation.
     weights_upper_bound : float
-        W of the stage, from the reward bounds and propensity floors.
+        W of the weights the rule was fitted with: from the reward bounds and
+        propensity floors (``W_k``), times ``clip_share`` with residual weights.
     release_grid : float or None
         The grid of the rule's release (None at epsilon = inf).
     baseline_coef : ndarray or None
-        The released baseline (intercept first, original space), when private.
+        The released linear baseline (intercept first, original space), when private.
+    mechanism : {"output", "objective"}
+        How the rule was released.
+    residual : bool
+        Residual weights (the private mean baseline, residuals clipped at ``+-R_k``).
+    gamma, huber_h : float
+        The stage's resolved settings (public).
+    baseline : float or None
+        The released mean baseline ``m_k`` on the scale of ``Y_k`` (residual weights).
+    noise_scale : float
+        Scale of the noise the rule was rounded under (``Delta / epsilon``, or objective perturbation's
+        smoothing noise).
+    delta : float
+        The rule release's floating-point delta.
     """
 
     stage: int
@@ -84,6 +105,13 @@ class StageRelease:
     weights_upper_bound: float
     release_grid: Optional[float]
     baseline_coef: Optional[NDArray[np.float64]] = None
+    mechanism: str = "output"
+    residual: bool = False
+    gamma: float = math.nan
+    huber_h: float = math.nan
+    baseline: Optional[float] = None
+    noise_scale: float = math.nan
+    delta: float = 0.0
 
 
 def _per_stage(name: str, value: Any, T: int, one: Any) -> List[Any]:
@@ -101,6 +129,10 @@ def _per_stage(name: str, value: Any, T: int, one: Any) -> List[Any]:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_auto(value: Any) -> bool:
+    return isinstance(value, str) and value == AUTO
 
 
 def _is_pair_of_numbers(value: Any) -> bool:
@@ -143,8 +175,9 @@ class DPMultiStageOWL(DPEstimator):
     The private counterpart of DTRlearn2's ``owl(H, AA, RR, n, K, pi,
     loss = "hinge", kernel = "linear", augment = FALSE)``: one linear rule per
     stage, learned last stage first by weighted (Huber-hinge) classification,
-    each released by output perturbation (the rule for two arms is
-    :class:`pydpowl.DPOWL`'s; for three or more, the angle-based rule of
+    each released as :class:`pydpowl.DPOWL` releases its rule (two arms: by
+    default weighted objective perturbation with residual weights; three or
+    more arms: output perturbation of the angle-based rule of
     :mod:`pydpowl.estimators.multiarm`).
 
     Parameters
@@ -153,8 +186,25 @@ class DPMultiStageOWL(DPEstimator):
         The privacy budget in (0, inf]: the total (split equally across the
         stages) or one budget per stage (stage 1 first). ``inf`` releases the
         exact, non-private regime (validation only).
-    gamma : float or sequence of float
-        Regularisation constant of each stage's rule (DPpack's convention), in (0, inf).
+    gamma : float, "auto" or sequence of them, default="auto"
+        Regularisation constant of each stage's rule (DPpack's convention), in
+        (0, inf); ``"auto"`` is :class:`pydpowl.DPOWL`'s public rule for the
+        stage's mechanism (a function of n, the stage's epsilon, d and W).
+    mechanism : {"auto", "output", "objective"}, default="auto"
+        How each stage's rule is released. ``"auto"``: weighted objective
+        perturbation for a two-arm stage whose weights do not move with other
+        records (C = 0: known propensities), output perturbation (Algorithm 1)
+        otherwise; ``"output"``: output perturbation at every stage (the
+        paper's mechanism; for comparison); ``"objective"``: refused for a
+        stage with three or more arms or with C > 0 (no proof).
+    residual : {"auto", True, False} or ResidualWeights, default="auto"
+        Residual weights per stage (:class:`pydpowl.DPOWL`'s): the mean of
+        ``Y_k`` over the n subjects released first (Laplace, on
+        ``baseline_share`` of the stage's budget, 0.1 by default), the residual
+        clipped to ``+-R_k = clip_share S_k`` (``S_k`` the public range of
+        ``Y_k``; 1/16 by default), so that the weights are bounded by
+        ``W_k clip_share``. ``"auto"``: on for two-arm stages with C = 0 and
+        ``baseline="lower"``. Needs ``baseline="lower"`` (it replaces the baseline).
     feature_bounds : (lower, upper) or sequence of them
         Public bounds of each stage's history features (one pair used at every
         stage, or one per stage); features are clipped to them (counted).
@@ -182,11 +232,13 @@ class DPMultiStageOWL(DPEstimator):
         bind in ``"linear"``, so that even at ``epsilon = inf`` it is a
         different residual).
     baseline_share : float, default=0.25
-        The share of each stage's budget spent on a ``"linear"`` baseline, in (0, 1).
+        The share of each stage's budget spent on a ``"linear"`` baseline, in
+        (0, 1) (residual weights' mean baseline takes ``residual``'s share).
     baseline_gamma : float, default=1.0
         Regularisation constant of the ``"linear"`` baseline (DPpack's ``LinearRegressionDP`` convention).
-    huber_h : float, default=0.5
-        Huber smoothing of the hinge (DTRlearn2 uses the exact hinge).
+    huber_h : float or "auto", default="auto"
+        Huber smoothing of the hinge (DTRlearn2 uses the exact hinge); ``"auto"``: 1 for objective
+        perturbation, 0.5 for output perturbation (:class:`pydpowl.DPOWL`'s defaults).
     fit_intercept : bool, default=True
     weight_sensitivity : float, "trivial" or None, default=None
         Stated C for stages whose propensities are arrays (as :class:`pydpowl.DPOWL`): 0 when they are
@@ -212,6 +264,8 @@ class DPMultiStageOWL(DPEstimator):
         Each stage's budget (rule and baseline).
     ledger_ : BudgetAccountant
         Every release of this fit with its ``(epsilon, delta)``, in the order made (stage T first).
+    sampler_model_ : {"numpy", "R"}
+        The sampler model of the rounding deltas (R's samplers when an R stream is replayed).
     privacy_spent_ : (float, float)
         The whole regime's ``(epsilon, delta)``: the ledger's sums (sequential composition; each
         delta is that release's floating-point rounding's).
@@ -229,13 +283,16 @@ class DPMultiStageOWL(DPEstimator):
     probabilities, or a stated C) and gamma. See docs/privacy_audit.md.
     """
 
-    def __init__(self, *, epsilon: Any, gamma: Any, feature_bounds: Any, reward_bounds: Any,
+    def __init__(self, *, epsilon: Any, feature_bounds: Any, reward_bounds: Any, gamma: Any = AUTO,
+                 mechanism: str = AUTO, residual: Any = AUTO,
                  propensity_floor: Any = None, baseline: Any = "lower", baseline_share: float = 0.25,
-                 baseline_gamma: float = 1.0, huber_h: float = 0.5, fit_intercept: bool = True,
+                 baseline_gamma: float = 1.0, huber_h: Any = AUTO, fit_intercept: bool = True,
                  weight_sensitivity: Any = None, tol: float = DEFAULT_TOL, accountant: Any = None,
                  keep_nonprivate: bool = False, random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
+        self.mechanism = mechanism
+        self.residual = residual
         self.feature_bounds = feature_bounds
         self.reward_bounds = reward_bounds
         self.propensity_floor = propensity_floor
@@ -275,8 +332,10 @@ class DPMultiStageOWL(DPEstimator):
 
     def _validated(self, T: int):
         budgets = self._budgets(T)
-        gammas = [check_positive("gamma" if _is_number(self.gamma) else f"gamma[{k}]", g)
-                  for k, g in enumerate(_per_stage("gamma", self.gamma, T, _is_number))]
+        gammas = [g if _is_auto(g) else check_positive("gamma" if _is_number(self.gamma) else f"gamma[{k}]", g)
+                  for k, g in enumerate(_per_stage("gamma", self.gamma, T, lambda v: _is_number(v) or _is_auto(v)))]
+        check_choice("mechanism", self.mechanism, MECHANISM_CHOICES)
+        check_residual(self.residual)
         rewards = [_check_reward_bounds(b, k + 1)
                    for k, b in enumerate(_per_stage("reward_bounds", self.reward_bounds, T, _is_pair_of_numbers))]
         floors = []
@@ -299,7 +358,8 @@ class DPMultiStageOWL(DPEstimator):
         if "linear" in baselines and not (0.0 < share < 1.0):
             raise ValueError(f"baseline_share must be in (0, 1), got baseline_share={self.baseline_share!r}.")
         check_positive("baseline_gamma", self.baseline_gamma)
-        check_positive("huber_h", self.huber_h)
+        if not _is_auto(self.huber_h):
+            check_positive("huber_h", self.huber_h)
         check_positive("tol", self.tol)
         check_bool("fit_intercept", self.fit_intercept)
         check_bool("keep_nonprivate", self.keep_nonprivate)
@@ -391,6 +451,7 @@ class DPMultiStageOWL(DPEstimator):
             W.append(reach / math.prod(probs[j][1] for j in range(k, T)))
         # --- backward releases ---
         rng = resolve_rng(self.random_state)
+        stream = "R" if is_r_stream(self.random_state) else "numpy"  # the sampler model of the rounding deltas
         ledger = BudgetAccountant(total)
         followed = np.ones(n, dtype=bool)
         prob_product = np.ones(n)
@@ -428,19 +489,34 @@ class DPMultiStageOWL(DPEstimator):
             K = len(classes[k])
             problem = prepare_arm_problem(hist[k], codes[k], K, outcome, prob_product,
                                           weights_upper_bound=W[k], weight_sensitivity=prop.C)
-            out = release_arm_rule(problem, epsilon=eps_k, gamma=gammas[k], huber_h=self.huber_h, tol=self.tol,
-                                   rng=rng)
-            delta_k = release_spent(out, epsilon=eps_k)[1]
-            ledger.spend(eps_k, label=f"stage {stage} rule ({K} arms)", delta=delta_k)
+            plan = self._stage_plan(stage, K, b, gamma=gammas[k], epsilon=eps_k, n=n,
+                                    dim=problem.rows.shape[1], W=W[k], C=prop.C,
+                                    benefit_range=span_hi - span_lo)
+            rel = release_rule(problem.rows, problem.labels, problem.weights, plan=plan, C=prop.C, tol=self.tol,
+                               reproduce_dppack=False, rng=rng, benefit=cumulative - span_lo,
+                               propensity_received=prob_product, n_clipped_weights=problem.n_clipped_weights,
+                               active=followed)
+            (e_rule, delta_k), spent_b = rule_release_parts(rel, reproduce_dppack=False, stream=stream)
+            base_value = None
+            if spent_b is not None:  # residual weights: the mean baseline was released first
+                eps_b = spent_b[0]
+                base_value = span_lo + rel.baseline.value
+                ledger.spend(eps_b, label=f"stage {stage} baseline (mean, Laplace)", delta=spent_b[1])
+                if self.accountant is not None:
+                    self.accountant.spend(eps_b, label=f"DPMultiStageOWL stage {stage} baseline", delta=spent_b[1])
+            what = f"{plan.mechanism} perturbation"
+            ledger.spend(e_rule, label=f"stage {stage} rule ({K} arms, {what})", delta=delta_k)
             if self.accountant is not None:
-                self.accountant.spend(eps_k, label=f"DPMultiStageOWL stage {stage} rule", delta=delta_k)
-            rule = ArmRule(classes=classes[k], scaled_coef=out.coef.reshape(K - 1, -1), scaler=scalers[k])
-            stages[k] = StageRelease(stage=stage, rule=rule, epsilon=eps_k, epsilon_baseline=eps_b,
-                                     sensitivity=out.sensitivity, weights_upper_bound=W[k], release_grid=out.grid,
-                                     baseline_coef=baseline_coef)
-            n_followed[k], n_clip_w[k] = int(followed.sum()), problem.n_clipped_weights
+                self.accountant.spend(e_rule, label=f"DPMultiStageOWL stage {stage} rule", delta=delta_k)
+            rule = ArmRule(classes=classes[k], scaled_coef=rel.coef.reshape(K - 1, -1), scaler=scalers[k])
+            stages[k] = StageRelease(stage=stage, rule=rule, epsilon=e_rule, epsilon_baseline=eps_b,
+                                     sensitivity=rel.sensitivity, weights_upper_bound=plan.weights_upper_bound,
+                                     release_grid=rel.grid, baseline_coef=baseline_coef, mechanism=plan.mechanism,
+                                     residual=plan.residual is not None, gamma=plan.gamma, huber_h=plan.huber_h,
+                                     baseline=base_value, noise_scale=rel.noise_scale, delta=delta_k)
+            n_followed[k], n_clip_w[k] = int(followed.sum()), rel.n_clipped_weights
             if self.keep_nonprivate:
-                nonprivate[k] = out.nonprivate_coef.reshape(K - 1, -1).copy()
+                nonprivate[k] = rel.minimiser.reshape(K - 1, -1).copy()
             # who follows the released rule of this stage (post-processing of the release)
             recommended = np.argmax(rule.scores(raw[k]), axis=1)
             followed &= recommended == codes[k]
@@ -449,6 +525,7 @@ class DPMultiStageOWL(DPEstimator):
         self.classes_ = [s.rule.classes for s in stages]
         self.epsilon_stages_ = [s.epsilon + s.epsilon_baseline for s in stages]
         self.ledger_ = ledger
+        self.sampler_model_ = stream
         self.privacy_spent_ = ledger.privacy_spent  # sequential composition of every stage's releases
         self.n_samples_ = n
         self.n_features_in_ = [s.rule.scaler.n_features for s in stages]
@@ -459,6 +536,30 @@ class DPMultiStageOWL(DPEstimator):
         if self.keep_nonprivate:
             self.nonprivate_scaled_coef_ = nonprivate
         return self
+
+    def _stage_plan(self, stage: int, K: int, baseline: Any, *, gamma: Any, epsilon: float, n: int, dim: int,
+                    W: float, C: float, benefit_range: float):
+        """The stage's :class:`~pydpowl.estimators.owl_mechanism.RulePlan`: DPOWL's plan, with what has no
+        proof here refused (objective perturbation and residual weights for three or more arms; residual
+        weights with another baseline)."""
+        mechanism, residual = self.mechanism, check_residual(self.residual)
+        if K > 2:
+            if mechanism == "objective":
+                raise ValueError(f"mechanism='objective' (stage {stage}) needs two arms: stage {stage} has {K}, and "
+                                 "K-arm rules are released by output perturbation; use mechanism='output' or "
+                                 "'auto'.")
+            if residual is not False and residual != AUTO:
+                raise ValueError(f"residual weights (stage {stage}) need two arms: stage {stage} has {K}; use "
+                                 "residual=False or 'auto'.")
+            mechanism, residual = "output", False
+        if baseline != "lower":
+            if residual is not False and residual != AUTO:
+                raise ValueError(f"residual weights (a private mean baseline) replace baseline={baseline!r}: use "
+                                 "baseline='lower' with them, or residual=False.")
+            residual = False
+        return plan_rule(mechanism=mechanism, residual=residual, gamma=gamma, huber_h=self.huber_h, epsilon=epsilon,
+                         n_samples=n, dim=dim, weights_upper_bound=W, C=C, reproduce_dppack=False,
+                         benefit_range=benefit_range if baseline == "lower" else None)
 
     def _private_baseline(self, X: NDArray[np.float64], y: NDArray[np.float64], followed: NDArray[np.bool_],
                           bounds: Any, target_bounds: Tuple[float, float], epsilon: float, rng: Any, stage: int):
@@ -516,14 +617,7 @@ class DPMultiStageOWL(DPEstimator):
         """The ``delta`` of the floating-point-safe releases of the rules (summed over stages; the linear
         baselines' own grid adds theirs, see :class:`pydpowl.DPLinearRegression`)."""
         check_is_fitted(self, "stages_")
-        total = 0.0
-        for s in self.stages_:
-            if s.release_grid is None:
-                continue
-            dim = s.rule.scaled_coef.size
-            total += floating_point_delta(epsilon=s.epsilon, dim=dim, grid=s.release_grid,
-                                          noise_scale=s.sensitivity / s.epsilon)
-        return total
+        return math.fsum(s.delta for s in self.stages_)
 
 
 def ipw_value(regime_treatments: Sequence[NDArray[Any]], A: Sequence[ArrayLike], R: Sequence[ArrayLike],

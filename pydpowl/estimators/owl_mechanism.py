@@ -231,7 +231,7 @@ def release_rule(Z: NDArray[np.float64], treatment: NDArray[np.float64], weights
                  plan: RulePlan, C: float, tol: float, reproduce_dppack: bool, rng: Any,
                  benefit: Optional[NDArray[np.float64]] = None,
                  propensity_received: Optional[NDArray[np.float64]] = None,
-                 n_clipped_weights: int = 0) -> RuleRelease:
+                 n_clipped_weights: int = 0, active: Optional[NDArray[np.bool_]] = None) -> RuleRelease:
     """Release one rule as ``plan`` says.
 
     Parameters
@@ -255,6 +255,10 @@ def release_rule(Z: NDArray[np.float64], treatment: NDArray[np.float64], weights
         ``P(A_i | x_i)`` (residual weights).
     n_clipped_weights : int
         Plain weights clipped at W by the preparation (reported without residual weights).
+    active : ndarray of bool of shape (n,), optional
+        Residual weights: rows whose weight is set to 0 where False (a stage of
+        a multi-stage rule: the subjects who did not follow the later released
+        rules). They still count in the baseline's mean over the ``n`` public rows.
     """
     loss = HuberHingeLoss(plan.huber_h)
     y, w, baseline, n_res, n_b = treatment, weights, None, 0, 0
@@ -266,7 +270,7 @@ def release_rule(Z: NDArray[np.float64], treatment: NDArray[np.float64], weights
         prob = residual_problem(treatment, benefit, propensity_received, baseline=baseline.value,
                                 benefit_bounds=bounds,
                                 weights_upper_bound=plan.owl_weights_upper_bound,
-                                clip_share=plan.residual.clip_share)
+                                clip_share=plan.residual.clip_share, active=active)
         if prob.weights_upper_bound != plan.weights_upper_bound:  # one rule for the bound: residual_weight_bound
             raise AssertionError("the residual weights' bound differs from the plan's.")
         y, w, n_res, n_clipped_weights = prob.labels, prob.weights, prob.n_clipped_residuals, prob.n_clipped_weights
@@ -353,17 +357,27 @@ def store_plan_attributes(est: Any, plan: RulePlan, *, ridge: float, noise_scale
     est.n_clipped_residuals_ = n_clipped_residuals
 
 
-def rule_privacy_spent(rel: RuleRelease, *, reproduce_dppack: bool, stream: str) -> Tuple[float, float]:
-    """``(epsilon, delta)`` of a rule release: the residual baseline's and the rule's releases in sequence, each
+def rule_release_parts(rel: RuleRelease, *, reproduce_dppack: bool, stream: str
+                       ) -> Tuple[Tuple[float, float], Optional[Tuple[float, float]]]:
+    """``(epsilon, delta)`` of the rule's release and of the residual baseline's (None without one), each
     with its floating-point rounding's ``delta`` under the sampler model ``stream``."""
-    from ..privacy.accountant import compose, rounded_release_spent
+    from ..privacy.accountant import rounded_release_spent
 
-    parts = [rounded_release_spent(rel.plan.epsilon_rule, dim=len(rel.coef), grid=rel.grid,
-                                   noise_scale=rel.noise_scale, full_precision=reproduce_dppack, stream=stream)]
-    if rel.baseline is not None:
-        b = rel.baseline
-        parts.append(rounded_release_spent(b.epsilon, dim=1, grid=b.grid, noise_scale=b.scale, stream=stream))
-    return compose(parts, "sequential")
+    rule = rounded_release_spent(rel.plan.epsilon_rule, dim=len(rel.coef), grid=rel.grid,
+                                 noise_scale=rel.noise_scale, full_precision=reproduce_dppack, stream=stream)
+    if rel.baseline is None:
+        return rule, None
+    b = rel.baseline
+    return rule, rounded_release_spent(b.epsilon, dim=1, grid=b.grid, noise_scale=b.scale, stream=stream)
+
+
+def rule_privacy_spent(rel: RuleRelease, *, reproduce_dppack: bool, stream: str) -> Tuple[float, float]:
+    """``(epsilon, delta)`` of a rule release: the residual baseline's and the rule's releases in sequence
+    (:func:`rule_release_parts`)."""
+    from ..privacy.accountant import compose
+
+    rule, baseline = rule_release_parts(rel, reproduce_dppack=reproduce_dppack, stream=stream)
+    return compose([rule] if baseline is None else [rule, baseline], "sequential")
 
 
 def store_rule_attributes(est: Any, fitted: FittedRule) -> None:

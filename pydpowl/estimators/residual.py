@@ -179,7 +179,8 @@ class ResidualProblem:
 def residual_problem(treatment: NDArray[np.float64], benefit: NDArray[np.float64],
                      propensity_received: NDArray[np.float64], *, baseline: float,
                      benefit_bounds: Tuple[float, float], weights_upper_bound: float,
-                     clip_share: float = RESIDUAL_CLIP_SHARE) -> ResidualProblem:
+                     clip_share: float = RESIDUAL_CLIP_SHARE,
+                     active: Optional[NDArray[np.bool_]] = None) -> ResidualProblem:
     """Residual labels and weights for a released (public) baseline (see the module docstring).
 
     Parameters
@@ -198,6 +199,9 @@ def residual_problem(treatment: NDArray[np.float64], benefit: NDArray[np.float64
         Public W of the plain OWL weights ``(B - L) / p``; residual weights are bounded by ``W clip_share``.
     clip_share : float
         ``R = clip_share (U - L)``.
+    active : ndarray of bool of shape (n,), optional
+        Where False the weight is 0 (a multi-stage rule's non-followers: a
+        function of the record and of released rules only, so still C = 0).
     """
     lo, hi = check_benefit_bounds(benefit_bounds)
     R = clip_share * (hi - lo)
@@ -211,6 +215,8 @@ def residual_problem(treatment: NDArray[np.float64], benefit: NDArray[np.float64
     A = np.asarray(treatment, dtype=np.float64)
     labels = np.where(r < 0, -A, A)
     w = np.abs(r) / np.asarray(propensity_received, dtype=np.float64)
+    if active is not None:
+        w = np.where(np.asarray(active, dtype=bool), w, 0.0)
     over = w > W_r
     n_w = int(np.count_nonzero(over))
     if n_w:

@@ -25,11 +25,18 @@ training set of size ``n`` (and one large test set per run):
 
 Each private fit is compared with the non-private fit on the same training
 data (``epsilon = inf``): the agreement of the two rules on the test set, and
-the value of each. ``gamma`` is public and fixed in advance as ``lambda n``
+the value of each. ``mechanism`` is the estimators' (``"auto"``, their
+default, or ``"output"``, the paper's output perturbation). With output
+perturbation ``gamma`` is public and fixed in advance as ``lambda n``
 (DPpack's convention): ``lambda = 0.05`` for the three-arm rule, ``0.005``
 for each stage of the regime (its features, bounded by +-12, are scaled far
-down; with 0.05 even the non-private regime is nearly flat); the budget of
-the two-stage regime is split equally between the stages.
+down; with 0.05 even the non-private regime is nearly flat). With
+``"auto"`` the two-stage regime takes its defaults: weighted objective
+perturbation with residual weights at each stage and gamma by the public
+rule (``gamma="auto"``; the non-private comparison fit at ``epsilon = inf``
+then has gamma 1); the three-arm rule is released by output perturbation
+either way. The budget of the two-stage regime is split equally between the
+stages.
 """
 
 from __future__ import annotations
@@ -71,12 +78,12 @@ class MultiarmDesign:
         B = 1 + 0.5 * X[:, 0] + 2.0 * (A == self.best(X)) + rng.normal(0, 0.5, n)
         return X, A, np.clip(B, *self.benefit_bounds)
 
-    def fit(self, data, epsilon: float, rng: np.random.Generator):
+    def fit(self, data, epsilon: float, rng: np.random.Generator, mechanism: str = "auto"):
         from ..estimators.owl import DPOWL
 
         X, A, B = data
         W = self.benefit_bounds[1] * self.n_arms
-        return DPOWL(epsilon=epsilon, gamma=self.lam * len(A), weights_upper_bound=W,
+        return DPOWL(epsilon=epsilon, gamma=self.lam * len(A), weights_upper_bound=W, mechanism=mechanism,
                      feature_bounds=self.feature_bounds, random_state=rng).fit(X, A, B, 1 / 3)
 
     def recommend(self, model, test) -> np.ndarray:
@@ -132,15 +139,18 @@ class KStageDesign:
         b2 = (b1[0] + [-1.0] + b1[0], b1[1] + [1.0] + b1[1])
         return [b1, b2]
 
-    def fit(self, data, epsilon: float, rng: np.random.Generator):
+    def fit(self, data, epsilon: float, rng: np.random.Generator, mechanism: str = "auto"):
         from ..estimators.multistage import DPMultiStageOWL
 
         X, A, R = data
         n = len(X)
         reward_bounds = [(0.0, 1e-9), (-float(self.T) - 4.0, float(self.T) + 4.0)]
-        return DPMultiStageOWL(epsilon=epsilon, gamma=self.lam * n, feature_bounds=self.bounds(),
-                               reward_bounds=reward_bounds, random_state=rng).fit(
-            self.histories(X, A[0]), A, R, [0.5] * self.T)
+        if mechanism == "output":  # the paper's mechanism with the classic BOWL weights and the fixed lambda
+            settings = dict(gamma=self.lam * n, mechanism="output", residual=False)
+        else:
+            settings = dict(mechanism=mechanism)
+        return DPMultiStageOWL(epsilon=epsilon, feature_bounds=self.bounds(), reward_bounds=reward_bounds,
+                               random_state=rng, **settings).fit(self.histories(X, A[0]), A, R, [0.5] * self.T)
 
     def recommend(self, model, test) -> np.ndarray:
         X, _ = test
@@ -167,6 +177,7 @@ class MultiStudyResult:
     raw: pd.DataFrame  # one row per (n, epsilon, repetition)
     reps: int
     seconds: float
+    mechanism: str = "auto"
 
     def format_table(self) -> str:
         t = self.table
@@ -179,9 +190,15 @@ class MultiStudyResult:
 
 
 def run_multi_study(design: str, sizes: Sequence[int], epsilons: Sequence[float], *, reps: int,
-                    test_size: int = 20000, random_state: int = 2024,
+                    test_size: int = 20000, random_state: int = 2024, mechanism: str = "auto",
                     progress: bool = False) -> MultiStudyResult:
-    """Every (n, epsilon, repetition): fit privately and non-privately on the same data, score on the test set."""
+    """Every (n, epsilon, repetition): fit privately and non-privately on the same data, score on the test set.
+
+    ``mechanism``: ``"auto"`` (the estimators' defaults) or ``"output"`` (output perturbation with the
+    fixed ``lambda n``; see the module docstring).
+    """
+    if mechanism not in ("auto", "output"):
+        raise ValueError(f"mechanism must be 'auto' or 'output', got mechanism={mechanism!r}.")
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {sorted(DESIGNS)}, got design={design!r}.")
     t0 = time.perf_counter()
@@ -193,11 +210,11 @@ def run_multi_study(design: str, sizes: Sequence[int], epsilons: Sequence[float]
         for n, r in ((n, r) for n in sizes for r in range(reps)):
             rng = np.random.default_rng([random_state, 2, int(n), r])
             data = population.draw(int(n), rng)
-            exact = population.recommend(population.fit(data, math.inf, rng), test)
+            exact = population.recommend(population.fit(data, math.inf, rng, mechanism), test)
             v_exact = population.value(exact, test)
             rows.append((int(n), math.inf, r, v_exact, 1.0, v_exact))
             for eps in finite:
-                rec = population.recommend(population.fit(data, eps, rng), test)
+                rec = population.recommend(population.fit(data, eps, rng, mechanism), test)
                 same = rec.reshape(len(rec), -1) == exact.reshape(len(exact), -1)  # every stage alike
                 agree = float(np.mean(np.all(same, axis=1)))
                 rows.append((int(n), eps, r, population.value(rec, test), agree, v_exact))
@@ -208,4 +225,5 @@ def run_multi_study(design: str, sizes: Sequence[int], epsilons: Sequence[float]
                   agreement=("agreement", "mean"),
                   agreement_se=("agreement", lambda v: v.std(ddof=1) / math.sqrt(len(v))),
                   value_nonprivate=("value_nonprivate", "mean")).reset_index()
-    return MultiStudyResult(design=design, table=table, raw=raw, reps=reps, seconds=time.perf_counter() - t0)
+    return MultiStudyResult(design=design, table=table, raw=raw, reps=reps, seconds=time.perf_counter() - t0,
+                            mechanism=mechanism)

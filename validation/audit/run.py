@@ -293,7 +293,10 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
         that its default releases do not follow ``set.seed`` (fresh R sessions).
     analysis : bool, default=True
         Also audit the whole private analysis as one mechanism
-        (:mod:`validation.audit.analysis`; half as many releases per split).
+        (:mod:`validation.audit.analysis`; half as many releases per split), and a
+        two-stage regime, with its defaults and with output perturbation
+        (:mod:`validation.audit.multistage`; at least 1000 releases per split; its
+        rows join the analysis table).
     disclosure : bool, default=True
         Also check that a neighbour which changes only a count or a warning
         changes nothing a user sees by default (:mod:`validation.audit.disclosure`).
@@ -417,6 +420,12 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
         from .analysis import run_analysis_audit
 
         analysis_rows = run_analysis_audit(quick=quick, n_per_split=n_analysis, seed=next_seed, alpha=alpha, say=say)
+        next_seed += 16 * n_analysis
+        from .multistage import run_multistage_audit
+
+        # the whole multi-stage regime as one mechanism (rows of the analysis table: a ledger total vs a bound)
+        analysis_rows += run_multistage_audit(n_per_split=max(1000, n_analysis), seed=next_seed, alpha=alpha,
+                                              say=say)
     disclosure_rows: List[Any] = []
     if disclosure:
         import tempfile

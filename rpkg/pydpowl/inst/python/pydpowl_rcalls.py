@@ -676,8 +676,10 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
     from pydpowl.interop.dppack import r_state_out, r_stream
 
     rng, kind = r_stream(random_seed)
-    model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds,
-                            reward_bounds=_stage_reward_bounds(reward_bounds, T),
+    # owl() releases each stage by output perturbation with the BOWL weights (its print/summary report Delta);
+    # DPMultiStageOWL's default (objective perturbation, residual weights) is not wired to R yet
+    model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds, mechanism="output",
+                            residual=False, reward_bounds=_stage_reward_bounds(reward_bounds, T),
                             propensity_floor=None if propensity_floor is None else floors, baseline=baselines,
                             baseline_share=v.check_positive("baseline_share", baseline_share), huber_h=h,
                             weight_sensitivity=weight_sensitivity, random_state=rng)

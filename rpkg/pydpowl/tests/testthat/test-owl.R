@@ -177,8 +177,9 @@ test_that("private fits: the budget on a ledger, OS entropy by default, R's stre
   a <- do.call(fit_small, c(list(cs), args))
   b <- do.call(fit_small, c(list(cs), args))
   expect_false(identical(coef(a), coef(b)))
-  expect_identical(a$ledger$release, c("stage 2 baseline (linear, KST)", "stage 2 rule (2 arms)",
-                                       "stage 1 baseline (linear, KST)", "stage 1 rule (2 arms)"))
+  expect_identical(a$ledger$release,
+                   c("stage 2 baseline (linear, KST)", "stage 2 rule (2 arms, output perturbation)",
+                     "stage 1 baseline (linear, KST)", "stage 1 rule (2 arms, output perturbation)"))
   expect_equal(a$ledger$epsilon, c(0.25, 0.75, 0.25, 0.75))
   expect_equal(a$epsilon, 2)
   set.seed(5)
