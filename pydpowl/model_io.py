@@ -453,14 +453,16 @@ def regime_to_dict(model: Any, *, feature_names: Any = None, epsilon_total: Opti
                                           or any(isinstance(f, str) for f in feature_names)):
             raise ValueError(f"feature_names must hold one list of names per stage (T={T}), got {feature_names!r}.")
         stages = [_stage_content(k + 1, s.rule, s.release_grid, epsilon=s.epsilon + s.epsilon_baseline,
-                                 gamma=g, weights_upper_bound=s.weights_upper_bound,
-                                 weight_sensitivity=C, huber_h=model.huber_h,
+                                 gamma=s.gamma, weights_upper_bound=s.weights_upper_bound,
+                                 weight_sensitivity=C, huber_h=s.huber_h,
                                  names=None if feature_names is None else feature_names[k])
-                  for k, (s, g, C) in enumerate(zip(model.stages_, model._validated(T)[1],
-                                                    _stage_sensitivities(model, T)))]
+                  for k, (s, C) in enumerate(zip(model.stages_, _stage_sensitivities(model, T)))]
         kind = "multistage"
-        mechanism = ("output perturbation (Algorithm 1) at each stage, backward OWL weights |Y_k - m_k| 1{later "
-                     "treatments followed the released rules} / prod P(A_l | H_l); stages composed sequentially")
+        how = {"output": "output perturbation (Algorithm 1)", "objective": "weighted objective perturbation"}
+        per_stage = ", ".join(f"stage {k + 1}: {how[s.mechanism]}" + (" with residual weights" if s.residual else "")
+                              for k, s in enumerate(model.stages_))
+        mechanism = (f"{per_stage}; backward OWL weights |Y_k - m_k| 1{{later treatments followed the released "
+                     "rules}} / prod P(A_l | H_l); stages composed sequentially")
         eps = math.fsum(s["epsilon"] for s in stages)
     else:
         check_is_fitted(model)
