@@ -248,9 +248,10 @@ def run(args: argparse.Namespace) -> int:
     split_text = (f"{result.n_learning} learning rows, {result.n_evaluation} evaluation rows" if args.public_n
                   else f"a random {split.evaluation_fraction:g} of the rows for evaluation, the rest for learning")
     sel = result.gamma_selection
-    say(f"split: {split_text}; gamma = {result.gamma:.6g}"
-        + (f" (candidate {sel['selected']:g} of {'/'.join(f'{g:g}' for g in sel['candidates'])} won the private "
-           "selection)" if sel else f" ({result.model_content['tuning']})"))
+    say(f"split: {split_text}; "
+        + (f"gamma = {result.gamma:.6g} (candidate {sel['selected']:g} of "
+           f"{'/'.join(f'{g:g}' for g in sel['candidates'])} won the private selection)" if sel
+           else result.model_content["tuning"]))
     say(f"rule released by {result.model.mechanism_description_}")
     if result.n_arms > 2:
         say(f"released rule ({result.n_arms} arms: {', '.join(labels)}; the arm a with the largest score "
