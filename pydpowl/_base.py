@@ -24,8 +24,8 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
-__all__ = ["DPEstimator", "NotFittedError", "check_is_fitted", "check_prediction_input", "is_fitted", "feature_names_in",
-           "n_features_message", "store_feature_names"]
+__all__ = ["DPEstimator", "NotFittedError", "check_is_fitted", "check_prediction_input", "is_fitted",
+           "feature_names_in", "n_features_message", "store_feature_names"]
 
 
 class NotFittedError(_SklearnNotFittedError):

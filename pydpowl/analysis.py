@@ -329,7 +329,7 @@ def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_mode
         raise ValueError(f"the budget split's {name}={getattr(split, name)!r} (--budget-split {name}=...) would "
                          f"be ignored: {why}.")
     return {k: _double_at_most(v) for k, v in budget_shares(total_epsilon, split, propensity_model=propensity_model,
-                                                             tune=tune).items()}
+                                                            tune=tune).items()}
 
 
 def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
@@ -594,7 +594,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                  logit_bound: float = DEFAULT_LOGIT_BOUND, propensity_gamma: Optional[float] = None,
                  gamma: Optional[float] = None, gammas: Optional[Sequence[float]] = None, huber_h: Any = "auto",
                  mechanism: str = "auto", residual: Any = "auto",
-                 level: float = 0.95, split: Optional[BudgetSplit] = None, feature_names: Optional[Sequence[str]] = None,
+                 level: float = 0.95, split: Optional[BudgetSplit] = None,
+                 feature_names: Optional[Sequence[str]] = None,
                  treatment_labels: Tuple[str, str] = ("+1", "-1"), accountant: Optional[BudgetAccountant] = None,
                  evaluation_rows: Optional[Sequence[int]] = None, public_n: bool = False,
                  benefit_scale: Optional[BenefitScale] = None, random_state: Any = None) -> AnalysisResult:
@@ -806,7 +807,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     from .model_io import model_to_dict
 
     content = model_to_dict(model, feature_names=names, epsilon_total=E, tuning=_tuning_text(selection, gamma, eps,
-                                                                                   public_rule=public_rule),
+                                                                                             public_rule=public_rule),
                             treatment_labels=treatment_labels)
     rule_ev = np.where(X[ev] @ np.asarray(content["coef"]) + content["intercept"] > 0, 1.0, -1.0)
 
@@ -899,4 +900,3 @@ def analyze_arrays(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, lo
 
         out["files"] = [str(p) for p in write_analysis(result, out_dir)]
     return out
-

@@ -123,18 +123,20 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
     lines += ["", f"Learning part: {rows['learning']}epsilon {number_text(parts['learning']['epsilon'])}; evaluation "
               f"part: {rows['evaluation']}epsilon {number_text(parts['evaluation']['epsilon'])}; the analysis is "
               f"({number_text(led['spent'])}, {delta_text(led['spent_delta'])})-DP (total epsilon allowed "
-              f"{number_text(led['total_epsilon'])}). Epsilons are the exact shares of the total given; delta is that of the "
+              f"{number_text(led['total_epsilon'])}). Epsilons are the exact shares of the total given; delta is "
+              "that of the "
               "floating-point-safe rounding of each release under the sampler model of docs/privacy_audit.md "
               "(column delta_source of ledger.json), rounded up here.", ""]
     lo, hi = result.benefit_bounds
     mc = result.model_content
     bounds = ", ".join(f"{n} [{a:g}, {b:g}]" for n, a, b in zip(mc["feature_names"], mc["feature_bounds"]["lower"],
-                                                                 mc["feature_bounds"]["upper"]))
+                                                                mc["feature_bounds"]["upper"]))
     split = (f"{result.n_evaluation} of {result.n} rows for evaluation" if sizes else
              f"a random {result.evaluation_fraction:g} of the rows for evaluation")
     lines += ["## Public settings", "",
               f"* Features and bounds: {bounds} (values outside are clipped by design).",
-              f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); weight bound W = {mc['weights_upper_bound']:.6g}.",
+              f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); weight bound "
+              f"W = {mc['weights_upper_bound']:.6g}.",
               (f"* Propensity: P({plus}) = {result.propensity:.6g} (known)." if result.propensity is not None else
                f"* Propensity: logistic model released with epsilon {result.epsilons['propensity']:.6g}, logits "
                f"clipped to [-{result.propensity_model.logit_bound:.4g}, {result.propensity_model.logit_bound:.4g}] "
@@ -163,8 +165,9 @@ def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
     plus, minus = result.treatment_labels
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), gridspec_kw={"width_ratios": [1, 1.6]})
     ax = axes[0]
-    ax.errorbar([0], [v.value.estimate], yerr=[[v.value.estimate - v.value.ci_low], [v.value.ci_high - v.value.estimate]],
-                fmt="o", capsize=6, color="tab:blue")
+    est = v.value.estimate
+    ax.errorbar([0], [est], yerr=[[est - v.value.ci_low], [v.value.ci_high - est]], fmt="o", capsize=6,
+                color="tab:blue")
     ax.set_xticks([0])
     ax.set_xticklabels(["released rule"])
     ax.set_ylabel("value = mean benefit\n" + "\n".join(textwrap.wrap(f"({scale.definition})", 40)), fontsize=8)

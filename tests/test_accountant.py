@@ -6,7 +6,7 @@ import pytest
 
 from pydpowl import DPOWL
 from pydpowl.privacy.accountant import (BudgetAccountant, Release, compose, dataset_fingerprint, fingerprint_key_path,
-                                       rounded_release_spent)
+                                        rounded_release_spent)
 from pydpowl.exceptions import BudgetExceededError
 
 

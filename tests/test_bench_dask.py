@@ -33,7 +33,8 @@ def test_table_and_crossover_lines():
             {"n": 10**8, "dask": dask_row, "memory": None, "memory_note": "needs about 15 GB", "dppack": None,
              "csv_fit": None, "rel_diff": None}]
     table = bench_dask.format_table(rows)
-    assert "| 10,000,000 | 16 | auto | 3.20 | 6 (4 + 0) | 0.25 | 5.0 | 1.00, 2.00 | 2.50 | 2.30 | 1.40 | 58.70 |" in table
+    row = "| 10,000,000 | 16 | auto | 3.20 | 6 (4 + 0) | 0.25 | 5.0 | 1.00, 2.00 | 2.50 | 2.30 | 1.40 | 58.70 |"
+    assert row in table
     lines = bench_dask.crossover_lines(rows)
     assert "Dask faster" in lines[0] and "needs about 15 GB" in lines[1]
 

@@ -12,4 +12,3 @@ def test_bench_script_runs_without_r():
                            "--no-r"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "| 1,000 |" in proc.stdout and "precision goal" in proc.stdout
-

@@ -7,8 +7,8 @@ import pytest
 
 from pydpowl import DPOWL, prepare_owl
 from pydpowl.studies.bounds import (a_p, bound_optimal_gamma, empirical_risk_bound, expected_noise_norm,
-                            noise_norm_bound, population_optimal_gamma, population_risk_bound, sample_complexity,
-                            solution_norm_bound)
+                                    noise_norm_bound, population_optimal_gamma, population_risk_bound,
+                                    sample_complexity, solution_norm_bound)
 from pydpowl.datasets import make_synthetic_owl
 from pydpowl.engine.mechanisms import sample_output_noise_batch
 

@@ -75,7 +75,8 @@ def _err(argv, capsys):
 
 def test_errors_are_one_line_in_a_fresh_process(csv, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pydpowl.cli", "analyze", "--data", str(csv), *OPTS, "--propensity",
-                           "0.5", "--total-epsilon", "-1", "--out", str(tmp_path / "o")], capture_output=True, text=True)
+                           "0.5", "--total-epsilon", "-1", "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and lines == [
         "pydpowl analyze: error: --total-epsilon must be in (0, inf), got --total-epsilon -1.0."], lines
@@ -104,8 +105,8 @@ def test_bad_benefit_bounds_and_missing_settings(csv, tmp_path, capsys):
                                    "got '10:-10'."], lines
     code, lines = _err(["--data", str(csv), "--benefit-bounds", "0:1", "--propensity", "0.5", "--total-epsilon", "1",
                         "--out", str(tmp_path / "o")], capsys)
-    assert code == 2 and len(lines) == 1 and "needs --treatment, --benefit, --features, --bounds, " \
-                                              "--weights-upper-bound" in lines[0]
+    assert code == 2 and len(lines) == 1
+    assert "needs --treatment, --benefit, --features, --bounds, --weights-upper-bound" in lines[0]
     code, lines = _err(["--data", str(csv), *OPTS, "--total-epsilon", "1", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and len(lines) == 1 and "one of the arguments --propensity --propensity-model is required" \
         in lines[0]
@@ -155,8 +156,6 @@ def test_default_gamma_is_the_public_rule_and_the_mechanism_is_named(csv, tmp_pa
     assert "/".join(f"{g:g}" for g in DEFAULT_GAMMAS) in model.tuning and "output perturbation" in model.mechanism
 
 
-
-
 @pytest.mark.parametrize("neighbour", ["arm", "benefit", "feature"])
 def test_a_neighbour_that_changes_a_count_changes_nothing_the_user_sees(neighbour, tmp_path):
     """Issue 21.1: D and D' differ in one record that the mechanism cannot see (weight 0, or clipped to the same
@@ -193,4 +192,3 @@ def test_n_is_printed_only_when_declared_public(csv, tmp_path, capsys):
     ledger = json.loads((tmp_path / "b" / "ledger.json").read_text())
     assert "n = 800 rows (declared public with --public-n)" in text
     assert {p["name"]: p["rows"] for p in ledger["parts"]} == {"learning": 400, "evaluation": 400}
-

@@ -15,10 +15,11 @@ def test_no_command_prints_help_and_fails(capsys):
 
 
 def test_errors_are_one_line():
-    proc = subprocess.run([sys.executable, "-m", "pydpowl.cli", "casestudy", "--runs", "0", "--out", "/tmp/pydpowl-cli-test"],
+    proc = subprocess.run([sys.executable, "-m", "pydpowl.cli", "casestudy", "--runs", "0",
+                           "--out", "/tmp/pydpowl-cli-test"],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    lines = [l for l in proc.stderr.splitlines() if l.strip() and "[" not in l]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and "[" not in ln]
     assert lines == ["pydpowl casestudy: error: n_runs must be an integer >= 1, got n_runs=0."], proc.stderr
 
 

@@ -30,8 +30,9 @@ BOUNDS = (np.zeros(4), np.ones(4))
 def _data(n=2000, chunks=500):
     d = make_synthetic_owl(n, shift=10, random_state=5)
     X = d.X.to_numpy()
-    return (X, d.treatment, d.benefit), (da.from_array(X, chunks=(chunks, -1)), da.from_array(d.treatment, chunks=chunks),
-                                         da.from_array(d.benefit, chunks=chunks))
+    lazy = (da.from_array(X, chunks=(chunks, -1)), da.from_array(d.treatment, chunks=chunks),
+            da.from_array(d.benefit, chunks=chunks))
+    return (X, d.treatment, d.benefit), lazy
 
 
 def _model():

@@ -39,7 +39,7 @@ def _chunk(v, chunks):
 def _fit_both(est_kw, X, A, B, P, chunks, seed, P_chunked=None):
     mem = DPOWL(**est_kw, random_state=seed() if callable(seed) else seed).fit(X, A, B, P)
     Pd = _chunk(P, chunks) if P_chunked is None and isinstance(P, np.ndarray) else (P if P_chunked is None
-                                                                                     else P_chunked)
+                                                                                    else P_chunked)
     dsk = DPOWL(**est_kw, random_state=seed() if callable(seed) else seed).fit(
         _chunk(X, chunks), _chunk(A, chunks), _chunk(B, chunks), Pd)
     return mem, dsk

@@ -57,7 +57,7 @@ def test_csv_round_trip_and_errors(tmp_path):
     with pytest.raises(ValueError, match="columns n, epsilon, gamma"):
         GammaTable.from_csv(tmp_path / "bad.csv")
     pd.DataFrame({"n": [100, 100], "epsilon": [1.0, 1.0], "gamma": [3.0, 4.0]}).to_csv(tmp_path / "dup.csv",
-                                                                                    index=False)
+                                                                                       index=False)
     with pytest.raises(ValueError, match="two cells"):
         GammaTable.from_csv(tmp_path / "dup.csv")
     with pytest.raises(FileNotFoundError):

@@ -105,7 +105,7 @@ def test_sound_mode_smoothing_and_projection(data):
     cal0 = kst_calibration(epsilon=1.0, delta=0.0, p=p)  # the share at the full budget's calibration
     mu0 = (1.0 + cal0.Delta) / n
     r0 = ball_error_radius(1e-6, mu0, math.sqrt(p), p + mu0) + linear_term_shift(dim=p, modulus=n * mu0,
-                                                                                  rate=cal0.rate)
+                                                                                 rate=cal0.rate)
     kappa = max(n * 2.0 ** -24, math.sqrt(r0 * n * mu0 / (4 * p ** 1.5)))
     assert m.epsilon_smoothing_ == pytest.approx(kappa, rel=1e-12)
     assert np.sum(m.scaled_coef_ ** 2) <= p * (1 + 1e-12)

@@ -97,7 +97,6 @@ def test_smoothing_noise_has_the_l2_laplace_law():
     assert abs(norms.mean() - 1.5) < 4 * math.sqrt(0.75 / 4000)
 
 
-
 def _scaled(seed=0, n=200, d=3):
     rng = np.random.default_rng(seed)
     Z = rng.normal(size=(n, d))
@@ -261,7 +260,7 @@ def test_smoothing_radius_covers_the_linear_terms_sampler_error():
                         rng=np.random.default_rng(0))
         cal = kst_calibration(epsilon=k.epsilon_objective, delta=delta, p=3)
         extra = linear_term_shift(dim=3, modulus=1.0 + cal.Delta, **({"rate": cal.rate} if delta == 0 else
-                                                                      {"variance": cal.variance}))
+                                                                     {"variance": cal.variance}))
         mu = (1.0 + cal.Delta) / 300
         assert k.error_radius == pytest.approx(ball_error_radius(1e-13, mu, math.sqrt(3), 3 + mu) + extra, rel=1e-12)
 
@@ -290,7 +289,8 @@ def test_calibration_raises_the_ridge_to_the_floor_and_splits_the_budget():
 
 
 def test_calibration_keeps_a_large_gamma_and_gives_the_rest_to_the_linear_term():
-    cal = weighted_objective_calibration(epsilon=2.0, gamma=500.0, weights_upper_bound=4.0, curvature=0.25, lipschitz=1.0)
+    cal = weighted_objective_calibration(epsilon=2.0, gamma=500.0, weights_upper_bound=4.0, curvature=0.25,
+                                         lipschitz=1.0)
     assert cal.ridge == 500.0 and cal.extra_ridge == 0.0
     assert cal.epsilon_jacobian == pytest.approx(math.log(1.0 + 4.0 * 0.25 / 500.0), rel=1e-14)
     assert cal.rate == pytest.approx((2.0 - math.log(1.002)) / 8.0, rel=1e-14)

@@ -60,12 +60,14 @@ def test_norm_is_gamma_and_direction_uniform(d, rate):
     draws = np.array([sample_output_noise(d, rate, rng=rng) for _ in range(4000)])
     norms = np.linalg.norm(draws, axis=1)
     ks = stats.kstest(norms, stats.gamma(a=d, scale=1.0 / rate).cdf)
-    assert ks.pvalue > ALPHA, f"KS of noise norms vs Gamma({d}, rate={rate}): D={ks.statistic:.4f}, p={ks.pvalue:.2e} <= {ALPHA}"
+    assert ks.pvalue > ALPHA, (f"KS of noise norms vs Gamma({d}, rate={rate}): D={ks.statistic:.4f}, "
+                               f"p={ks.pvalue:.2e} <= {ALPHA}")
     if d >= 2:
         u = draws[:, 0] / norms
         law = stats.beta((d - 1) / 2, (d - 1) / 2)
         ks = stats.kstest((u + 1) / 2, law.cdf)
-        assert ks.pvalue > ALPHA, f"KS of (u1+1)/2 vs Beta({(d-1)/2}, {(d-1)/2}): D={ks.statistic:.4f}, p={ks.pvalue:.2e} <= {ALPHA}"
+        assert ks.pvalue > ALPHA, (f"KS of (u1+1)/2 vs Beta({(d-1)/2}, {(d-1)/2}): D={ks.statistic:.4f}, "
+                                   f"p={ks.pvalue:.2e} <= {ALPHA}")
     else:
         signs = np.sign(draws[:, 0])
         binom = stats.binomtest(int((signs > 0).sum()), len(signs))

@@ -14,7 +14,8 @@ def _exact_rounded_sum(theta, noise, grid):
         q = (Fraction(t) + Fraction(b)) / Fraction(grid)
         lo = q.numerator // q.denominator
         frac = q - lo
-        out.append(float((lo + (1 if frac > Fraction(1, 2) else 0 if frac < Fraction(1, 2) else lo % 2)) * Fraction(grid)))
+        up = 1 if frac > Fraction(1, 2) else 0 if frac < Fraction(1, 2) else lo % 2
+        out.append(float((lo + up) * Fraction(grid)))
     return np.array(out)
 
 

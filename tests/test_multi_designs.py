@@ -24,9 +24,9 @@ def test_kstage_design_optimal_regime_has_value_T():
     optimal = design.optimal[:, cluster].T
     assert design.value(optimal, (X, cluster)) == pytest.approx(2.0)
     assert design.value(-optimal, (X, cluster)) == pytest.approx(-2.0)
-    # sim_Kstage's rule: cluster l (1-based) -> 2 (floor(l / (2k - 1)) mod 2) - 1
-    np.testing.assert_array_equal(design.optimal[0], [2 * ((l // 1) % 2) - 1 for l in range(1, 11)])
-    np.testing.assert_array_equal(design.optimal[1], [2 * ((l // 3) % 2) - 1 for l in range(1, 11)])
+    # sim_Kstage's rule: cluster c (1-based) -> 2 (floor(c / (2k - 1)) mod 2) - 1
+    np.testing.assert_array_equal(design.optimal[0], [2 * ((c // 1) % 2) - 1 for c in range(1, 11)])
+    np.testing.assert_array_equal(design.optimal[1], [2 * ((c // 3) % 2) - 1 for c in range(1, 11)])
 
 
 @pytest.mark.parametrize("design", ["multiarm", "kstage"])

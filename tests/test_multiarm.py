@@ -83,7 +83,8 @@ def test_propensity_forms_give_the_received_arms_probability():
      r"each row must sum to 1 across the 3 arms .* 4 of 4 rows do not \(first at row 0\)"),
     (np.full((4, 2), 0.5), {"weight_sensitivity": 0}, ValueError, r"must have shape \(n, K\) = \(4, 3\)"),
     (np.full(4, 0.3), {}, ValueError, r"state how it was obtained with weight_sensitivity="),
-    (np.array([0.3, 0.0, 0.3, 0.3]), {"weight_sensitivity": 0}, ValueError, r"must lie in \(0, 1\] \(P\(A_i \| x_i\) of the received arm\); 1 of 4"),
+    (np.array([0.3, 0.0, 0.3, 0.3]), {"weight_sensitivity": 0}, ValueError,
+     r"must lie in \(0, 1\] \(P\(A_i \| x_i\) of the received arm\); 1 of 4"),
     (LogisticPropensity(feature_bounds=([0], [1]), benefit_bound=1, ridge=1), {}, TypeError,
      r"a LogisticPropensity models two arms"),
     ("1/3", {}, TypeError, r"must be a number, a mapping"),
@@ -228,7 +229,7 @@ def test_k_arm_fit_reports_epsilon_and_the_rounding_delta():
 
     X, A, B = _data(n=300, K=3, seed=4)
     m = DPOWL(epsilon=1.5, gamma=20.0, weights_upper_bound=10.0, feature_bounds=BOUNDS, random_state=0).fit(X, A, B,
-                                                                                                         1 / 3)
+                                                                                                            1 / 3)
     fp = floating_point_delta(epsilon=1.5, dim=2 * 4, grid=m.release_grid_, noise_scale=m.sensitivity_ / 1.5)
     assert m.privacy_spent_ == (1.5, fp) and 0 < fp < 1e-7 and m.summary().privacy_spent == m.privacy_spent_
 

@@ -112,7 +112,8 @@ def test_logistic_propensity_sets_C_and_known_propensity_does_not():
     data = make_synthetic_owl(300, random_state=4)
     bounds = ([0] * 4, [1] * 4)
     prop = LogisticPropensity(feature_bounds=bounds, benefit_bound=21.0, ridge=0.05).fit(data.X, data.treatment)
-    m = owl(epsilon=1.0, gamma=50.0, weights_upper_bound=60.0, random_state=0).fit(data.X, data.treatment, data.benefit, prop)
+    m = owl(epsilon=1.0, gamma=50.0, weights_upper_bound=60.0, random_state=0).fit(data.X, data.treatment,
+                                                                                   data.benefit, prop)
     C = prop.weight_sensitivity(300)
     assert m.weight_sensitivity_ == C == 300 * prop.per_weight_bound()
     assert m.sensitivity_ == pytest.approx((C + 120.0 + 2 * 300 * 1e-10) / 50.0, rel=1e-14)
@@ -333,10 +334,10 @@ def _by_name(data):
 def test_bounds_by_name_fit_a_reordered_dataframe_as_the_ordered_one(cyp):
     # the exact rule (the noise's coordinates follow the column order, so compare the minimisers)
     ordered = _cyp_owl(cyp, cyp.feature_bounds, epsilon=math.inf).fit(cyp.X, cyp.treatment, cyp.benefit,
-                                                                       cyp.propensity)
+                                                                      cyp.propensity)
     reordered = cyp.X[cyp.X.columns[::-1]]
     named = _cyp_owl(cyp, _by_name(cyp), epsilon=math.inf).fit(reordered, cyp.treatment, cyp.benefit,
-                                                                 cyp.propensity)
+                                                               cyp.propensity)
     assert named.n_clipped_features_ == ordered.n_clipped_features_ == 0
     assert named.feature_names_in_ == ["mdd", "nonwhite", "male", "age"]
     np.testing.assert_allclose(named.coef_[::-1], ordered.coef_, rtol=1e-12)
@@ -393,7 +394,7 @@ def test_misaligned_bounds_warn_only_when_the_diagnostic_is_asked_for(cyp):
         _cyp_owl(cyp, cyp.feature_bounds).fit(reordered, cyp.treatment, cyp.benefit, cyp.propensity)
     with pytest.warns(BoundsDiagnosticWarning) as caught:
         m = _cyp_owl(cyp, cyp.feature_bounds, diagnose_bounds=True).fit(reordered, cyp.treatment, cyp.benefit,
-                                                                          cyp.propensity)
+                                                                        cyp.propensity)
     text = str(caught[0].message)
     assert "'mdd'" in text and "'age'" in text and "NON-PRIVATE" in text and "more than 50%" in text
     assert str(m.n_clipped_features_) not in text and "1459" not in text  # columns named, counts never

@@ -159,6 +159,8 @@ def test_selection_reports_its_epsilon_and_delta(clf_data):
     models = [DPSVM(epsilon=e, perturbation="output", feature_bounds=FB) for e in (1.0, 0.5)]
     res = tune_classification_model(models, X, y, random_state=1)
     assert res.privacy_spent == (1.0, max(m.privacy_spent_[1] for m in res.models)) and res.privacy_spent[1] > 0
+
+
 def test_selection_states_the_delta_of_its_draw(clf_data):
     """Review 21.3: DPpack's inversion (an R stream) costs a delta, stated; the default exact sampler none."""
     from pydpowl.engine.mechanisms import exponential_mechanism_delta

@@ -185,6 +185,7 @@ def test_work_arrays_are_reused_across_problems_of_two_sizes(backend):
     its work arrays again, so repeated solves touch no fresh memory."""
     Z, y, w = _data(5, n=300)
     loss = HuberHingeLoss(0.3)
+
     def arrays(ws):  # every work array (numpy swaps the roles of two of them between calls)
         return [a for v in ws.values() for a in (v if isinstance(v, tuple) else (v,)) if isinstance(a, np.ndarray)]
 

@@ -61,7 +61,8 @@ def test_ridge_guarantees_b_x_and_no_warning(data):
 
 def test_external_model_has_zero_C(data):
     X, A, _ = data
-    model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1, fitted_on="external").fit(X, A)
+    model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1,
+                               fitted_on="external").fit(X, A)
     assert model.weight_sensitivity(100) == 0.0 and model.per_weight_bound() == 0.0
 
 

@@ -302,7 +302,8 @@ def test_dpowl_noise_summary_of_objective_perturbation_bounds_the_move_by_the_li
     lam = max(75.0, W_r * c / np.expm1(eps_obj / 2))
     rate = (eps_obj - np.log1p(W_r * c / lam)) / (2 * W_r)
     assert out["noise"]["expected_norm"] == pytest.approx(d / (rate * lam), rel=1e-12)
-    assert out["noise"]["minimiser_norm_bound"] == pytest.approx(np.sqrt(2 * 400 * W_r * 1.0 / lam), rel=1e-12)  # l(0) = 1
+    # l(0) = 1
+    assert out["noise"]["minimiser_norm_bound"] == pytest.approx(np.sqrt(2 * 400 * W_r * 1.0 / lam), rel=1e-12)
 
 
 def test_warnings_counted_from_the_private_data_never_reach_r():

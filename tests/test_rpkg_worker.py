@@ -281,7 +281,7 @@ def _family_calls():
         "svmdp_predict": {"X": X, "coeff": np.ones(3), "prefilter": rng.normal(size=(3, 3)), "kernel": "Gaussian"},
         "logistic_regression_dp_fit": {**cls, "eps": 1.0, "gamma": 1.0},
         "linear_regression_dp_fit delta > 0": ("linear_regression_dp_fit", {**lin, "eps": 1.0, "delta": 0.01,
-                                                                             "gamma": 1.0}),
+                                                                            "gamma": 1.0}),
         "tune_classification_model": {**cls, "DPmodels": [svm, {**svm, "gamma": 0.1},
                                                           {"class": "LogisticRegressionDP", "eps": 1.0, "gamma": 1.0}]},
         "tune_linear_regression_model": {**lin, "DPmodels": [{"eps": 1.0, "delta": 0.0, "gamma": g}

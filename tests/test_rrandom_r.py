@@ -294,4 +294,3 @@ def test_rt_and_permutation_against_r():
     exprs = ["rt(20000, 8)", "rt(5001, c(0.5, 1, 3, Inf, 25, 1e-3))", "rt(300, 2.5)",
              "sample.int(1459) - 1", "suppressWarnings(rt(8, c(4, -1, NaN, 0)))"]
     _check_batch(RRandom(909), calls, exprs, seed=909)
-

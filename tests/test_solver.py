@@ -47,7 +47,8 @@ def test_one_point_logistic_by_hand():
 
 # ---- random problems ---------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("loss", [HuberHingeLoss(0.5), HuberHingeLoss(0.1), LogisticLoss()], ids=["h0.5", "h0.1", "logit"])
+@pytest.mark.parametrize("loss", [HuberHingeLoss(0.5), HuberHingeLoss(0.1), LogisticLoss()],
+                         ids=["h0.5", "h0.1", "logit"])
 @pytest.mark.parametrize("gamma", [0.3, 5.0, 200.0])
 def test_certified_and_no_worse_than_scipy(seed, loss, gamma):
     Z, y, w = random_problem(seed)

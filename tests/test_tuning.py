@@ -12,7 +12,7 @@ from pydpowl.estimators.summary import delta_text
 from pydpowl.studies.gamma_table import GammaTable
 from pydpowl.studies.simulation import paper_shift, run_simulation
 from pydpowl.studies.tuning import (select_gamma, split_sizes, tune_gamma, tune_gamma_table,
-                            tune_split_budget, tune_split_data)
+                                    tune_split_budget, tune_split_data)
 
 GRID = (1, 2, 5, 10, 30, 100, 300)
 

@@ -144,7 +144,7 @@ def test_gap_matches_difference_of_objectives(problem):
     other = theta + 0.01
     loss = HuberHingeLoss(0.5)
     direct = objective_value(other, Z, y, w, gamma=gamma, loss=loss) - objective_value(theta, Z, y, w,
-                                                                                         gamma=gamma, loss=loss)
+                                                                                       gamma=gamma, loss=loss)
     assert objective_gap(other, theta, Z, y, w, gamma=gamma, loss=loss) == pytest.approx(direct, rel=1e-9)
     assert not math.isnan(direct)
 

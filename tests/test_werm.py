@@ -32,7 +32,8 @@ def test_nonprivate_limit_is_the_exact_minimiser(toy):
 
 def test_release_is_solution_plus_noise_and_private_parts_hidden_by_default(toy):
     Z, y, w = toy
-    kept = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, keep_nonprivate=True, random_state=3).fit(Z, y, w)
+    kept = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, keep_nonprivate=True,
+                         random_state=3).fit(Z, y, w)
     # the release is the exact sum rounded to the grid: within half a step of the float sum
     assert np.max(np.abs(kept.coef_ - (kept.nonprivate_coef_ + kept.noise_))) <= 0.5 * kept.release_grid_
     plain = DPWeightedERM(epsilon=1.0, gamma=2.0, weights_upper_bound=2.0, random_state=3).fit(Z, y, w)
@@ -54,11 +55,13 @@ def test_seeded_runs_reproduce_and_unseeded_differ(toy):
 def test_noise_law_of_the_estimator(toy):
     Z, y, w = toy
     rng = np.random.default_rng(11)
-    model = DPWeightedERM(epsilon=0.5, gamma=4.0, weights_upper_bound=2.0, C=1.0, keep_nonprivate=True, random_state=rng)
+    model = DPWeightedERM(epsilon=0.5, gamma=4.0, weights_upper_bound=2.0, C=1.0, keep_nonprivate=True,
+                          random_state=rng)
     noises = np.array([model.fit(Z, y, w).noise_ for _ in range(1500)])
     delta = (1.0 + 2 * 2.0) / 4.0
     ks = stats.kstest(np.linalg.norm(noises, axis=1), stats.gamma(a=4, scale=delta / 0.5).cdf)
-    assert ks.pvalue > 1e-3, f"KS of noise norms vs Gamma(4, rate=eps/Delta): D={ks.statistic:.4f} p={ks.pvalue:.2e} <= 1e-3"
+    assert ks.pvalue > 1e-3, (f"KS of noise norms vs Gamma(4, rate=eps/Delta): D={ks.statistic:.4f} "
+                              f"p={ks.pvalue:.2e} <= 1e-3")
 
 
 def _neighbour_worst_cases(Z, y, w, W, rng, k):
@@ -82,8 +85,11 @@ def test_sensitivity_bound_holds_on_worst_case_neighbours(toy, loss, gamma):
     W = 2.0
     rng = np.random.default_rng(1)
     worst = 0.0
+
+    def fit(Z_, y_, w_):
+        return DPWeightedERM(epsilon=math.inf, gamma=gamma, weights_upper_bound=W, loss=loss).fit(Z_, y_, w_).coef_
+
     for (Za, ya, wa), (Zb, yb, wb) in _neighbour_worst_cases(Z, y, w.copy(), W, rng, 40):
-        fit = lambda Z_, y_, w_: DPWeightedERM(epsilon=math.inf, gamma=gamma, weights_upper_bound=W, loss=loss).fit(Z_, y_, w_).coef_  # noqa: E731
         worst = max(worst, np.linalg.norm(fit(Za, ya, wa) - fit(Zb, yb, wb)))
     delta = 2 * W / gamma
     assert worst <= delta * (1 + 1e-9), f"max ||theta - theta'|| = {worst:.6g} exceeds Delta = {delta:.6g}"
@@ -175,16 +181,19 @@ def test_epsilon_string_is_type_error(toy):
 
 @pytest.mark.parametrize("mutate, exc, match", [
     (lambda Z, y, w: (Z * 3, y, w), ValueError, r"l2 norm <= 1 .*; \d+ of 200 rows exceed"),
-    (lambda Z, y, w: (np.where(np.arange(Z.size).reshape(Z.shape) == 5, np.nan, Z), y, w), ValueError, "X must be finite; it has 1 NaN"),
+    (lambda Z, y, w: (np.where(np.arange(Z.size).reshape(Z.shape) == 5, np.nan, Z), y, w), ValueError,
+     "X must be finite; it has 1 NaN"),
     (lambda Z, y, w: (Z, np.where(y > 0, 1, np.arange(200) % 2 + 2), w), ValueError,
      r"y must take exactly two distinct values \(a binary classifier\), got more than 2"),
     (lambda Z, y, w: (Z, np.ones(200), w), ValueError, r"y must take exactly two distinct values .*got 1 class"),
     (lambda Z, y, w: (Z, y[:-1], w), ValueError, "y must have length 200"),
-    (lambda Z, y, w: (Z, y, -w), ValueError, r"sample_weight must lie in \[0, weights_upper_bound=2.0\]; 200 of 200 entries are negative"),
+    (lambda Z, y, w: (Z, y, -w), ValueError,
+     r"sample_weight must lie in \[0, weights_upper_bound=2.0\]; 200 of 200 entries are negative"),
     (lambda Z, y, w: (Z, y, w * 10), ValueError, r"exceed the bound"),
     (lambda Z, y, w: (Z[:, 0], y, w), ValueError, "X must be 2-D"),
     (lambda Z, y, w: (Z.astype(str), y, w), TypeError, "X must hold"),
-    (lambda Z, y, w: (Z, y, np.append(w, np.inf)[:-1] * np.where(np.arange(200) == 3, np.inf, 1)), ValueError, "sample_weight must be finite"),
+    (lambda Z, y, w: (Z, y, np.append(w, np.inf)[:-1] * np.where(np.arange(200) == 3, np.inf, 1)), ValueError,
+     "sample_weight must be finite"),
 ])
 def test_bad_data_raises_clear_errors(toy, mutate, exc, match):
     Z, y, w = mutate(*toy)
@@ -395,7 +404,8 @@ def test_clip_row_norms_keeps_the_direction_of_huge_rows():
 
 def test_an_r_stream_release_states_the_delta_of_rs_samplers():
     """Review 21.4(b): R's rgamma draws 3.4% of radii at d = 5 from its rejection loop on 32-bit uniforms, outside
-    the sampler model; the delta stated for an R stream is recomputed (4e-6 to 8e-6 at eps 1, d = 5), not numpy's 5.5e-9."""
+    the sampler model; the delta stated for an R stream is recomputed (4e-6 to 8e-6 at eps 1, d = 5), not numpy's
+    5.5e-9."""
     from pydpowl import RRandom
     from pydpowl.engine.mechanisms import floating_point_delta
 

@@ -471,4 +471,3 @@ def family_table(summaries: List[FamilySummary]) -> str:
             f"{s.replay_worst_ratio:.3f}", f"{s.replay_max_coef_gap:.2e}", f"{s.prediction_agreement:.4f}",
             s.same_random_seed, f"{s.ks_min_p:.3g}", f"{s.seconds_py:.2f}", f"{s.seconds_r:.2f}"]) + " |")
     return "\n".join(lines)
-

@@ -125,7 +125,8 @@ def write_report(out: Path, info: RunInfo, rows: Sequence[CheckRow], summaries: 
         lines += ["## DPpack's ERM family (svmDP, LogisticRegressionDP, LinearRegressionDP)", "",
                   family_table(list(family)), "",
                   "Non-private: epsilon = inf in both engines (LinearRegressionDP: delta = 0, DPpack cannot fit "
-                  "eps = Inf with delta > 0). Replay: pydpowl with reproduce_dppack=True and RRandom(s) vs DPpack after "
+                  "eps = Inf with delta > 0). Replay: pydpowl with reproduce_dppack=True and RRandom(s) vs DPpack "
+                  "after "
                   "set.seed(s); the distance of the two answers is bounded through the perturbed objective's strong "
                   "convexity (the gap is DPpack's optimiser stopping early). Law: KS of the noise (output "
                   "perturbation) or of the linear term recovered from each release (objective perturbation) "

@@ -345,7 +345,8 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
     outs = [delayed(_csv_arrays, nout=4, pure=False)(b, spec, arms) for b in parsed]
     X = da.concatenate([da.from_delayed(o[0], shape=(k, p_count), dtype=np.float64)
                         for o, k in zip(outs, stats["rows"])])
-    vectors = [da.concatenate([da.from_delayed(o[j], shape=(k,), dtype=np.float64) for o, k in zip(outs, stats["rows"])])
+    vectors = [da.concatenate([da.from_delayed(o[j], shape=(k,), dtype=np.float64)
+                               for o, k in zip(outs, stats["rows"])])
                for j in (1, 2, 3)]
     return ChunkedOWLData(
         X=X, treatment=vectors[0], benefit=vectors[1], propensity=vectors[2], feature_names=tuple(features),

@@ -266,4 +266,3 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         feature_bounds=(lower, upper), weights_upper_bound=W, optimal=None,
         description=source, notes=tuple(notes), weight_sensitivity=stated, diagnostics=diagnostics,
     )
-

@@ -518,4 +518,3 @@ def _raise_finite(name: str, s: Dict[str, Any], size: int, columns: Optional[Seq
         labels = None if cols is None else column_labels(cols, columns, 0)
         rows = s.get(f"nonfinite_rows_{name}", ())
         raise ValueError(nonfinite_message(name, n_nan, n_inf, size, rows=rows, columns=labels))
-

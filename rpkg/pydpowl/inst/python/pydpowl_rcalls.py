@@ -572,7 +572,8 @@ def noise_dominated_message(noise: Dict[str, Any], model: Any, n: int, columns: 
     if model.mechanism_ == "objective":
         return (f"the release is noise-dominated: its noise moves the rule by up to {_r3(noise['expected_norm'])} in "
                 f"expectation (DPpack's scaled space), at least the largest norm any minimiser can have, "
-                f"{_r3(noise['minimiser_norm_bound'])}, so the rule is essentially random ({model.mechanism_description_}"
+                f"{_r3(noise['minimiser_norm_bound'])}, so the rule is essentially random "
+                f"({model.mechanism_description_}"
                 f"; epsilon = {r_number(float(model.epsilon))}, gamma = {_r3(gamma)}, n = {n}). Raise epsilon or use "
                 "more rows.")
     msg = (f"the release is noise-dominated: its noise has expected norm d Delta/epsilon = "
