@@ -241,7 +241,7 @@ def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias:
     and is not released (docs/r_frontend.md). Output perturbation is the
     engine's one release
     (:func:`pydpowl.engine.mechanisms.output.release_output_perturbation`), the same as
-    ``dpowl()``'s bit for bit (tests/test_rpkg_rcalls.py).
+    ``dpowl()``'s bit for bit (tests/rpkg/test_rcalls.py).
     """
     from pydpowl import dppack
 

@@ -2,10 +2,12 @@ test_that("dpowl_analysis releases a rule, its value with an interval and a ledg
   require_backends(dppack = FALSE)
   d <- pydpowl_data("cyp_guides_style", n = 800, seed = 3)
   X <- d[, c("age", "male", "nonwhite", "mdd")]
-  run <- function(...) dpowl_analysis(X, treatment = d$treatment, benefit = d$benefit, bounds = attr(d, "bounds"),
-                                      benefit_bounds = c(0, log(24 * 365)),
-                                      weights_upper_bound = attr(d, "weights_upper_bound"), total_epsilon = 1.5,
-                                      propensity = 2 / 3, ...)
+  run <- function(...) {
+    dpowl_analysis(X, treatment = d$treatment, benefit = d$benefit, bounds = attr(d, "bounds"),
+                   benefit_bounds = c(0, log(24 * 365)),
+                   weights_upper_bound = attr(d, "weights_upper_bound"), total_epsilon = 1.5,
+                   propensity = 2 / 3, ...)
+  }
   set.seed(11)
   a <- with_replay(run())
   expect_s3_class(a, "dpowl_analysis")

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-WORKER = Path(__file__).resolve().parents[1] / "rpkg" / "pydpowl" / "inst" / "python" / "pydpowl_worker.py"
+WORKER = Path(__file__).resolve().parents[2] / "rpkg" / "pydpowl" / "inst" / "python" / "pydpowl_worker.py"
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs need a Unix-like system")
 
 

@@ -45,7 +45,7 @@ EPS64 = np.finfo(np.float64).eps
 AUTHORS_GAMMA_EPS1 = {200: 150.0, 500: 115.0, 800: 75.0, 1000: 75.0}
 N_TEST = 5000  # the authors' validation size
 
-GENERATOR_R = (Path(__file__).parent / "reference" / "generate_data.R").read_text()
+GENERATOR_R = (Path(__file__).resolve().parents[1] / "reference" / "generate_data.R").read_text()
 
 
 @pytest.fixture(scope="module", autouse=True)

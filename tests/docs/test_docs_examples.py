@@ -28,7 +28,7 @@ from typing import List, Optional
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LANGUAGES = {"python": "python", "py": "python", "r": "r"}
 FENCE = re.compile(r"^```\s*([A-Za-z]*)\s*$")

@@ -5,7 +5,7 @@ def test_bench_family_refuses_unknown_configs(capsys):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import bench_family
 
     assert bench_family.main(["--configs", "svm_quantum"]) == 2

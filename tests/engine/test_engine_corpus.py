@@ -15,7 +15,7 @@ import pytest
 
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent / "reference"
+HERE = Path(__file__).resolve().parents[1] / "reference"
 _spec = importlib.util.spec_from_file_location("engine_corpus", HERE / "engine_corpus.py")
 corpus = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(corpus)

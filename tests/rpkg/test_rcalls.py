@@ -22,7 +22,7 @@ import pytest
 from pydpowl import DPOWL, PrivacyLeakWarning, RRandom
 from pydpowl.exceptions import ReplayStreamWarning
 
-_PATH = Path(__file__).resolve().parents[1] / "rpkg" / "pydpowl" / "inst" / "python" / "pydpowl_rcalls.py"
+_PATH = Path(__file__).resolve().parents[2] / "rpkg" / "pydpowl" / "inst" / "python" / "pydpowl_rcalls.py"
 _spec = importlib.util.spec_from_file_location("pydpowl_rcalls", _PATH)
 rcalls = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rcalls)

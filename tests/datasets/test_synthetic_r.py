@@ -18,7 +18,7 @@ from pydpowl import RRandom
 from pydpowl.datasets import make_synthetic_owl, synthetic_decision
 from pydpowl.datasets.synthetic_r import draw_in_r_order
 
-REF = Path(__file__).parent / "reference" / "synthetic_generate_data.csv"
+REF = Path(__file__).resolve().parents[1] / "reference" / "synthetic_generate_data.csv"
 
 
 def _r_cases():

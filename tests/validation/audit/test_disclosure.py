@@ -29,7 +29,7 @@ def test_first_difference_names_the_channel_and_the_line():
 @pytest.mark.slow
 def test_every_default_output_is_identical_and_the_controls_differ(tmp_path):
     """The audit configuration of issue 21.1 as ``make audit`` runs it (the per-command pairs are in the default
-    suite: tests/test_cli_analyze.py, test_cli_fit.py, test_cli_tune.py)."""
+    suite: tests/cli/test_analyze.py, tests/cli/test_fit.py, tests/cli/test_tune.py)."""
     rows = disclosure_rows(tmp_path) + api_rows()
     assert all(r.passed for r in rows), disclosure_table(rows)
     controls = [r for r in rows if r.control]
