@@ -112,7 +112,7 @@ def test_bad_benefit_bounds_and_missing_settings(csv, tmp_path, capsys):
         in lines[0]
 
 
-CYP_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "cyp_guides_clinical.csv"
+CYP_FILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "cyp_guides_clinical.csv"
 
 
 def test_public_cyp_guides_file_if_present(tmp_path, capsys):

@@ -10,7 +10,7 @@ import pytest
 from pydpowl.cli import main
 from pydpowl.datasets import make_cyp_guides_style
 
-PUBLIC_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "cyp_guides_clinical.csv"
+PUBLIC_FILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "cyp_guides_clinical.csv"
 FAST = ["--runs", "10", "--sensitivity-runs", "5", "--sensitivity-gammas", "10,75", "--eps", "1,5,inf"]
 
 

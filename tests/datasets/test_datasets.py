@@ -91,7 +91,7 @@ def test_loader_errors(tmp_path):
 def test_real_file_if_present():
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "cyp_guides_clinical.csv"
+    path = Path(__file__).resolve().parents[3] / "shared" / "data" / "cyp_guides_clinical.csv"
     if not path.exists():
         pytest.skip("the public CYP-GUIDES file is not next to this checkout")
     d = load_cyp_guides(path)

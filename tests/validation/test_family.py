@@ -21,6 +21,7 @@ def test_full_run_has_a_case_per_mechanism_quick_one_per_family():
     assert {c.kernel for c in quick if c.model == "svm"} == {"linear", "gaussian"}
 
 
+@pytest.mark.allow_skip("the linear term cannot be recovered when the release lies on the constraint's boundary")
 @pytest.mark.parametrize("name", ["svm_objective_linear", "svm_objective_gaussian", "logistic_objective",
                                   "linreg_pure"])
 def test_linear_term_is_recovered_from_a_release(name):
