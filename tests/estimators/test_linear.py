@@ -191,9 +191,9 @@ def test_privacy_spent_adds_the_gaussian_delta_and_the_rounding_delta(data, delt
     X, y = data
     m = DPLinearRegression(epsilon=1.0, delta=delta, gamma=1.0, feature_bounds=([-1.1, 0], [1, 3.2]),
                            target_bounds=(-1, 3), random_state=3).fit(X, y)
-    n, d = X.shape[0], m.scaled_coef_.size
-    radius = 2.0 * m.tol / ((1.0 + m.Delta_) / n)
-    fp = floating_point_delta(epsilon=1.0, dim=d, grid=m.release_grid_, noise_scale=2.0 * radius / m.epsilon_smoothing_)
+    d = m.scaled_coef_.size
+    assert 0 < m.release_scale_ < 0.1  # 2 r / epsilon_s (the radius: tests/test_mechanisms_objective.py)
+    fp = floating_point_delta(epsilon=1.0, dim=d, grid=m.release_grid_, noise_scale=m.release_scale_)
     assert m.privacy_spent_ == (1.0, delta + fp) and fp < 1e-8
 
 
