@@ -113,19 +113,24 @@ def test_bad_benefit_bounds_and_missing_settings(csv, tmp_path, capsys):
 
 
 CYP_FILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "cyp_guides_clinical.csv"
+#: made-up rows in the public file's layout (tests/reference/cyp_guides_schema.py): 144 randomised patients
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "reference" / "cyp_guides_schema.csv"
 
 
-def test_public_cyp_guides_file_if_present(tmp_path, capsys):
-    if not CYP_FILE.exists():
+@pytest.mark.allow_skip("the public trial file is outside the repository; the 'layout' case runs the same command "
+                        "on the made-up file in its layout, which every checkout has")
+@pytest.mark.parametrize("path, n", [(SCHEMA_FILE, 144), (CYP_FILE, 1459)], ids=["layout", "public"])
+def test_public_cyp_guides_file_if_present(path, n, tmp_path, capsys):
+    if not path.exists():
         pytest.skip("the public CYP-GUIDES file is not next to this checkout")
     out = tmp_path / "cyp"
-    assert main(["analyze", "--data", str(CYP_FILE), "--data-format", "cyp-guides", "--benefit-bounds",
+    assert main(["analyze", "--data", str(path), "--data-format", "cyp-guides", "--benefit-bounds",
                  f"0:{math.log(8760):.6f}", "--propensity", "0.6667", "--total-epsilon", "1", "--seed", "1",
                  "--public-n", "--out", str(out)]) == 0
     value = json.loads((out / "value.json").read_text())
     assert value["ci_low"] < value["estimate"] < value["ci_high"]
     ledger = json.loads((out / "ledger.json").read_text())
-    assert {p["name"]: p["rows"] for p in ledger["parts"]} == {"learning": 730, "evaluation": 729}
+    assert {p["name"]: p["rows"] for p in ledger["parts"]} == {"learning": n - n // 2, "evaluation": n // 2}
     # issue 22.5: the benefit's definition and the length of stay in hours next to every value
     hours = 24 * 365 * math.exp(-value["estimate"])
     assert value["benefit"].startswith("benefit = log(24*365) - log(length of stay in hours)")
@@ -134,7 +139,7 @@ def test_public_cyp_guides_file_if_present(tmp_path, capsys):
     assert f"geometric-mean length of stay {hours:.3g} hours" in report and "length of stay x " in report
     assert "public rule" in report and "in mean benefit" in report  # gamma: the public rule by default
     with pytest.raises(ValueError, match="codes the columns itself"):
-        main(["--debug", "analyze", "--data", str(CYP_FILE), "--data-format", "cyp-guides", "--treatment", "x",
+        main(["--debug", "analyze", "--data", str(path), "--data-format", "cyp-guides", "--treatment", "x",
               "--benefit-bounds", "0:9", "--propensity", "0.6667", "--total-epsilon", "1", "--out", str(out)])
 
 

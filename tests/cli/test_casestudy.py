@@ -11,6 +11,7 @@ from pydpowl.cli import main
 from pydpowl.datasets import make_cyp_guides_style
 
 PUBLIC_FILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "cyp_guides_clinical.csv"
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "reference" / "cyp_guides_schema.csv"
 FAST = ["--runs", "10", "--sensitivity-runs", "5", "--sensitivity-gammas", "10,75", "--eps", "1,5,inf"]
 
 
@@ -51,6 +52,17 @@ def test_users_csv(tmp_path, capsys):
     assert not (out / "gamma_sensitivity.csv").exists()
 
 
+def test_a_file_in_the_trial_files_layout_states_the_paper_coding(tmp_path, capsys):
+    """The same command on tests/reference/cyp_guides_schema.csv (made-up rows in the public file's layout)."""
+    assert main(["casestudy", *FAST, "--no-progress", "--no-sensitivity", "--data", str(SCHEMA_FILE),
+                 "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "randomised (kept) 144" in text and "mdd = 1 if the diagnosis mentions MDD" in text
+    assert "not randomised (dropped) 6" in text and "data counts (not private" in text
+
+
+@pytest.mark.allow_skip("the public trial file is outside the repository; the test above runs the same command "
+                        "on a made-up file in its layout")
 @pytest.mark.skipif(not PUBLIC_FILE.is_file(), reason="the public CYP-GUIDES file is not in this checkout's share")
 def test_public_file_states_the_paper_coding(tmp_path, capsys):
     assert main(["casestudy", *FAST, "--no-progress", "--no-sensitivity", "--data", str(PUBLIC_FILE),
