@@ -241,7 +241,7 @@ class BudgetSplit:
         """``"evaluation=0.4,propensity=0.1,selection=0.2,variance=0.3,evaluation_fraction=0.5,composition=sequential"``
         (any subset)."""
         names = {f.name for f in fields(cls)}
-        values: Dict[str, float] = {}
+        values: Dict[str, Any] = {}
         for item in (t.strip() for t in str(text).split(",") if t.strip()):
             key, sep, val = item.partition("=")
             key = key.strip()

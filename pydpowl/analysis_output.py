@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Sequence, Union
 
 from ._plotting import pyplot, save_figure
 from .analysis import AnalysisResult
@@ -67,7 +67,7 @@ def gamma_text(result: AnalysisResult) -> str:
             "(gamma ~ sqrt(n / epsilon))")
 
 
-def report_markdown(result: AnalysisResult, *, description: str = "", figures: List[str] = ()) -> str:
+def report_markdown(result: AnalysisResult, *, description: str = "", figures: Sequence[str] = ()) -> str:
     """The report: the answer first, then the rule, the budget and the public settings."""
     from .estimators.summary import delta_text
 

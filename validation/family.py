@@ -26,7 +26,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from scipy import stats
@@ -198,8 +198,8 @@ def build_family_cases(*, quick: bool, seed: int) -> List[FamilyCase]:
     Xg, yg = _class_data(n_g, rng)
     wg = rng.uniform(0.0, 1.3, n_g)  # some weights above W = 1: clipped by both engines
     Xl, yl = _regression_data(n_l, rng)
-    cls_b = dict(lower=(-1.0, -1.0), upper=(1.0, 1.0))
-    reg_b = dict(lower=(-1.0, 0.0), upper=(1.0, 3.0), target_bounds=(-1.0, 3.0))
+    cls_b: Dict[str, Any] = dict(lower=(-1.0, -1.0), upper=(1.0, 1.0))
+    reg_b: Dict[str, Any] = dict(lower=(-1.0, 0.0), upper=(1.0, 3.0), target_bounds=(-1.0, 3.0))
     k_g = 40 if quick else None
     k_q = 100 if quick else None
     cases = [

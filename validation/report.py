@@ -49,7 +49,7 @@ def summary_rows(rows: Sequence[CheckRow]) -> List[CheckRow]:
     out = []
     for (case, fam, engine), rs in groups.items():
         with_p = [r for r in rs if r.p_value is not None]
-        worst = min(with_p, key=lambda r: r.p_value) if with_p else max(rs, key=lambda r: r.statistic)
+        worst = min(with_p, key=lambda r: float(r.p_value or 0.0)) if with_p else max(rs, key=lambda r: r.statistic)
         verdict = "FAIL" if any(r.verdict == "FAIL" for r in rs) else "PASS"
         label = fam if len(rs) == 1 else f"{fam} ({len(rs)} tests, worst shown)"
         out.append(CheckRow(case, label, engine, worst.statistic, worst.p_value, worst.threshold, verdict,

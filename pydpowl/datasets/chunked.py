@@ -467,9 +467,9 @@ def _parse_csv_block(block: bytes, header: Optional[bytes], spec: _CsvSpec, name
             frame = pd.read_csv(io.BytesIO(data), usecols=spec.columns, dtype=object, encoding="utf-8-sig")
         except Exception as exc:
             raise ValueError(f"could not read {name} as CSV: {_first_line(exc)}") from None
-        counts = _csv_counts(frame, spec)
-        counts["blocks_as_text"] = 1
-        return {"counts": counts}
+        text_counts = _csv_counts(frame, spec)
+        text_counts["blocks_as_text"] = 1
+        return {"counts": text_counts}
     values = {c: frame[c].to_numpy(dtype=np.float64, copy=True) for c in numeric}  # not views of the frame
     arm = frame[spec.treatment].cat
     codes = arm.codes.to_numpy()

@@ -33,7 +33,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -99,7 +99,7 @@ def cli_seen(argv: Sequence[str], root: Path) -> Seen:
                 files=files, status=status)
 
 
-def api_seen(fit: Callable[[], object]) -> Seen:
+def api_seen(fit: Callable[[], Any]) -> Seen:
     """Call ``fit()`` (returns a fitted estimator); capture its warnings, stdout and ``str(summary())``."""
     out = io.StringIO()
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
