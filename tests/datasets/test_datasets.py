@@ -88,27 +88,23 @@ def test_loader_errors(tmp_path):
         load_cyp_guides(bad)
 
 
-def test_a_file_in_the_trial_files_layout_is_coded_as_the_paper_codes_it():
-    """tests/reference/cyp_guides_schema.csv: made-up rows in the public file's layout (counts from its rules)."""
+@pytest.mark.allow_skip("the public trial file is outside the repository; the 'layout' case reads a made-up file "
+                        "in its layout (tests/reference/cyp_guides_schema.csv, counts from the rules of its script), "
+                        "which every checkout has")
+@pytest.mark.parametrize("where, counts", [
+    (("tests", "reference", "cyp_guides_schema.csv"), (144, 96, 116, 48, 72, 6)),
+    (("..", "shared", "data", "cyp_guides_clinical.csv"), (1459, 982, 1185, 715, 621, 41)),
+], ids=["layout", "public"])
+def test_real_file_if_present(where, counts):
     from pathlib import Path
 
-    d = load_cyp_guides(Path(__file__).resolve().parents[1] / "reference" / "cyp_guides_schema.csv")
-    assert d.n == 144 and int((d.treatment > 0).sum()) == 96
-    assert int(d.X.mdd.sum()) == 116 and int(d.X.male.sum()) == 48 and int(d.X.nonwhite.sum()) == 72
-    assert d.diagnostics["not randomised (dropped)"] == 6 and d.X.age.between(18, 89).all()
-
-
-@pytest.mark.allow_skip("the public trial file is outside the repository; the made-up file in its layout "
-                        "(test above) runs the same code in every checkout")
-def test_real_file_if_present():
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[3] / "shared" / "data" / "cyp_guides_clinical.csv"
+    path = Path(__file__).resolve().parents[2].joinpath(*where)
     if not path.exists():
         pytest.skip("the public CYP-GUIDES file is not next to this checkout")
+    n, guided, mdd, male, nonwhite, dropped = counts
     d = load_cyp_guides(path)
-    assert d.n == 1459 and int((d.treatment > 0).sum()) == 982
-    assert int(d.X.mdd.sum()) == 1185 and int(d.X.male.sum()) == 715 and int(d.X.nonwhite.sum()) == 621
+    assert d.n == n and int((d.treatment > 0).sum()) == guided and d.diagnostics["not randomised (dropped)"] == dropped
+    assert int(d.X.mdd.sum()) == mdd and int(d.X.male.sum()) == male and int(d.X.nonwhite.sum()) == nonwhite
 
 
 def _ipw(rule_plus, data, p_plus):

@@ -33,23 +33,16 @@ def test_quick_and_full_cases():
     assert all(np.all(np.linalg.norm(c.X, axis=1) <= 1 + 1e-12) for c in werm)
 
 
-def test_a_file_in_the_trial_files_layout_makes_the_real_data_case():
-    """tests/reference/cyp_guides_schema.csv (made-up rows in the public file's layout) as the harness's real case."""
-    path = Path(__file__).resolve().parents[1] / "reference" / "cyp_guides_schema.csv"
-    cases, notes = build_cases(quick=True, cyp_path=path, seed=1)
-    real = [c for c in cases if c.name == "cyp_real"][0]
-    assert not any("ABSENT" in n for n in notes)
-    assert real.n == 144 and int(np.sum(real.y > 0)) == 96 and real.gamma == 75.0
-
-
-@pytest.mark.allow_skip("the public trial file is outside the repository; the test above builds the same case "
-                        "from a made-up file in its layout")
-def test_real_cyp_case_uses_the_papers_coding():
-    path = default_cyp_path()
+@pytest.mark.allow_skip("the public trial file is outside the repository; the 'layout' case builds the same case "
+                        "from a made-up file in its layout (tests/reference/cyp_guides_schema.csv)")
+@pytest.mark.parametrize("layout, n, guided", [(True, 144, 96), (False, 1459, 982)], ids=["layout", "public"])
+def test_real_cyp_case_uses_the_papers_coding(layout, n, guided):
+    path = (Path(__file__).resolve().parents[1] / "reference" / "cyp_guides_schema.csv") if layout \
+        else default_cyp_path()
     if not Path(path).is_file():
         pytest.skip(f"public CYP-GUIDES file not present at {path}")
     cases, notes = build_cases(quick=True, cyp_path=path, seed=1)
     real = [c for c in cases if c.name == "cyp_real"][0]
-    assert not any("ABSENT" in n for n in notes)
-    assert real.n == 1459 and int(np.sum(real.y > 0)) == 982  # randomised: 982 guided : 477 standard
+    assert not any("ABSENT" in note for note in notes)
+    assert real.n == n and int(np.sum(real.y > 0)) == guided  # the public file: 982 guided : 477 standard
     assert real.gamma == 75.0
