@@ -3,7 +3,8 @@ PY := .venv/bin/python
 # The set-up installs R and DPpack, so tests needing them must run: a skip is an error.
 export PYDPOWL_REQUIRE_R := 1
 
-.PHONY: setup run test test-r test-slow simulate tune validate validate-full audit audit-full bench bench-cold bench-dask study-multiarm-analysis \
+.PHONY: setup run test test-fast check lint typecheck lint-r test-r test-slow simulate tune validate validate-full audit audit-full \
+	bench bench-cold bench-dask study-multiarm-analysis \
 	bench-dask-csv bench-family bench-family-r bench-r-worker lint clean coverage propensity-study policy-eval utility \
 	utility-full docs
 
@@ -14,10 +15,30 @@ setup:
 run: setup
 	$(PY) -m pydpowl.cli casestudy --out results/casestudy
 
-## The whole default test suite (Python, R front end, quick validation against DPpack)
-test: setup lint
+## The whole default test suite: the static checks, then Python, the R front end, quick validation against DPpack
+test: setup check
 	$(PY) -m pytest -q
 	@if [ -d rpkg/pydpowl/tests ]; then Rscript scripts/run_r_tests.R; fi
+
+## pytest only, against the existing set-up (no set-up, no static checks, no R testthat): the edit-test loop
+test-fast:
+	@test -x $(PY) || { echo "test-fast: no $(PY); run make setup first" >&2; exit 1; }
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+## Static checks, run by `make test` and so by CI: flake8 (pycodestyle + pyflakes), mypy, lintr
+check: lint typecheck lint-r
+
+## flake8 on all the Python, the R package's included (settings and the ignores' reasons: setup.cfg)
+lint: setup
+	$(PY) -m flake8 pydpowl r_reference validation tests benchmarks scripts rpkg/pydpowl/inst/python
+
+## mypy on the Python that ships or runs in CI (settings and each exception's reason: pyproject.toml)
+typecheck: setup
+	$(PY) -m mypy
+
+## lintr on the R package, its tests and its vignette (settings and reasons: scripts/lint_r.R, rpkg/pydpowl/.lintr)
+lint-r: setup
+	Rscript scripts/lint_r.R
 
 test-r: setup
 	Rscript scripts/run_r_tests.R
@@ -107,8 +128,5 @@ study-multiarm-analysis: setup
 docs: setup
 	$(PY) -m mkdocs build --strict
 
-lint: setup
-	$(PY) -m flake8 --max-line-length 120 --select F,E9 pydpowl r_reference validation tests benchmarks
-
 clean:
-	rm -rf results .pytest_cache
+	rm -rf results .pytest_cache .mypy_cache

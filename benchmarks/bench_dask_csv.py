@@ -193,7 +193,7 @@ def summarise(n: int, files: int, results: Dict[str, List[Dict[str, object]]]) -
     for kind in ("cli", "cli-procs", "dd", "dd-lazy"):
         if first.get(kind) and first.get("memory"):
             same = (first[kind]["coef"], first[kind]["intercept"]) == (first["memory"]["coef"],
-                                                                        first["memory"]["intercept"])
+                                                                       first["memory"]["intercept"])
             lines.append(f"release of {kind} equal to the in-memory release bit for bit: {same}")
     return lines
 

@@ -150,8 +150,8 @@ def cold(n: int, repeats: int, configs, python: str) -> List[tuple]:
                         raise SystemExit(f"bench_family: {' '.join(cmd)} failed:\n{res.stdout}\n{res.stderr}")
             med = {k: statistics.median(v) for k, v in times.items()}
             rows.append((config, n, med["python"], med["functions"], med["DPpack"]))
-            print(f"  cold {config:30s} n={n:>7,}: python estimators {med['python']:.2f} s, python pydpowl.interop.dppack "
-                  f"{med['functions']:.2f} s, Rscript+DPpack {med['DPpack']:.2f} s", flush=True)
+            print(f"  cold {config:30s} n={n:>7,}: python estimators {med['python']:.2f} s, python "
+                  f"pydpowl.interop.dppack {med['functions']:.2f} s, Rscript+DPpack {med['DPpack']:.2f} s", flush=True)
     return rows
 
 

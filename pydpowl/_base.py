@@ -25,8 +25,8 @@ from sklearn.base import BaseEstimator
 
 from .exceptions import NotFittedError
 
-__all__ = ["DPEstimator", "NotFittedError", "check_is_fitted", "check_prediction_input", "is_fitted", "feature_names_in",
-           "n_features_message", "store_feature_names"]
+__all__ = ["DPEstimator", "NotFittedError", "check_is_fitted", "check_prediction_input", "is_fitted",
+           "feature_names_in", "n_features_message", "store_feature_names"]
 
 
 def is_fitted(estimator: Any) -> bool:

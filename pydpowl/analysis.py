@@ -95,7 +95,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                  logit_bound: float = DEFAULT_LOGIT_BOUND, propensity_gamma: Optional[float] = None,
                  gamma: Optional[float] = None, gammas: Optional[Sequence[float]] = None, huber_h: Any = "auto",
                  mechanism: str = "auto", residual: Any = "auto",
-                 level: float = 0.95, split: Optional[BudgetSplit] = None, feature_names: Optional[Sequence[str]] = None,
+                 level: float = 0.95, split: Optional[BudgetSplit] = None,
+                 feature_names: Optional[Sequence[str]] = None,
                  treatment_labels: Tuple[str, str] = ("+1", "-1"), accountant: Optional[BudgetAccountant] = None,
                  evaluation_rows: Optional[Sequence[int]] = None, public_n: bool = False,
                  benefit_scale: Optional[BenefitScale] = None, random_state: Any = None) -> AnalysisResult:
@@ -281,8 +282,8 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                        n_iter=model.n_iter_)
     from .model_io import model_to_dict
 
-    content = model_to_dict(model, feature_names=names, epsilon_total=E, tuning=_tuning_text(selection, gamma, eps,
-                                                                                   public_rule=public_rule),
+    tuning = _tuning_text(selection, gamma, eps, public_rule=public_rule)
+    content = model_to_dict(model, feature_names=names, epsilon_total=E, tuning=tuning,
                             treatment_labels=treatment_labels)
     rule_ev = np.where(X[ev] @ np.asarray(content["coef"]) + content["intercept"] > 0, 1.0, -1.0)
 

@@ -27,9 +27,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import check_positive, check_vector, resolve_rng
-from .analysis_base import (RELEASE_NAMES, AnalysisResult, BenefitScale, BudgetSplit, _laplace_sums_delta, _tuning_text,
-                       allocate_budget, budget_shares, check_settings, features_of, fit_rule, open_accountants,
-                       split_rows)
+from .analysis_base import (RELEASE_NAMES, AnalysisResult, BenefitScale, BudgetSplit, _laplace_sums_delta,
+                            _tuning_text, allocate_budget, budget_shares, check_settings, features_of, fit_rule,
+                            open_accountants, split_rows)
 from .engine.multicategory import arm_scores, recommend
 from .estimators.multiarm import arm_labels_text, encode_arms, resolve_arm_propensity
 from .privacy.accountant import BudgetAccountant

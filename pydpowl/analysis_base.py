@@ -263,8 +263,8 @@ def allocate_budget(total_epsilon: float, split: BudgetSplit, *, propensity_mode
         name, why = unused[0]
         raise ValueError(f"the budget split's {name}={getattr(split, name)!r} (--budget-split {name}=...) would "
                          f"be ignored: {why}.")
-    return {k: _double_at_most(v) for k, v in budget_shares(total_epsilon, split, propensity_model=propensity_model,
-                                                             tune=tune).items()}
+    shares = budget_shares(total_epsilon, split, propensity_model=propensity_model, tune=tune)
+    return {k: _double_at_most(v) for k, v in shares.items()}
 
 
 def fit_rule(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
@@ -463,8 +463,8 @@ class AnalysisResult:
     def _delta_source(self, release: str) -> str:
         if self.n_arms == 2 or release not in ("value", "variance"):
             return DELTA_SOURCES[release]
-        return DELTA_SOURCES[release].replace("the 4 Laplace-noised sums", f"the {self.n_arms ** 2} Laplace-noised "
-                                                                          "sums (one per cell: received, recommended)")
+        cells = f"the {self.n_arms ** 2} Laplace-noised sums (one per cell: received, recommended)"
+        return DELTA_SOURCES[release].replace("the 4 Laplace-noised sums", cells)
 
     def value_summary(self) -> Dict[str, Any]:
         """``value.json``: the rule's value with its interval, and its gain over the better single arm."""
@@ -523,7 +523,8 @@ class AnalysisResult:
         if self.n_arms > 2:
             st = c["stages"][0]
             return [(f"f{r + 1}:{name}", float(v)) for r in range(len(st["coef"]))
-                    for name, v in [("(intercept)", st["intercept"][r])] + list(zip(st["feature_names"], st["coef"][r]))]
+                    for name, v in [("(intercept)", st["intercept"][r])]
+                    + list(zip(st["feature_names"], st["coef"][r]))]
         return [("(intercept)", float(c["intercept"]))] + list(zip(c["feature_names"], (float(v) for v in c["coef"])))
 
     def to_dict(self) -> Dict[str, Any]:

@@ -128,18 +128,20 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
     lines += ["", f"Learning part: {rows['learning']}epsilon {number_text(parts['learning']['epsilon'])}; evaluation "
               f"part: {rows['evaluation']}epsilon {number_text(parts['evaluation']['epsilon'])}; the analysis is "
               f"({number_text(led['spent'])}, {delta_text(led['spent_delta'])})-DP (total epsilon allowed "
-              f"{number_text(led['total_epsilon'])}). Epsilons are the exact shares of the total given; delta is that of the "
+              f"{number_text(led['total_epsilon'])}). Epsilons are the exact shares of the total given; delta is that "
+              "of the "
               "floating-point-safe rounding of each release under the sampler model of docs/privacy_audit.md "
               "(column delta_source of ledger.json), rounded up here.", ""]
     lo, hi = result.benefit_bounds
     mc = result.model_content if result.n_arms == 2 else result.model_content["stages"][0]
-    bounds = ", ".join(f"{n} [{a:g}, {b:g}]" for n, a, b in zip(mc["feature_names"], mc["feature_bounds"]["lower"],
-                                                                 mc["feature_bounds"]["upper"]))
+    fb = mc["feature_bounds"]
+    bounds = ", ".join(f"{n} [{a:g}, {b:g}]" for n, a, b in zip(mc["feature_names"], fb["lower"], fb["upper"]))
     split = (f"{result.n_evaluation} of {result.n} rows for evaluation" if sizes else
              f"a random {result.evaluation_fraction:g} of the rows for evaluation")
     lines += ["## Public settings", "",
               f"* Features and bounds: {bounds} (values outside are clipped by design).",
-              f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); weight bound W = {mc['weights_upper_bound']:.6g}.",
+              f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); weight bound "
+              f"W = {mc['weights_upper_bound']:.6g}.",
               (f"* Propensity: {_design_text(result)} (known)." if result.arm_probabilities is not None else
                f"* Propensity: P({plus}) = {result.propensity:.6g} (known)." if result.propensity is not None else
                f"* Propensity: logistic model released with epsilon {result.epsilons['propensity']:.6g}, logits "

@@ -38,8 +38,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._validation import check_array, check_positive, check_probability, check_vector, resolve_rng
-from .analysis_base import (COMPOSITION_TEXT, BudgetSplit, _decimal, _double_at_most, _laplace_sums_delta, budget_shares,
-                       exact_number, split_rows)
+from .analysis_base import (COMPOSITION_TEXT, BudgetSplit, _decimal, _double_at_most, _laplace_sums_delta,
+                            budget_shares, exact_number, split_rows)
 from .analysis_arms import design_probabilities
 from .estimators.multiarm import encode_arms
 from .privacy.accountant import BudgetAccountant

@@ -1,7 +1,7 @@
 """DTRlearn2's K-stage outcome weighted learning (``owl``), its simulation and its ADHD data, from numpy.
 
 The cross-checks of :class:`pydpowl.DPMultiStageOWL` at ``epsilon = inf``
-(``tests/test_r_reference_dtrlearn2.py``, the validation harness) compare its
+(``tests/r_reference/test_dtrlearn2.py``, the validation harness) compare its
 regime with ``DTRlearn2::owl(H, AA, RR, n, K, pi, res.lasso, loss = "hinge",
 kernel = "linear", augment = FALSE, c)``. DTRlearn2 at stage ``k`` solves, on
 the subjects who followed its later rules (``n_k`` of them),

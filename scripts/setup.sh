@@ -14,7 +14,8 @@ APT_PACKAGES=(
   r-cran-glmnet r-cran-kernlab r-cran-foreach
   python3-venv python3-numpy python3-scipy python3-pandas python3-statsmodels
   python3-rpy2 python3-pytest python3-pytest-timeout python3-matplotlib python3-hypothesis python3-numba
-  python3-setuptools python3-wheel python3-pip python3-flake8
+  python3-setuptools python3-wheel python3-pip python3-flake8 python3-pycodestyle python3-pyflakes mypy
+  r-cran-lintr
   python3-sklearn python3-dask python3-distributed python3-zarr mkdocs
 )
 
@@ -43,7 +44,7 @@ else
 fi
 
 # DTRlearn2 (K-stage OWL; its dependencies glmnet, kernlab, foreach come from Debian above, WeightSVM from CRAN):
-# the multi-stage cross-checks (tests/test_r_reference_dtrlearn2.py, python -m validation).
+# the multi-stage cross-checks (tests/r_reference/test_dtrlearn2.py, python -m validation).
 if ! Rscript -e 'quit(status = !requireNamespace("DTRlearn2", quietly = TRUE))' >/dev/null 2>&1; then
   echo "[setup] installing DTRlearn2 from CRAN"
   $SUDO Rscript -e 'install.packages("DTRlearn2"); if (!requireNamespace("DTRlearn2", quietly = TRUE)) quit(status = 1)'

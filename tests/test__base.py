@@ -59,7 +59,7 @@ def test_other_column_names_are_listed_one_a_line():
 
     fitted = np.array(["a", "b", "c"], dtype=object)
     assert message(fitted, fitted[::-1]) == ("The feature names should match those that were passed during fit.\n"
-                                            "Feature names must be in the same order as they were in fit.\n")
+                                             "Feature names must be in the same order as they were in fit.\n")
     assert message(fitted, np.array(["a", "b", "z"], dtype=object)).endswith(
         "Feature names unseen at fit time:\n- z\nFeature names seen at fit time, yet now missing:\n- c\n")
     many = np.array([f"x{j}" for j in range(7)], dtype=object)

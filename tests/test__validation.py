@@ -134,7 +134,8 @@ def test_check_vector_and_labels():
     np.testing.assert_array_equal(check_vector("v", [[1], [2]]), [1.0, 2.0])
     with pytest.raises(ValueError, match="v must have length 3, got length 2"):
         check_vector("v", [1, 2], length=3)
-    with pytest.raises(ValueError, match=r"y must take values in \{-1, 1\}; 2 of 3 entries do not \(first at position 1\)"):
+    with pytest.raises(ValueError,
+                       match=r"y must take values in \{-1, 1\}; 2 of 3 entries do not \(first at position 1\)"):
         check_labels("y", [1, 0, 2])
     with pytest.raises(ValueError, match=r"^y must have length 3 \(one per row of X\), got length 2\.$"):
         check_vector("y", [1, 2], length=3, length_of="one per row of X")
@@ -162,7 +163,8 @@ def test_check_nonnegative_and_in_interval_report_count_and_first_position():
 def test_check_bounds_wrong_length_and_names():
     with pytest.raises(ValueError, match=r"upper bounds must have length 2 \(one per feature\), got length 3"):
         check_bounds("feature_bounds", ([0, 0], [1, 1, 1]), 2)
-    with pytest.raises(ValueError, match=r"feature_bounds: lower must be <= upper for every feature; reversed at \[1\]"):
+    with pytest.raises(ValueError,
+                       match=r"feature_bounds: lower must be <= upper for every feature; reversed at \[1\]"):
         check_bounds("feature_bounds", ([0, 2], [1, 1]), 2)
 
 
@@ -205,7 +207,8 @@ def test_scikit_learns_wording_inside_our_messages():
     with pytest.raises(ValueError, match=r"^X must have at least 1 column: found 0 feature\(s\) \(shape=\(3, 0\)\) "
                                          r"while a minimum of 1 is required\.$"):
         check_array("X", np.zeros((3, 0)))
-    with pytest.raises(ValueError, match=r"^X must hold real numbers, got dtype complex128: Complex data not supported"):
+    with pytest.raises(ValueError,
+                       match=r"^X must hold real numbers, got dtype complex128: Complex data not supported"):
         check_array("X", np.ones((2, 2)) + 1j)
     with pytest.raises(ValueError, match=r"^X must hold real numbers, got complex values: Complex data not supported"):
         check_array("X", np.array([[1.0, 2 + 1j]], dtype=object))

@@ -41,7 +41,7 @@ def test_default_budget_split_and_its_allocation():
     eps = allocate_budget(2.0, s, propensity_model=False, tune=False)
     assert eps == pytest.approx(dict(propensity=0.0, selection=0.0, rule=1.2, value=0.56, variance=0.24))
     assert BudgetSplit.parse("selection=0.1, evaluation_fraction=0.3") == BudgetSplit(selection=0.1,
-                                                                                       evaluation_fraction=0.3)
+                                                                                      evaluation_fraction=0.3)
 
 
 @pytest.mark.parametrize("text, match", [("selection", "NAME=SHARE"), ("magic=0.1", "NAME=SHARE"),
@@ -127,7 +127,7 @@ def test_sizes_are_stated_only_when_n_is_declared_public(cyp):
     assert '"rows"' not in hidden and "n not released" in hidden and str(cyp.n // 2) not in hidden
     shown = _run(cyp, public_n=True, gammas=DEFAULT_GAMMAS)
     assert {p["name"]: p["rows"] for p in shown.ledger()["parts"]} == {"learning": cyp.n - cyp.n // 2,
-                                                                         "evaluation": cyp.n // 2}
+                                                                       "evaluation": cyp.n // 2}
     assert f"n={shown.gamma_selection['n_part']}" in shown.model_content["tuning"]
 
 

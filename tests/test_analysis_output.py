@@ -24,7 +24,7 @@ def test_writes_the_six_files_and_the_model_loads(result, tmp_path):
     res, _ = result
     paths = write_analysis(res, tmp_path)
     assert sorted(p.name for p in paths) == sorted(["model.json", "ledger.json", "value.json", "report.md",
-                                                     "value.png", "coefficients.png"])
+                                                    "value.png", "coefficients.png"])
     model = load_model(tmp_path / "model.json")
     assert model.treatment_labels == ("G", "S")
     value = json.loads((tmp_path / "value.json").read_text())

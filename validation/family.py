@@ -26,7 +26,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from scipy import stats
@@ -198,8 +198,8 @@ def build_family_cases(*, quick: bool, seed: int) -> List[FamilyCase]:
     Xg, yg = _class_data(n_g, rng)
     wg = rng.uniform(0.0, 1.3, n_g)  # some weights above W = 1: clipped by both engines
     Xl, yl = _regression_data(n_l, rng)
-    cls_b = dict(lower=(-1.0, -1.0), upper=(1.0, 1.0))
-    reg_b = dict(lower=(-1.0, 0.0), upper=(1.0, 3.0), target_bounds=(-1.0, 3.0))
+    cls_b: Dict[str, Any] = dict(lower=(-1.0, -1.0), upper=(1.0, 1.0))
+    reg_b: Dict[str, Any] = dict(lower=(-1.0, 0.0), upper=(1.0, 3.0), target_bounds=(-1.0, 3.0))
     k_g = 40 if quick else None
     k_q = 100 if quick else None
     cases = [
@@ -471,4 +471,3 @@ def family_table(summaries: List[FamilySummary]) -> str:
             f"{s.replay_worst_ratio:.3f}", f"{s.replay_max_coef_gap:.2e}", f"{s.prediction_agreement:.4f}",
             s.same_random_seed, f"{s.ks_min_p:.3g}", f"{s.seconds_py:.2f}", f"{s.seconds_r:.2f}"]) + " |")
     return "\n".join(lines)
-

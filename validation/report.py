@@ -49,7 +49,7 @@ def summary_rows(rows: Sequence[CheckRow]) -> List[CheckRow]:
     out = []
     for (case, fam, engine), rs in groups.items():
         with_p = [r for r in rs if r.p_value is not None]
-        worst = min(with_p, key=lambda r: r.p_value) if with_p else max(rs, key=lambda r: r.statistic)
+        worst = min(with_p, key=lambda r: float(r.p_value or 0.0)) if with_p else max(rs, key=lambda r: r.statistic)
         verdict = "FAIL" if any(r.verdict == "FAIL" for r in rs) else "PASS"
         label = fam if len(rs) == 1 else f"{fam} ({len(rs)} tests, worst shown)"
         out.append(CheckRow(case, label, engine, worst.statistic, worst.p_value, worst.threshold, verdict,
@@ -125,7 +125,8 @@ def write_report(out: Path, info: RunInfo, rows: Sequence[CheckRow], summaries: 
         lines += ["## DPpack's ERM family (svmDP, LogisticRegressionDP, LinearRegressionDP)", "",
                   family_table(list(family)), "",
                   "Non-private: epsilon = inf in both engines (LinearRegressionDP: delta = 0, DPpack cannot fit "
-                  "eps = Inf with delta > 0). Replay: pydpowl with reproduce_dppack=True and RRandom(s) vs DPpack after "
+                  "eps = Inf with delta > 0). Replay: pydpowl with reproduce_dppack=True and RRandom(s) vs DPpack "
+                  "after "
                   "set.seed(s); the distance of the two answers is bounded through the perturbed objective's strong "
                   "convexity (the gap is DPpack's optimiser stopping early). Law: KS of the noise (output "
                   "perturbation) or of the linear term recovered from each release (objective perturbation) "

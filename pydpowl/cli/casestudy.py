@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             + ", ".join(f"{k} {v}" for k, v in data.diagnostics.items()))
     say(f"gamma = {result.gamma:g}, W = {data.weights_upper_bound:.4f}, {result.n_runs} DP runs per epsilon")
     say("non-private rule: " + ", ".join(f"{n} {v:+.4f}" for n, v in zip(result.coefficient_names,
-                                                                      result.nonprivate_coef)))
+                                                                         result.nonprivate_coef)))
     say()
     say(result.format_table())
     say()

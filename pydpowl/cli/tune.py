@@ -146,7 +146,8 @@ def _run_public(args: argparse.Namespace) -> int:
     png = plot_tuning_curves(curves, args.out / "tuning.png", metric=args.metric)
     first = curves.drop_duplicates("n").set_index("n")
     say("Algorithm 2: gamma chosen on independent data D0 (no privacy budget spent on the private data)")
-    say(f"D0 ({d0.n} public rows): {d0.description}; m = {args.m or d0.n // 2}, r = {args.r}, metric = {args.metric}, rule = {args.rule}, "
+    say(f"D0 ({d0.n} public rows): {d0.description}; m = {args.m or d0.n // 2}, r = {args.r}, "
+        f"metric = {args.metric}, rule = {args.rule}, "
         f"{'fresh' if args.fresh_samples else 'shared'} training resamples across candidates, "
         f"{'a new split per repetition' if args.redraw_split else 'one pool/validation split'}")
     for n in ns:

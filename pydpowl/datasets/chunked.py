@@ -345,7 +345,8 @@ def read_csv_chunks(pattern: PathLike, *, treatment: str, benefit: str, features
     outs = [delayed(_csv_arrays, nout=4, pure=False)(b, spec, arms) for b in parsed]
     X = da.concatenate([da.from_delayed(o[0], shape=(k, p_count), dtype=np.float64)
                         for o, k in zip(outs, stats["rows"])])
-    vectors = [da.concatenate([da.from_delayed(o[j], shape=(k,), dtype=np.float64) for o, k in zip(outs, stats["rows"])])
+    vectors = [da.concatenate([da.from_delayed(o[j], shape=(k,), dtype=np.float64)
+                               for o, k in zip(outs, stats["rows"])])
                for j in (1, 2, 3)]
     return ChunkedOWLData(
         X=X, treatment=vectors[0], benefit=vectors[1], propensity=vectors[2], feature_names=tuple(features),
@@ -466,9 +467,9 @@ def _parse_csv_block(block: bytes, header: Optional[bytes], spec: _CsvSpec, name
             frame = pd.read_csv(io.BytesIO(data), usecols=spec.columns, dtype=object, encoding="utf-8-sig")
         except Exception as exc:
             raise ValueError(f"could not read {name} as CSV: {_first_line(exc)}") from None
-        counts = _csv_counts(frame, spec)
-        counts["blocks_as_text"] = 1
-        return {"counts": counts}
+        text_counts = _csv_counts(frame, spec)
+        text_counts["blocks_as_text"] = 1
+        return {"counts": text_counts}
     values = {c: frame[c].to_numpy(dtype=np.float64, copy=True) for c in numeric}  # not views of the frame
     arm = frame[spec.treatment].cat
     codes = arm.codes.to_numpy()

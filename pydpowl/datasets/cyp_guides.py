@@ -138,7 +138,8 @@ def make_cyp_guides_style(n: int = 1459, *, preset: str = "guided", random_state
         feature_bounds=(CYP_FEATURE_BOUNDS[0].copy(), CYP_FEATURE_BOUNDS[1].copy()),
         weights_upper_bound=CYP_WEIGHTS_UPPER_BOUND, optimal=np.where(tau < 0, 1.0, -1.0),
         weight_sensitivity=0.0,  # randomised 2:1 with known probabilities
-        description=f"synthetic CYP-GUIDES-style cohort (preset {preset!r}), n={n}, {n_guided} guided : {n - n_guided} standard",
+        description=(f"synthetic CYP-GUIDES-style cohort (preset {preset!r}), n={n}, "
+                     f"{n_guided} guided : {n - n_guided} standard"),
         notes=(f"{n_clipped} lengths of stay clipped to [6, 4000] hours",
                "benefit = log(24*365) - log(LOS); propensities 2/3 (guided) and 1/3 (standard)"),
     )
@@ -227,7 +228,8 @@ def load_cyp_guides(path: Union[str, Path]) -> OWLData:
         raise ValueError(f"{path.name}: randomised rows have missing values in the needed columns.")
     los = pd.to_numeric(df["LOS"], errors="raise").to_numpy(dtype=float)
     if (los < 1).any():
-        raise ValueError(f"{path.name}: {int((los < 1).sum())} stays are shorter than 1 hour; the benefit bound needs LOS >= 1.")
+        raise ValueError(f"{path.name}: {int((los < 1).sum())} stays are shorter than 1 hour; "
+                         "the benefit bound needs LOS >= 1.")
     gender = df["GENDER"].astype(str).str.strip().str.upper()
     if not gender.isin(["F", "M"]).all():
         raise ValueError(f"{path.name}: GENDER must be F or M.")

@@ -259,7 +259,8 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     arms = treatment_levels(frame[treatment].dropna()) if treatment in frame.columns else []
     multi = len(arms) >= 3  # K arms: the labels themselves, the design's arm probabilities
     multi = multi and treated is None  # with treated: two arms (treatment_codes names the problem)
-    prop = parse_arm_propensity(propensity, arms) if multi else parse_propensity(0.5 if propensity is None else propensity)
+    prop = (parse_arm_propensity(propensity, arms) if multi
+            else parse_propensity(0.5 if propensity is None else propensity))
     if isinstance(prop, str):
         needed.append(prop)
     missing = [c for c in dict.fromkeys(needed) if c not in frame.columns]
@@ -290,8 +291,8 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         raise ValueError(f"{source}: benefit column {benefit!r} has {int(np.isinf(B.to_numpy(dtype=float)).sum())} "
                          "infinite entries; remove them first.")
     B = B.to_numpy(dtype=float)
-    notes = [f"treatment {treatment!r}: " + (f"{len(arms)} arms {', '.join(arms)}" if multi else
-                                              f"+1 = {plus}, -1 = {minus}"),
+    coding = f"{len(arms)} arms {', '.join(arms)}" if multi else f"+1 = {plus}, -1 = {minus}"
+    notes = [f"treatment {treatment!r}: {coding}",
              f"benefit {benefit!r} (larger is better)",
              f"features {features}"]
     if multi:
@@ -335,4 +336,3 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         feature_bounds=(lower, upper), weights_upper_bound=W, optimal=None,
         description=source, notes=tuple(notes), weight_sensitivity=stated, diagnostics=diagnostics,
     )
-

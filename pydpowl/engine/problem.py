@@ -116,7 +116,8 @@ class MarginProblem:
         if backend == "numba":
             spec = loss.kernel_spec()
             if spec is None:
-                raise ValueError(f"backend='numba' needs a built-in loss ('huber' or 'logistic'), got loss {loss.name!r}.")
+                raise ValueError(f"backend='numba' needs a built-in loss ('huber' or 'logistic'), "
+                                 f"got loss {loss.name!r}.")
             from .kernels import row_sweeps
 
             self._kernels, (self._kind, self._param) = row_sweeps, (int(spec[0]), float(spec[1]))

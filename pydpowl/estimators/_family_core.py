@@ -112,8 +112,8 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
                    epsilon: float, gamma: float, perturbation: str, feature_bounds: Any = None,
                    fit_intercept: bool = False, kernel: str = "linear", n_components: Optional[int] = None,
                    kernel_param: Optional[float] = None, huber_h: float = 0.5,
-                   weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False, tol: Optional[float] = None,
-                   backend: str = "auto", rng: Any, names: Dict[str, str] = PYTHON_NAMES,
+                   weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False,
+                   tol: Optional[float] = None, backend: str = "auto", rng: Any, names: Dict[str, str] = PYTHON_NAMES,
                    index_base: int = 0, warn_as: Optional[str] = None) -> ClassifierFit:
     """Fit ``svmDP`` (``model="svm"``) or ``LogisticRegressionDP`` (``model="logistic"``) privately.
 
@@ -238,7 +238,8 @@ class LinearFit:
 
 def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, epsilon: float, delta: float,
                           gamma: float, feature_bounds: Any, target_bounds: Tuple[float, float],
-                          fit_intercept: bool = False, reproduce_dppack: bool = False, tol: Optional[float] = None, rng: Any,
+                          fit_intercept: bool = False, reproduce_dppack: bool = False, tol: Optional[float] = None,
+                          rng: Any,
                           warn_as: str = "DPLinearRegression",
                           target_bounds_name: str = "target_bounds",
                           sample_weight: Optional[NDArray[np.float64]] = None) -> LinearFit:

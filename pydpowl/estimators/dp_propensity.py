@@ -129,7 +129,7 @@ class DPLogisticPropensity(BoundedLogitModel, DPEstimator):
         A = check_treatment("treatment", treatment, length=n)
         check_both_arms("treatment", A)
         gamma = default_propensity_gamma(n, self.epsilon) if self.gamma is None else check_positive("gamma",
-                                                                                                     self.gamma)
+                                                                                                    self.gamma)
         Z, n_clipped = scaler.transform_checked(X)
         engine = DPWeightedERM(epsilon=self.epsilon, gamma=gamma, weights_upper_bound=1.0, loss="logistic",
                                random_state=resolve_rng(self.random_state))._fit_checked(Z, A, np.ones(n))

@@ -25,6 +25,7 @@ in {0.25, 0.5, 1, 2, 5}. What it chose, and why:
 from __future__ import annotations
 
 import math
+from typing import Any, Dict
 
 from .._validation import check_choice, check_epsilon, check_int, check_positive
 from ..engine.mechanisms import objective_ridge_floor
@@ -42,7 +43,7 @@ OUTPUT_HUBER_H = 0.5
 #: the smallest gamma the rule returns (objective perturbation's floor vanishes as epsilon grows)
 MIN_GAMMA = 1e-6
 #: DPOWL's settings of the paper's mechanism (Algorithm 1 with OWL weights; the paper's studies reproduce it)
-PAPER_MECHANISM = {"mechanism": "output", "residual": False}
+PAPER_MECHANISM: Dict[str, Any] = {"mechanism": "output", "residual": False}
 
 
 def default_gamma(*, perturbation: str, n_samples: int, epsilon: float, dim: int, weights_upper_bound: float,

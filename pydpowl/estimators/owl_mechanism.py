@@ -135,7 +135,7 @@ def plan_rule(*, mechanism: Any, residual: Any, gamma: Any, huber_h: Any, epsilo
         if reproduce_dppack or C > 0:
             mechanism = "output"
             reasons.append("mechanism: output (" + ("reproduce_dppack: DPpack's mechanism" if reproduce_dppack
-                                                     else f"the weights move with other records, C = {C:g}") + ")")
+                                                    else f"the weights move with other records, C = {C:g}") + ")")
         else:
             mechanism = "objective"
             reasons.append("mechanism: objective (C = 0; the utility study's default)")

@@ -329,12 +329,13 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
             raise ValueError(f"{what}; taking it as public would make C too small for datasets that violate it. "
                              "Use ridge >= hessian_lower_bound, or set assume_hessian_bound=True to make the "
                              "assumption explicit.")
+        assumed = ("the smallest eigenvalue of the second moment of the design is at least b_x and every fitted "
+                   "logit lies in [-M, M])" if kind == "second_moment" else
+                   "the smallest eigenvalue of the penalised average Hessian is at least b_x)")
         warnings.warn(
             f"LogisticPropensity: {what}. With assume_hessian_bound=True the differential-privacy guarantee of "
             "a DP-OWL fit that uses this model is conditional on the assumption that it holds for the private "
-            "data and every neighbouring dataset (" + ("the smallest eigenvalue of the second moment of the design "
-            "is at least b_x and every fitted logit lies in [-M, M])" if kind == "second_moment" else
-            "the smallest eigenvalue of the penalised average Hessian is at least b_x)") + ".",
+            "data and every neighbouring dataset (" + assumed + ".",
             PrivacyLeakWarning, stacklevel=3,
         )
         return b_x, kind

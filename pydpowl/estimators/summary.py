@@ -47,7 +47,8 @@ class FitSummary:
             "  released coefficients:",
         ]
         width = max((len(n) for n in self.coefficient_names), default=4)
-        lines += [f"    {name:<{width}}  {value: .6g}" for name, value in zip(self.coefficient_names, self.coefficients)]
+        lines += [f"    {name:<{width}}  {value: .6g}"
+                  for name, value in zip(self.coefficient_names, self.coefficients)]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 

@@ -149,9 +149,9 @@ class DPSVM(BinaryERMClassifier):
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, perturbation: str = "objective",
                  kernel: str = "linear", n_components: Optional[int] = None, kernel_param: Optional[float] = None,
                  huber_h: float = 0.5, feature_bounds: Any = None, fit_intercept: bool = False,
-                 weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False, tol: Optional[float] = None,
-                 keep_nonprivate: bool = False, backend: str = "auto", random_state: Any = None,
-                 diagnose_bounds: Any = None) -> None:
+                 weights_upper_bound: Optional[float] = None, reproduce_dppack: bool = False,
+                 tol: Optional[float] = None, keep_nonprivate: bool = False, backend: str = "auto",
+                 random_state: Any = None, diagnose_bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.gamma = gamma
         self.perturbation = perturbation

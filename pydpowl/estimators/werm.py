@@ -79,6 +79,16 @@ class RoundedReleaseMixin:
     """``release_delta_`` for an estimator with ``release_grid_``, ``release_scale_`` (the scale of the rounded
     noise) and ``sampler_model_`` (:class:`DPWeightedERM`, :class:`pydpowl.DPOWL`)."""
 
+    # Set by the estimators this is mixed into: a constructor parameter and fitted attributes.
+    epsilon: Any
+    release_grid_: Optional[float]
+    release_scale_: float
+    sampler_model_: str
+
+    def _released(self) -> NDArray[np.float64]:
+        """The released vector (the estimator's own)."""
+        raise NotImplementedError
+
     @property
     def release_delta_(self) -> Optional[float]:
         """The ``delta`` of the rounding under the sampler model of the noise's stream (None without a grid).

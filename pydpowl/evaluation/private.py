@@ -333,7 +333,7 @@ def private_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, pro
     share = check_probability("variance_alpha_share", variance_alpha_share, low_open=True, high_open=True)
     lo, hi = _benefit_bounds(benefit_bounds)
     floors = tuple(_check_floor(f"propensity_floor[{k}]", f) for k, f in enumerate(_pair("propensity_floor",
-                                                                                      propensity_floor)))
+                                                                                         propensity_floor)))
     d = check_labels("rule", rule)
     A = check_labels("treatment", treatment)
     B = check_vector("benefit", benefit)

@@ -65,4 +65,3 @@ def analyze_arrays(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, lo
 
         out["files"] = [str(p) for p in write_analysis(result, out_dir)]
     return out
-

@@ -58,7 +58,7 @@ import numpy as np
 from .. import _validation as v
 from ..engine.preprocessing import RandomFourierFeatures
 from ..estimators._family_core import (ClassifierFit, LinearFit, classifier_decision, fit_classifier,
-                                      fit_linear_regression, linear_decision)
+                                       fit_linear_regression, linear_decision)
 
 __all__ = ["svmdp_fit", "svmdp_predict", "logistic_regression_dp_fit", "logistic_regression_dp_predict",
            "linear_regression_dp_fit", "linear_regression_dp_predict", "tune_classification_model",

@@ -36,8 +36,8 @@ def owl_noise_scale(model: Any, n: int) -> Dict[str, Any]:
     else:
         scale = float(model.sensitivity_) / float(model.epsilon_rule_)
     return noise_summary(model.scaler_, np.size(model.scaled_coef_), scale=scale,
-                          weights_upper_bound=float(model.rule_weights_upper_bound_), ridge=float(model.ridge_),
-                          huber_h=float(model.huber_h_), n=n)
+                         weights_upper_bound=float(model.rule_weights_upper_bound_), ridge=float(model.ridge_),
+                         huber_h=float(model.huber_h_), n=n)
 
 
 def release_noise(scaler: Any, n_released: int, *, epsilon: float, sensitivity: float, weights_upper_bound: float,
@@ -59,12 +59,12 @@ def release_noise(scaler: Any, n_released: int, *, epsilon: float, sensitivity: 
     """
     scale = 0.0 if epsilon == math.inf else sensitivity / epsilon
     return noise_summary(scaler, n_released, scale=scale, weights_upper_bound=weights_upper_bound, ridge=gamma,
-                          huber_h=huber_h, n=n)
+                         huber_h=huber_h, n=n)
 
 
 def noise_summary(scaler: Any, n_released: int, *, scale: float, weights_upper_bound: float, ridge: float,
-                   huber_h: float, n: int) -> Dict[str, Any]:
-    """The summary of :func:`release_noise` for noise of ``scale`` (``Delta / epsilon``) and the ridge of the objective."""
+                  huber_h: float, n: int) -> Dict[str, Any]:
+    """The summary of :func:`release_noise` for noise of ``scale`` (``Delta / epsilon``) and the objective's ridge."""
     d = scaler.n_coefficients
     l0 = float(huber_hinge_value(np.zeros(1), huber_h)[0])
     bound = math.sqrt(2.0 * n * weights_upper_bound * l0 / ridge)

@@ -84,6 +84,26 @@ class _Calibration(NamedTuple):
 class _PrivateMixin:
     """Privacy parameters, public bounds and data-range checks of DPLSW/DPLSL."""
 
+    # Set by the estimators this is mixed into: their constructor parameters and fitted attributes.
+    epsilon: Any
+    delta: Any
+    discount: Any
+    reward_bound: Any
+    return_bound: Any
+    constants: Any
+    sensitivity: Any
+    matrix_norm: Any
+    signed_rewards: Any
+    keep_diagnostics: Any
+    n_states_: int
+    n_features_: int
+    n_episodes_: int
+    alpha_: float
+    beta_: float
+    sensitivity_constant_: float
+    certified_delta_: float
+    privacy_spent_: Tuple[float, float]
+
     def _check_privacy(self) -> Tuple[float, float]:
         eps = check_epsilon(self.epsilon)
         delta = check_probability("delta", self.delta, low_open=True, high_open=True)
@@ -655,6 +675,11 @@ class DPLSL(_PrivateMixin, _PolicyEvaluatorBase):
 
 
 class _NonPrivateMixin:
+    # Set by the estimators this is mixed into (fitted attributes).
+    n_states_: int
+    n_features_: int
+    n_episodes_: int
+
     def summary(self) -> PolicyEvalSummary:
         """Settings of the (non-private) fit."""
         check_is_fitted(self)

@@ -425,7 +425,8 @@ class BudgetAccountant:
         if data["dataset"] is not None and not isinstance(data["dataset"], str):
             raise ValueError(f"{source}: dataset must be a string or null, got {type(data['dataset']).__name__}.")
         try:
-            return cls(total, total_delta=total_delta, dataset=data["dataset"], releases=releases)
+            return cls(total, total_delta=None if total_delta is None else float(total_delta), dataset=data["dataset"],
+                       releases=releases)
         except BudgetExceededError as exc:
             raise BudgetExceededError(f"{source}: {exc}") from None
         except (TypeError, ValueError) as exc:

@@ -84,7 +84,7 @@ def _doubling(u: NDArray[np.float64]) -> Tuple[NDArray[np.float64], NDArray[np.f
     so it has R's bits; ``u' = u 2^j - 1`` is exact.
     """
     m, e = np.frexp(u)
-    j = np.where(m > 0.5, 1, 2) - e.astype(np.int64)
+    j: NDArray[np.int64] = np.where(m > 0.5, 1, 2) - e.astype(np.int64)
     return _A_SUMS[j - 1], np.ldexp(u, j) - 1.0
 
 

@@ -177,8 +177,8 @@ def _quotient_vec(t: NDArray[np.float64], s: float, s2: float, q0: float) -> NDA
     return q
 
 
-def _gd_tails(u: NDArray[np.float64], starts: NDArray[np.int64], a: float) -> Tuple[NDArray[np.int64],
-                                                                                     NDArray[np.float64]]:
+def _gd_tails(u: NDArray[np.float64], starts: NDArray[np.int64],
+              a: float) -> Tuple[NDArray[np.int64], NDArray[np.float64]]:
     """GD's rejection loop (steps 6-7) started at each position of ``starts``, all at once.
 
     Each try is one ``exp_rand()`` then one uniform; the tries of all starts

@@ -17,6 +17,7 @@ from ._params import recycle
 
 __all__ = ["TWO_M32", "UNIF_FIXUP", "words_to_unif", "runif"]
 
+
 def words_to_unif(words: NDArray[np.uint64]) -> NDArray[np.float64]:
     """Vectorised ``unif_rand()`` for an array of raw words (exact)."""
     u = words.astype(np.float64) * TWO_M32

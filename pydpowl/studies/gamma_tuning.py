@@ -86,7 +86,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class BudgetCharge:
     """One use of the privacy budget on the private data.
@@ -391,8 +390,9 @@ def _private_selection(data: OWLData, rows: NDArray[np.int64], grid: List[float]
     C = problem.weight_sensitivity
     if C != 0:  # the parallel-composition argument needs weights that depend on their own record only
         raise ValueError(f"private selection needs known or released propensities (C = 0), got C={C!r}.")
-    return select_gamma_privately(problem.Z, problem.labels, problem.weights, rows, grid, epsilon=eps_sel, weights_upper_bound=data.weights_upper_bound,
-                                  huber_h=huber_h, score=metric, optimal=data.optimal, rng=rng)
+    return select_gamma_privately(problem.Z, problem.labels, problem.weights, rows, grid, epsilon=eps_sel,
+                                  weights_upper_bound=data.weights_upper_bound, huber_h=huber_h, score=metric,
+                                  optimal=data.optimal, rng=rng)
 
 
 def _no_d0(data: OWLData, *, method: str, eps_sel: float, eps_fit: float, sel_rows, fit_rows, gammas, metric,

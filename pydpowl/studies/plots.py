@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Union
+from typing import Any, Dict, Union
 
 from .._plotting import pyplot, save_figure
 
@@ -103,7 +103,7 @@ def plot_gamma_sensitivity(frame, path: Union[str, Path], *, title: str = "") ->
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for eps in sorted(frame.epsilon.unique()):
         sub = frame[frame.epsilon == eps].sort_values("gamma")
-        style = dict(ls="--", color="k") if eps == math.inf else dict(marker="o", ms=3)
+        style: Dict[str, Any] = dict(ls="--", color="k") if eps == math.inf else dict(marker="o", ms=3)
         label = "non-private" if eps == math.inf else f"ε = {eps:g}"
         axes[0].plot(sub.gamma, sub.value_mean, label=label, **style)
         axes[1].plot(sub.gamma, sub.share_plus_mean, label=label, **style)

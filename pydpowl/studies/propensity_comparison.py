@@ -164,7 +164,8 @@ def comparison_table(summary: pd.DataFrame, *, optimal: Optional[Dict[str, Tuple
         return f"{value:.3f} ({se:.3f}) [{extra}]"
 
     lines = ["| design | n | ε | known propensity (reference) | composition, ρ = 0.2 | composition, best ρ "
-             "| Prop. 8 tight C, best b_x | Prop. 8, the paper's (1 + e^M)^2 form, best b_x | winner (composition vs Prop. 8 tight) |",
+             "| Prop. 8 tight C, best b_x | Prop. 8, the paper's (1 + e^M)^2 form, best b_x "
+             "| winner (composition vs Prop. 8 tight) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in summary.itertuples():
         lines.append(f"| {r.design} | {r.n} | {r.epsilon:g} | {cell(r.known, False)} | "

@@ -101,7 +101,7 @@ class UtilityDesign:
     _truth: Callable[[], DesignTruth] = field(repr=False)
 
     def draw(self, n: int, rng: Any) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
-                                                   NDArray[np.float64]]:
+                                              NDArray[np.float64]]:
         """``(X, A, B, P(A_i | x_i))`` of one dataset of n (raw benefits; known propensities)."""
         data = self._draw(n, rng)
         p_plus = self._propensity(n)
@@ -214,8 +214,8 @@ def _release(mech: Mechanism, Z, y, w, W, *, epsilon: float, gamma: float, rng, 
     loss = HuberHingeLoss(mech.huber_h)
     if mech.perturbation == "objective":
         return release_weighted_objective(Z, y, w, epsilon=epsilon, gamma=gamma, weights_upper_bound=W,
-                                              loss=loss, tol=DEFAULT_TOL, rng=rng, backend=backend,
-                                              jacobian_share=mech.jacobian_share).coef
+                                          loss=loss, tol=DEFAULT_TOL, rng=rng, backend=backend,
+                                          jacobian_share=mech.jacobian_share).coef
     if theta_np is None:
         theta_np = solve_weighted_erm(Z, y, w, gamma=gamma, loss=loss, tol=DEFAULT_TOL, objective=False,
                                       backend=backend).x
@@ -348,10 +348,10 @@ class UtilityResult:
         """Mean regret per (design, n, epsilon) by mechanism (columns), for one gamma rule."""
         t = self.table
         refs = t.mechanism.isin(["nonprivate", "best-arm"])
-        priv = t[(t.gamma_rule == gamma_rule) & ~refs].pivot_table(index=["design", "n", "epsilon"], columns="mechanism",
-                                                         values="regret_mean")
+        priv = t[(t.gamma_rule == gamma_rule) & ~refs].pivot_table(index=["design", "n", "epsilon"],
+                                                                   columns="mechanism", values="regret_mean")
         ref = t[refs].pivot_table(index=["design", "n"],
-                                                                          columns="mechanism", values="regret_mean")
+                                  columns="mechanism", values="regret_mean")
         return priv.join(ref, on=["design", "n"])
 
 

@@ -8,7 +8,7 @@ the fit (numpy Generator state or R's ``.Random.seed``).
 
 The reference file was written by this script at commit c8f95eb (the engine
 before the rebuild: three Newton drivers, generated numba source). The test
-``tests/test_engine_corpus.py`` runs the same cases on the current code and
+``tests/engine/test_engine_corpus.py`` runs the same cases on the current code and
 compares: a rebuild of the solver must not change what users get beyond
 rounding, and must not change how many random numbers a fit draws.
 

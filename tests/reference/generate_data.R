@@ -8,7 +8,7 @@
 #   4. the per-dataset shift (B + abs(min(B))) + 0.001 when min(B) < 0.
 # f(x) = 1 + x1 + x2 - 1.8 x3 - 2.2 x4 and mu = 0.01 + 0.02 x4 + 3 A f(x),
 # both evaluated left to right as R does. Returns fx too (the optimal rule is
-# its sign). Used by synthetic_generate_data.R and tests/test_rrandom_pipeline_r.py.
+# its sign). Used by synthetic_generate_data.R and tests/rrandom/test_pipeline_r.py.
 generate_owl_data <- function(n, q) {
   X <- matrix(NaN, nrow = n, ncol = q)
   for (i in seq_len(n)) X[i, ] <- runif(q)

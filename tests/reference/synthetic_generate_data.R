@@ -1,4 +1,4 @@
-# Frozen R values for tests/test_synthetic_r.py (runs without R).
+# Frozen R values for tests/datasets/test_synthetic_r.py (runs without R).
 # For each case: set.seed(seed) with R's default kinds, generate_owl_data(n, p)
 # (generate_data.R), then one more runif(1) to pin the stream position.
 # Doubles are written exactly with sprintf("%a"); X holds the p features of the row.

@@ -232,7 +232,7 @@ def run_analysis_audit(*, quick: bool, n_per_split: int, seed: int, alpha: float
                        ) -> List[AnalysisAuditRow]:
     """Every configuration in every view, then the negative control (evaluation view of the first)."""
     configs = list(configs if configs is not None else (quick_analysis_configs() if quick else
-                                                         default_analysis_configs()))
+                                                        default_analysis_configs()))
     modes = ("whole", "evaluation") if quick else MODES
     out: List[AnalysisAuditRow] = []
     next_seed = seed
@@ -261,5 +261,3 @@ def analysis_table(rows: Sequence[AnalysisAuditRow]) -> str:
                      f"{r.noise_epsilon:g} | **{r.epsilon_lb:.3f}** | {b.q_count} / {b.p_count} of {b.n_eval} | "
                      f"{r.verdict} |")
     return "\n".join(lines)
-
-

@@ -33,7 +33,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -101,7 +101,7 @@ def cli_seen(argv: Sequence[str], root: Path) -> Seen:
                 files=files, status=status)
 
 
-def api_seen(fit: Callable[[], object]) -> Seen:
+def api_seen(fit: Callable[[], Any]) -> Seen:
     """Call ``fit()`` (returns a fitted estimator); capture its warnings, stdout and ``str(summary())``."""
     out = io.StringIO()
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
@@ -153,7 +153,8 @@ def audited_commands(diagnostics: bool = False) -> List[Tuple[str, List[str], Tu
                                   "--gamma", "50", "--seed", "11", "--out", "{root}/model.json", *extra],
          ("arm", "feature")),
         ("pydpowl analyze (3 arms)", ["analyze", *arms3, f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound",
-                                      "40", "--propensity", "mid=0.3333333333,new=0.3333333334,old=0.3333333333", "--total-epsilon", "2",
+                                      "40", "--propensity", "mid=0.3333333333,new=0.3333333334,old=0.3333333333",
+                                      "--total-epsilon", "2",
                                       "--seed", "11", "--out", "{root}/out", *extra], ("arm", "feature")),
         ("pydpowl analyze", ["analyze", *data, f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound", "40",
                              "--propensity", "0.5", "--total-epsilon", "2", "--gammas", "20,200", "--seed", "11",

@@ -20,7 +20,7 @@ post-processes releases onto a coarse grid, which removes the signal.
 from __future__ import annotations
 
 import math
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -88,7 +88,7 @@ def lsb_lower_bound(samples0: NDArray[np.float64], samples1: NDArray[np.float64]
     m = min(samples0.shape[0], samples1.shape[0]) // 2
     E0, L0 = _features(samples0[:m])
     E1, L1 = _features(samples1[:m])
-    best = (-math.inf, None, 0)
+    best: Tuple[float, Optional[Tuple[int, int, int, bool]], int] = (-math.inf, None, 0)
     for region in _regions(E0, L0, E1, L1, min_count=max(10, m // 200)):
         k0, k1 = int(_in_region(E0, L0, region).sum()), int(_in_region(E1, L1, region).sum())
         for favours, (kq, kp) in enumerate(((k0, k1), (k1, k0))):

@@ -52,7 +52,10 @@ class MultiArmConfig(AuditConfig):
         return Dataset(base.X, y, base.v)
 
     def balanced_dataset(self, rng: np.random.Generator) -> Dataset:
-        """Triples of identical records, one per arm (``sum_a V_a = 0``: their gradients cancel near 0), record 0 free."""
+        """Triples of identical records, one per arm, record 0 free.
+
+        ``sum_a V_a = 0``: their gradients cancel near 0.
+        """
         base = self.random_dataset(rng)
         X, y, v = base.X.copy(), base.y.copy(), base.v.copy()
         for i in range(1, self.n - 2, 3):

@@ -154,12 +154,18 @@ def _unpack(u: NDArray[np.float64], d: int, k: int, W: float):
         return W * np.clip(v, 0.0, 1.0)
 
     i = 0
-    Zb = ball(u[i:i + k * d]); i += k * d
-    wb = weight(u[i:i + k]); i += k
-    z0 = ball(u[i:i + d])[0]; i += d
-    w0 = float(weight(u[i:i + 1])[0]); i += 1
-    z1 = ball(u[i:i + d])[0]; i += d
-    w1 = float(weight(u[i:i + 1])[0]); i += 1
+    Zb = ball(u[i:i + k * d])
+    i += k * d
+    wb = weight(u[i:i + k])
+    i += k
+    z0 = ball(u[i:i + d])[0]
+    i += d
+    w0 = float(weight(u[i:i + 1])[0])
+    i += 1
+    z1 = ball(u[i:i + d])[0]
+    i += d
+    w1 = float(weight(u[i:i + 1])[0])
+    i += 1
     theta = u[i:i + d]
     return Zb, wb, z0, w0, z1, w1, theta
 

@@ -316,7 +316,7 @@ def run_audit(*, quick: bool = False, configs: Optional[Sequence[AuditConfig]] =
     objective: List[DensitySearchResult] = []
     next_seed = seed
     for config in configs:
-        options = dict(n_random=40, n_starts=2, maxiter=30, n_replaced=1) if quick else \
+        options: Dict[str, Any] = dict(n_random=40, n_starts=2, maxiter=30, n_replaced=1) if quick else \
             dict(n_random=200, n_starts=6, maxiter=60, n_replaced=2,
                  bases=("random", "balanced", "random", "balanced"))
         if config.propensity == "logistic":  # every evaluation refits the propensity model (twice for "pair")

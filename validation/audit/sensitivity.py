@@ -202,7 +202,7 @@ def sensitivity_search(config: AuditConfig, *, seed: int = 0, n_random: int = 20
             first.append(config.n_propensity)
         rest = np.setdiff1d(np.arange(D.n), first)
         positions = first + [int(k) for k in base_rng.choice(rest, size=max(0, n_replaced - len(first)),
-                                                               replace=False)]
+                                                             replace=False)]
         for j in positions:
             # random records: corners (top weight, label flipped) and uniform points
             for k in range(n_random):
@@ -235,7 +235,7 @@ def sensitivity_search(config: AuditConfig, *, seed: int = 0, n_random: int = 20
                     for s in range(n_starts):
                         if s == 0:
                             z0 = config.corner(rng) if mode == "replace" else np.r_[config.corner(rng),
-                                                                                     config.corner(rng)]
+                                                                                    config.corner(rng)]
                         else:
                             z0 = rng.uniform(box_lo, box_hi)
                         res = optimize.minimize(objective, z0, method="L-BFGS-B",

@@ -26,6 +26,7 @@ def _logistic(m):  # pragma: no cover - compiled
     d1, d2 = _logistic_slopes(m)
     return _logistic_value(m), d1, d2
 
+
 _HUBER_HINGE, _LOGISTIC = losses.HUBER_HINGE, losses.LOGISTIC
 
 

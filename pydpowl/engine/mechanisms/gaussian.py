@@ -79,7 +79,7 @@ def _r_identity_rotation(z: NDArray[np.float64]) -> NDArray[np.float64]:
     sign for d = 2). Entries are 0 and +-1, so ``MASS::mvrnorm``'s product
     ``V diag(sqrt(c)) z`` is exactly ``sqrt(c)`` times this. Checked against R's
     ``eigen`` and scipy's ``eigh(driver="evr")`` for d = 1..79 and several c
-    (tests/test_mechanisms.py, tests/test_r_reference_dppack_family.py); no scipy
+    (tests/engine/mechanisms/test_mechanisms.py, tests/r_reference/test_dppack_family.py); no scipy
     is needed at run time.
     """
     if z.shape[0] == 2:

@@ -269,7 +269,9 @@ KAPPA_FULL_N = 2 ** 18
 
 
 def solver_tolerance(*, tol: Optional[float], strong_convexity: float, gradient_scale: float) -> float:
-    """The gradient norm objective perturbation certifies: ``tol`` if given, else ``max(mu TARGET_RADIUS, TOL_FLOOR G)``.
+    """The gradient norm objective perturbation certifies.
+
+    ``tol`` if given, else ``max(mu TARGET_RADIUS, TOL_FLOOR G)``.
 
     With an absolute ``tol`` the certified radius ``r = tol / mu`` grows like
     ``n`` (``mu``, the public modulus, shrinks like ``1/n``) and so does the

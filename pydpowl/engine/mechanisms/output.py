@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -277,8 +277,8 @@ def output_mechanism(*, epsilon: float, gamma: float, weights_upper_bound: float
     """
     eps = check_epsilon(epsilon)
     tol_in_delta = 0.0 if reproduce_dppack else check_tol(tol)
-    law = dict(gamma=gamma, weights_upper_bound=weights_upper_bound, C=C, lipschitz=lipschitz, n_samples=n_samples,
-               tol=tol_in_delta)
+    law: Dict[str, Any] = dict(gamma=gamma, weights_upper_bound=weights_upper_bound, C=C, lipschitz=lipschitz,
+                               n_samples=n_samples, tol=tol_in_delta)
     delta = output_sensitivity(**law)  # validates every setting, naming it
     check_noise_scale(eps, float(gamma), float(weights_upper_bound), float(C), lipschitz=float(lipschitz),
                       n_samples=int(n_samples), tol=tol_in_delta)

@@ -20,10 +20,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..._validation import check_epsilon, check_int, check_positive
 
-__all__ = ["RELEASE_GRID_BITS", "release_grid", "grid_for_scale", "round_release", "floating_point_delta", "SAMPLER_RADIUS_ULPS",
-           "NORMAL_ABSOLUTE_ERROR", "SAMPLER_FAILURE", "STREAMS", "r_gamma_radius_model", "coupling_delta"]
+__all__ = ["RELEASE_GRID_BITS", "release_grid", "grid_for_scale", "round_release", "floating_point_delta",
+           "SAMPLER_RADIUS_ULPS", "NORMAL_ABSOLUTE_ERROR", "SAMPLER_FAILURE", "STREAMS", "r_gamma_radius_model",
+           "coupling_delta"]
 
-#: releases are rounded to 2^(floor(log2(Delta / epsilon)) - RELEASE_GRID_BITS): about 1/1000 to 1/2000 of the noise scale
+#: releases are rounded to 2^(floor(log2(Delta / epsilon)) - RELEASE_GRID_BITS): about 1/1000 to 1/2000 of the
+#: noise scale
 RELEASE_GRID_BITS = 10
 
 

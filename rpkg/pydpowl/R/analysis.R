@@ -81,8 +81,10 @@ print.dpowl_analysis <- function(x, digits = max(3L, getOption("digits") - 3L), 
     cat("Released rule (recommend the treatment coded +1 where the decision value is > 0):\n")
   }
   print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
-  ci <- function(e) sprintf("%s [%s, %s]", format(e$estimate, digits = digits), format(e$ci_low, digits = digits),
-                            format(e$ci_high, digits = digits))
+  ci <- function(e) {
+    sprintf("%s [%s, %s]", format(e$estimate, digits = digits), format(e$ci_low, digits = digits),
+            format(e$ci_high, digits = digits))
+  }
   cat(sprintf("Value of the rule: %s (%g%% interval)\n", ci(v), 100 * v$level))
   if (multi) {
     for (a in names(v$value_of_arm)) {

@@ -93,7 +93,9 @@ arm_propensity_arg <- function(propensity, coding, n, name, call) {
       arg_error(sprintf(paste0("%s as a named vector must give one probability per arm, named by the levels %s; ",
                                "%s."), name, paste(dQuote(lev, FALSE), collapse = ", "),
                         paste(c(if (length(missing_)) paste("missing", paste(dQuote(missing_, FALSE), collapse = ", ")),
-                                if (length(unknown)) paste("not a level:", paste(dQuote(unknown, FALSE), collapse = ", ")),
+                                if (length(unknown)) {
+                                  paste("not a level:", paste(dQuote(unknown, FALSE), collapse = ", "))
+                                },
                                 if (anyDuplicated(given)) "a name given twice"), collapse = "; ")), call)
     }
     p <- as.double(propensity[lev])

@@ -93,7 +93,8 @@ resolve_bounds <- function(bounds, cols, dummy, call) {
     unknown <- setdiff(names(v), cols)
     if (length(unknown) > 0L) {
       arg_error(sprintf("%s names unknown feature(s) %s; the features are %s.", nm,
-                        paste(sQuote(unknown, FALSE), collapse = ", "), paste(sQuote(cols, FALSE), collapse = ", ")), call)
+                        paste(sQuote(unknown, FALSE), collapse = ", "),
+                        paste(sQuote(cols, FALSE), collapse = ", ")), call)
     }
     out <- rep(NA_real_, p)
     names(out) <- cols

@@ -135,6 +135,8 @@ rng_setting <- function(rng, call) {
 # EmpiricalRiskMinimizationDP.KST), holding DPpack's fields, so that inherits(m, "EmpiricalRiskMinimizationDP.CMS")
 # and S3 methods written for DPpack's classes apply to pydpowl's models. Not exported: pydpowl fits the drop-ins
 # only (DPpack's general classes take arbitrary R loss functions, which the engine cannot prove private).
+# DPpack's own class names (not snake_case, longer than 30 characters) so that S3 methods for them apply.
+# nolint start: object_name_linter, object_length_linter.
 EmpiricalRiskMinimizationDP.CMS <- R6::R6Class("EmpiricalRiskMinimizationDP.CMS",
   public = list(
     mapXy = NULL, mapXy.gr = NULL, loss = NULL, loss.gr = NULL, regularizer = NULL, regularizer.gr = NULL,
@@ -153,6 +155,7 @@ EmpiricalRiskMinimizationDP.KST <- R6::R6Class("EmpiricalRiskMinimizationDP.KST"
     reproduce.dppack = NULL, rng = NULL, feature.names = NULL
   )
 )
+# nolint end
 
 # The fit results that R keeps (DPpack's fields).
 set_classifier_fit <- function(self, res, columns = NULL) {
@@ -440,10 +443,11 @@ tune_linear_regression_model <- function(DPmodels, X, y, upper.bounds, lower.bou
   call <- sys.call()
   models <- tuning_candidates(DPmodels, "LinearRegressionDP", "tune_linear_regression_model", call)
   M <- wire_features(X, "X", call = call)
-  specs <- lapply(models, function(m) list(
-    class = "LinearRegressionDP", regularizer = "l2", eps = as_setting(m$eps, "eps", call),
-    delta = as_setting(m$delta, "delta", call), gamma = as_setting(m$gamma, "gamma", call),
-    reproduce.dppack = isTRUE(m$reproduce.dppack)))
+  specs <- lapply(models, function(m) {
+    list(class = "LinearRegressionDP", regularizer = "l2", eps = as_setting(m$eps, "eps", call),
+         delta = as_setting(m$delta, "delta", call), gamma = as_setting(m$gamma, "gamma", call),
+         reproduce.dppack = isTRUE(m$reproduce.dppack))
+  })
   args <- list(DPmodels = specs, X = M$values, y = as_numeric_arg(y, "y", call),
                upper.bounds = bounds_by_name(upper.bounds, M$columns, "upper.bounds", call, extra = 1L),
                lower.bounds = bounds_by_name(lower.bounds, M$columns, "lower.bounds", call, extra = 1L),

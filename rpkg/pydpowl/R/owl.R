@@ -58,7 +58,9 @@ owl <- function(H, AA, RR, n, K, pi, ..., epsilon, bounds, reward_bounds, gamma 
   }
   rng <- rng_choice(rng, call)
   K <- as_setting(K, "K", call)
-  if (!is.numeric(K) || K < 1 || K != round(K)) arg_error(sprintf("K (the number of stages) must be a whole number >= 1, got %s.", fmt_value(K)), call)
+  if (!is.numeric(K) || K < 1 || K != round(K)) {
+    arg_error(sprintf("K (the number of stages) must be a whole number >= 1, got %s.", fmt_value(K)), call)
+  }
   K <- as.integer(K)
   n <- as_setting(n, "n", call)
   if (K == 1L) {  # DTRlearn2: vectors for one stage
@@ -91,12 +93,14 @@ owl <- function(H, AA, RR, n, K, pi, ..., epsilon, bounds, reward_bounds, gamma 
   res <- engine_with_rng("owl_fit", list(
     H = hist$wire, AA = A, RR = lapply(seq_len(K), function(k) as_numeric_arg(RR[[k]], sprintf("RR[[%d]]", k), call)),
     n = n, pi = props, epsilon = as_numeric_arg(epsilon, "epsilon", call), bounds = stage_bounds,
-    reward_bounds = if (is.list(reward_bounds)) lapply(seq_along(reward_bounds), function(k)
-      as_numeric_arg(reward_bounds[[k]], sprintf("reward_bounds[[%d]]", k), call)) else
+    reward_bounds = if (is.list(reward_bounds)) lapply(seq_along(reward_bounds), function(k) {
+      as_numeric_arg(reward_bounds[[k]], sprintf("reward_bounds[[%d]]", k), call)
+    }) else
         as_numeric_arg(reward_bounds, "reward_bounds", call),
     gamma = if (is.null(gamma)) NULL else as_numeric_arg(gamma, "gamma", call),
     c = if (is.null(c)) NULL else as_numeric_arg(c, "c", call),
-    propensity_floor = if (is.null(propensity_floor)) NULL else as_numeric_arg(propensity_floor, "propensity_floor", call),
+    propensity_floor = if (is.null(propensity_floor)) NULL else
+      as_numeric_arg(propensity_floor, "propensity_floor", call),
     baseline = if (is.character(baseline) && length(baseline) == 1L) baseline else
       lapply(baseline, function(b) if (is.character(b)) b else as.double(b)),
     baseline_share = as_setting(baseline_share, "baseline_share", call), huber_h = as_setting(huber_h, "huber_h", call),
@@ -140,8 +144,8 @@ owl_histories <- function(H, K, call) {
   }
   if (is.list(H) && !is.data.frame(H)) {
     if (length(H) != K) {
-      arg_error(sprintf("H must be a matrix (the same history at every stage) or a list with one per stage (K = %d), got a list of %d.",
-                        K, length(H)), call)
+      arg_error(sprintf(paste("H must be a matrix (the same history at every stage) or a list with one per stage",
+                              "(K = %d), got a list of %d."), K, length(H)), call)
     }
     Ms <- lapply(seq_len(K), function(k) one(H[[k]], sprintf("H[[%d]]", k)))
     named <- vapply(H, function(h) !is.null(colnames(h)), logical(1))
@@ -161,8 +165,8 @@ owl_bounds <- function(bounds, columns, K, call) {
     p <- length(columns[[k]])
     if (is.numeric(b) && length(b) == 1L && is.null(dim(b))) {
       if (!is.finite(b) || b <= 0) {
-        arg_error(sprintf("bounds as one number s means [-s, s] for every column and must be positive and finite, got %s.",
-                          format(b)), call)
+        arg_error(sprintf(paste("bounds as one number s means [-s, s] for every column and must be positive and",
+                                "finite, got %s."), format(b)), call)
       }
       b <- list(lower = rep(-b, p), upper = rep(b, p))
     }
@@ -240,7 +244,8 @@ predict.pydpowl_owl <- function(object, H, AA = NULL, RR = NULL, K, pi = NULL, .
   for (k in seq_len(K)) {
     st <- .subset2(object, paste0("stage", k))
     h <- if (is.list(H) && !is.data.frame(H)) H[[k]] else H
-    M <- owl_design(h, st, .subset2(object, "named_features")[k], if (is.list(H) && !is.data.frame(H)) sprintf("H[[%d]]", k) else "H", call)
+    h_name <- if (is.list(H) && !is.data.frame(H)) sprintf("H[[%d]]", k) else "H"
+    M <- owl_design(h, st, .subset2(object, "named_features")[k], h_name, call)
     f <- sweep(M %*% st$beta, 2L, st$beta0, "+")
     scores <- f %*% t(st$vertices)
     colnames(scores) <- arm_names(st$coding)
@@ -273,10 +278,9 @@ predict.pydpowl_owl <- function(object, H, AA = NULL, RR = NULL, K, pi = NULL, .
                                "recommended", call)
     props[[k]] <- arm_propensity_arg(pis[[k]], coding, n, sprintf("pi[[%d]]", k), call)$spec
   }
-  ev <- engine("owl_evaluate", list(recommended = rec, AA = A,
-                                    RR = lapply(seq_len(K), function(k) as_numeric_arg(RR[[k]], sprintf("RR[[%d]]", k), call)),
-                                    pi = props, levels = lapply(seq_len(K), function(k)
-                                      arm_names(.subset2(object, paste0("stage", k))$coding))), call)
+  rewards <- lapply(seq_len(K), function(k) as_numeric_arg(RR[[k]], sprintf("RR[[%d]]", k), call))
+  levels <- lapply(seq_len(K), function(k) arm_names(.subset2(object, paste0("stage", k))$coding))
+  ev <- engine("owl_evaluate", list(recommended = rec, AA = A, RR = rewards, pi = props, levels = levels), call)
   list(fit = fit, treatment = treatment, probability = probability, valuefun = ev$valuefun, benefit = ev$benefit,
        pi = pis)
 }
@@ -286,7 +290,9 @@ predict.pydpowl_owl <- function(object, H, AA = NULL, RR = NULL, K, pi = NULL, .
 code_received <- function(a, coding, n, k, call) {
   if (is.matrix(a) && ncol(a) == 1L) a <- a[, 1L]
   name <- sprintf("AA[[%d]] (stage %d's treatments)", k, k)
-  if (length(a) != n) arg_error(sprintf("%s must have length %d (one per row of H), got length %d.", name, n, length(a)), call)
+  if (length(a) != n) {
+    arg_error(sprintf("%s must have length %d (one per row of H), got length %d.", name, n, length(a)), call)
+  }
   idx <- match(as.character(a), arm_names(coding))
   if (anyNA(idx)) {
     arg_error(sprintf("%s must hold the stage's arms (%s); %d entries do not (first at position %d).", name,
@@ -400,7 +406,8 @@ print.summary.pydpowl_owl <- function(x, digits = max(3L, getOption("digits") - 
       "scaled space\n")
   print(x$stages, digits = digits)
   if (any(x$noise_dominated)) {
-    cat(sprintf("NOTE: noise-dominated stage(s) %s: the expected noise norm reaches the bound on any minimiser's norm.\n",
+    cat(sprintf(paste("NOTE: noise-dominated stage(s) %s: the expected noise norm reaches the bound on any",
+                      "minimiser's norm.\n"),
                 paste(which(x$noise_dominated), collapse = ", ")))
   }
   for (k in seq_along(x$coefficients)) {

@@ -241,7 +241,7 @@ def svmdp_fit(*, X: Any, y: Any, upper_bounds: Any, lower_bounds: Any, add_bias:
     and is not released (docs/r_frontend.md). Output perturbation is the
     engine's one release
     (:func:`pydpowl.engine.mechanisms.output.release_output_perturbation`), the same as
-    ``dpowl()``'s bit for bit (tests/test_rpkg_rcalls.py).
+    ``dpowl()``'s bit for bit (tests/rpkg/test_rcalls.py).
     """
     from pydpowl.interop import dppack
 
@@ -511,7 +511,8 @@ def noise_dominated_message(noise: Dict[str, Any], model: Any, n: int, columns: 
     if model.mechanism_ == "objective":
         return (f"the release is noise-dominated: its noise moves the rule by up to {_r3(noise['expected_norm'])} in "
                 f"expectation (DPpack's scaled space), at least the largest norm any minimiser can have, "
-                f"{_r3(noise['minimiser_norm_bound'])}, so the rule is essentially random ({model.mechanism_description_}"
+                f"{_r3(noise['minimiser_norm_bound'])}, so the rule is essentially random "
+                f"({model.mechanism_description_}"
                 f"; epsilon = {r_number(float(model.epsilon))}, gamma = {_r3(gamma)}, n = {n}). Raise epsilon or use "
                 "more rows.")
     msg = (f"the release is noise-dominated: its noise has expected norm d Delta/epsilon = "
@@ -786,8 +787,6 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
     n, p = X.shape
     labels = ("+1", "-1") if treatment_labels is None else tuple(str(t) for t in np.atleast_1d(treatment_labels))
     if len(labels) > 2:  # K arms: R sends the levels' positions 1..K and the levels
-        from pydpowl.estimators.multiarm import encode_arms
-
         positions = v.check_vector("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
         A = np.asarray(labels, dtype=object)[positions.astype(np.intp) - R_INDEX].astype(str)  # the engine sorts them
         if isinstance(propensity, dict) and "per_arm" in propensity:  # R matched the names: the levels' order
@@ -813,7 +812,8 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
         X, A, B, lower=lo, upper=up, benefit_lower=float(bb[0]), benefit_upper=float(bb[1]),
         weights_upper_bound=v.check_positive("weights_upper_bound", weights_upper_bound),
         total_epsilon=v.check_positive("total_epsilon", total_epsilon),
-        propensity=propensity, propensity_model=propensity_model, feature_names=_column_names(columns) or [f"x{j + 1}" for j in range(p)],
+        propensity=propensity, propensity_model=propensity_model,
+        feature_names=_column_names(columns) or [f"x{j + 1}" for j in range(p)],
         treatment_labels=labels, gamma=None if gamma is None else v.check_positive("gamma", gamma), gammas=grid,
         level=v.check_probability("level", level, high_open=True), split=budget_split,
         seed=None if seed is None else int(seed), out_dir=out_dir)

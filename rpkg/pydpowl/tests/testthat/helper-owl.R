@@ -109,8 +109,8 @@ python_multistage <- function(cases, settings) {
   ), script)
   out <- system2(pydpowl_config()$python, c(script, dir, length(cases)), stdout = TRUE, stderr = TRUE)
   if (!is.null(attr(out, "status"))) stop("the Python engine failed:\n", paste(out, collapse = "\n"))
-  lapply(seq_along(cases), function(i) lapply(seq_len(cases[[i]]$K), function(k)
-    readBin(file.path(dir, sprintf("%d-out%d", i, k)), "double", n = 1000L, endian = "little")))
+  read_out <- function(i, k) readBin(file.path(dir, sprintf("%d-out%d", i, k)), "double", n = 1000L, endian = "little")
+  lapply(seq_along(cases), function(i) lapply(seq_len(cases[[i]]$K), function(k) read_out(i, k)))
 }
 
 # The structure of a value: classes, dims, names and lengths, all the way down (not the numbers).

@@ -2,10 +2,12 @@ test_that("dpowl_analysis releases a rule, its value with an interval and a ledg
   require_backends(dppack = FALSE)
   d <- pydpowl_data("cyp_guides_style", n = 800, seed = 3)
   X <- d[, c("age", "male", "nonwhite", "mdd")]
-  run <- function(...) dpowl_analysis(X, treatment = d$treatment, benefit = d$benefit, bounds = attr(d, "bounds"),
-                                      benefit_bounds = c(0, log(24 * 365)),
-                                      weights_upper_bound = attr(d, "weights_upper_bound"), total_epsilon = 1.5,
-                                      propensity = 2 / 3, ...)
+  run <- function(...) {
+    dpowl_analysis(X, treatment = d$treatment, benefit = d$benefit, bounds = attr(d, "bounds"),
+                   benefit_bounds = c(0, log(24 * 365)),
+                   weights_upper_bound = attr(d, "weights_upper_bound"), total_epsilon = 1.5,
+                   propensity = 2 / 3, ...)
+  }
   set.seed(11)
   a <- with_replay(run())
   expect_s3_class(a, "dpowl_analysis")
@@ -54,9 +56,10 @@ test_that("dpowl_analysis takes a treatment factor with K levels: the rule, each
   arm <- factor(sample(c("placebo", "low", "high"), n, replace = TRUE), levels = c("placebo", "low", "high"))
   best <- ifelse(X$x1 > 0.3, "high", ifelse(X$x2 > 0, "low", "placebo"))
   B <- 2 + 2 * (as.character(arm) == best) + runif(n, -1, 1)
-  run <- function(...) dpowl_analysis(X, treatment = arm, benefit = B, bounds = list(lower = c(-1, -1),
-                                      upper = c(1, 1)), benefit_bounds = c(0, 6), weights_upper_bound = 30,
-                                      total_epsilon = 3, ...)
+  run <- function(...) {
+    dpowl_analysis(X, treatment = arm, benefit = B, bounds = list(lower = c(-1, -1), upper = c(1, 1)),
+                   benefit_bounds = c(0, 6), weights_upper_bound = 30, total_epsilon = 3, ...)
+  }
   a <- with_replay(run(propensity = c(high = 1 / 3, low = 1 / 3, placebo = 1 / 3)))
   expect_equal(dim(coef(a)), c(2L, 3L))
   expect_equal(dimnames(coef(a)), list(c("f1", "f2"), c("(Intercept)", "x1", "x2")))

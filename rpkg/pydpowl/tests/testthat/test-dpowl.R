@@ -309,10 +309,12 @@ test_that("the released coefficients are floating-point safe by default", {
 test_that("summary shows each coefficient's noise sd on the features' scale: the formula, and the spread of releases", {
   require_backends(dppack = FALSE)
   d <- cyp(300, seed = 16)
-  fit1 <- function() dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
-                           propensity = propensity, epsilon = 2, gamma = 75, weight_sensitivity = 0,
-                           weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"),
-                           mechanism = "output", residual = FALSE, huber_h = 0.5)
+  fit1 <- function() {
+    dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
+          propensity = propensity, epsilon = 2, gamma = 75, weight_sensitivity = 0,
+          weights_upper_bound = attr(d, "weights_upper_bound"), bounds = attr(d, "bounds"),
+          mechanism = "output", residual = FALSE, huber_h = 0.5)
+  }
   fit <- fit1()
   s <- summary(fit)
   b <- attr(d, "bounds")

@@ -38,8 +38,10 @@ run_configuration <- function(pkg, conf, d, seed) {
   if (!is.null(fit_args$weights)) fit_args$weights <- d[[fit_args$weights]]
   set.seed(seed)
   m <- do.call(cls$new, conf$args)
-  fit <- function() do.call(m$fit, c(list(d$X, if (regression) d$t else d$y, if (regression) c(d$upper, 3) else d$upper,
-                                          if (regression) c(d$lower, -3) else d$lower), fit_args))
+  fit <- function() {
+    do.call(m$fit, c(list(d$X, if (regression) d$t else d$y, if (regression) c(d$upper, 3) else d$upper,
+                          if (regression) c(d$lower, -3) else d$lower), fit_args))
+  }
   if (pkg == "pydpowl") with_replay(fit()) else fit()
   state <- .Random.seed
   add.bias <- isTRUE(conf$fit$add.bias)
@@ -126,8 +128,11 @@ test_that("the drop-ins have DPpack's class hierarchy, so code dispatching on DP
   m$fit(d$X, d$y, d$upper, d$lower, add.bias = TRUE)  # fitted, the classes stay
   expect_true(inherits(m, "WeightedERMDP.CMS") && inherits(m, "EmpiricalRiskMinimizationDP.CMS"))
   describe <- function(x, ...) UseMethod("describe")
+  # S3 methods named after DPpack's classes (not snake_case, longer than 30 characters).
+  # nolint start: object_name_linter, object_length_linter.
   describe.EmpiricalRiskMinimizationDP.CMS <- function(x, ...) "CMS"
   describe.EmpiricalRiskMinimizationDP.KST <- function(x, ...) "KST"
+  # nolint end
   describe.default <- function(x, ...) "other"
   registerS3method("describe", "EmpiricalRiskMinimizationDP.CMS", describe.EmpiricalRiskMinimizationDP.CMS)
   registerS3method("describe", "EmpiricalRiskMinimizationDP.KST", describe.EmpiricalRiskMinimizationDP.KST)

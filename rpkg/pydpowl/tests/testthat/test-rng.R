@@ -142,12 +142,14 @@ test_that("rng and the option are checked; tuning candidates must agree on the s
 
 test_that("two R sessions after the same set.seed release different numbers by default, the same with replay", {
   require_backends(dppack = FALSE)
-  code <- function(opt) paste0(
-    "library(pydpowl); ", opt, "d <- pydpowl_data('synthetic', n = 100, seed = 1); b <- attr(d, 'bounds'); ",
-    "set.seed(42); s <- .Random.seed; ",
-    "m <- svmDP$new('l2', 1, 1, perturbation.method = 'output'); ",
-    "suppressWarnings(m$fit(d[, names(b$lower)], (d$treatment + 1) / 2, b$upper, b$lower, add.bias = TRUE)); ",
-    "cat(sprintf('COEFF=%s SEED_KEPT=%s\\n', paste(sprintf('%a', m$coeff), collapse = ','), identical(s, .Random.seed)))")
+  code <- function(opt) {
+    paste0("library(pydpowl); ", opt, "d <- pydpowl_data('synthetic', n = 100, seed = 1); b <- attr(d, 'bounds'); ",
+           "set.seed(42); s <- .Random.seed; ",
+           "m <- svmDP$new('l2', 1, 1, perturbation.method = 'output'); ",
+           "suppressWarnings(m$fit(d[, names(b$lower)], (d$treatment + 1) / 2, b$upper, b$lower, add.bias = TRUE)); ",
+           "cat(sprintf('COEFF=%s SEED_KEPT=%s\\n', paste(sprintf('%a', m$coeff), collapse = ','), ",
+           "identical(s, .Random.seed)))")
+  }
   first <- run_fresh_r(code(""))
   second <- run_fresh_r(code(""))
   coeff <- function(out) regmatches(out, regexpr("COEFF=[^ ]+", out))
