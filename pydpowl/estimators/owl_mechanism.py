@@ -324,7 +324,8 @@ def fit_owl_rule(X: Any, treatment: Any, benefit: Any, propensity: Any, *, estim
     elif isinstance(propensity, numbers.Real) and not isinstance(propensity, bool) and 0 < float(propensity) < 1:
         benefit_range = W * min(float(propensity), 1.0 - float(propensity))  # the range W implies
     problem = prepare_owl(X, treatment, B, propensity, weights_upper_bound=W, feature_bounds=est.feature_bounds,
-                          fit_intercept=est.fit_intercept, weight_sensitivity=est.weight_sensitivity)
+                          fit_intercept=est.fit_intercept, weight_sensitivity=est.weight_sensitivity,
+                          diagnose_bounds=est.diagnose_bounds)
     plan = plan_rule(mechanism=est.mechanism, residual=est.residual, gamma=est.gamma, huber_h=est.huber_h,
                      epsilon=eps, n_samples=problem.n_samples, dim=problem.scaler.n_coefficients,
                      weights_upper_bound=W, C=problem.weight_sensitivity, reproduce_dppack=est.reproduce_dppack,
