@@ -150,7 +150,8 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
         Resolved generator: with an RRandom the draws are DPpack's (features, then the linear term,
         then the output noise) and the solver-smoothing noise does not advance it.
     names, index_base
-        How the caller names the weights arguments and counts positions in messages.
+        How the caller names the weights arguments (and ``reproduce_dppack``, when it spells it otherwise)
+        and counts positions in messages.
     warn_as : str, optional
         The class name in the reproduce_dppack warning (default DPSVM / DPLogisticRegression).
     """
@@ -176,7 +177,7 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
                 extra = (f"With gamma={gamma!r} > 1 DPpack's optimiser regularises with gamma = 1 while the noise "
                          "assumes gamma: the release is less private than claimed.")
         warn_reproduce_dppack(warn_as or ("DPSVM" if model == "svm" else "DPLogisticRegression"), extra=extra,
-                              stacklevel=3)
+                              stacklevel=3, argument=names.get("reproduce_dppack", "reproduce_dppack"))
     features = None
     if kernel == "linear":
         scaler = FeatureScaler(lower=np.asarray(feature_bounds[0], dtype=np.float64),
@@ -240,7 +241,7 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
                           gamma: float, feature_bounds: Any, target_bounds: Tuple[float, float],
                           fit_intercept: bool = False, reproduce_dppack: bool = False, tol: Optional[float] = None, rng: Any,
                           warn_as: str = "DPLinearRegression",
-                          target_bounds_name: str = "target_bounds",
+                          target_bounds_name: str = "target_bounds", reproduce_name: str = "reproduce_dppack",
                           sample_weight: Optional[NDArray[np.float64]] = None) -> LinearFit:
     """Fit ``LinearRegressionDP`` privately (Kifer, Smith & Thakurta's objective perturbation, DPpack's scaling).
 
@@ -253,13 +254,15 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
     error: the row ``(z_i, t_i)`` becomes ``sqrt(w_i) (z_i, t_i)``, again a point of KST's domain
     (``|z_ij| <= 1``, ``|t_i| <= p``), so the guarantee is unchanged; a weight of 0 is a row of zeros
     (the multi-stage baseline fits the subjects who followed the later rules this way, with n public).
+    ``warn_as`` and ``reproduce_name`` name the estimator and the argument in the reproduce_dppack warning
+    as the caller's user wrote them (R: ``LinearRegressionDP``, ``reproduce.dppack``).
     """
     n, p = X.shape
     lo_y, hi_y = target_bounds
     scaler = FeatureScaler(lower=np.asarray(feature_bounds[0], dtype=np.float64),
                            upper=np.asarray(feature_bounds[1], dtype=np.float64), fit_intercept=fit_intercept)
     if reproduce_dppack:
-        warn_reproduce_dppack(warn_as, stacklevel=3)
+        warn_reproduce_dppack(warn_as, stacklevel=3, argument=reproduce_name)
     d = p + int(fit_intercept)
     # DPpack: clip, bias column first, then t(t(X)/scale.X), no sqrt(p); the rows are summed into the
     # squared error's statistics without being formed
