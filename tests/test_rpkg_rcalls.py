@@ -401,7 +401,7 @@ def test_owl_fit_releases_what_dpmultistageowl_releases():
 @pytest.mark.parametrize("change, match", [
     (lambda kw: kw["H"].__setitem__(1, kw["H"][1][1:]), r"^H\[\[2\]\] \(stage 2's history\) has 399 rows but n = 400"),
     (lambda kw: kw["AA"].__setitem__(1, np.ones(400)),
-     r"^AA\[\[2\]\] \(stage 2's treatments\) must contain at least two arms .* all 400 entries are 1\.$"),
+     r"^AA\[\[2\]\] \(stage 2's treatments\) must contain at least two arms .* all 400 entries are 1 \(one class only\)\.$"),
     (lambda kw: kw["pi"].__setitem__(0, {"per_arm": np.array([0.5, 0.6])}),
      r"^pi\[\[1\]\]: the probabilities of the 2 arms must sum to 1 .* got 1\.1\.$"),
     (lambda kw: kw["pi"].__setitem__(0, np.full(400, 0.5)), r"^pi\[\[1\]\] gives P\(A \| H\) per subject: state how"),
