@@ -460,9 +460,11 @@ class AnalysisResult:
 
     @property
     def delta_spent(self) -> float:
-        """The composed delta (the sum, or the larger part's under parallel composition)."""
-        parts = [self._part("learning")[1], self._part("evaluation")[1]]
-        return compose(((0.0, d) for d in parts), "parallel" if self.composition == "parallel" else "sequential")[1]
+        """The composed delta (the sum of every release's, exactly rounded once; or the larger part's under
+        parallel composition)."""
+        if self.composition == "parallel":
+            return compose(((0.0, self._part(p)[1]) for p in ("learning", "evaluation")), "parallel")[1]
+        return compose(((0.0, self.deltas.get(k, 0.0)) for k in PART_OF), "sequential")[1]
 
     @property
     def privacy_spent(self) -> Tuple[float, float]:

@@ -57,13 +57,14 @@ def test_files_hold_no_training_data(result, tmp_path):
 
 @pytest.fixture(scope="module")
 def cyp_scaled():
-    from pydpowl.analysis import BenefitScale
+    from pydpowl.analysis import DEFAULT_GAMMAS, BenefitScale
 
     d = make_cyp_guides_style(800, random_state=5)
     return run_analysis(d.X, d.treatment, d.benefit, feature_bounds=d.feature_bounds,
                         benefit_bounds=(0.0, math.log(8760)), weights_upper_bound=d.weights_upper_bound,
                         total_epsilon=2.0, propensity=2 / 3, treatment_labels=("G", "S"),
-                        benefit_scale=BenefitScale.known("los-hours"), random_state=2)
+                        benefit_scale=BenefitScale.known("los-hours"), gammas=DEFAULT_GAMMAS,  # a private selection
+                        random_state=2)
 
 
 def test_report_states_the_benefit_next_to_every_value_and_the_length_of_stay(cyp_scaled):
