@@ -40,7 +40,7 @@ from .._validation import _check_finite, check_choice, check_positive
 from ..engine.losses import HuberHingeLoss
 from ..engine.multicategory import arm_scores, expand_rows, recommend, simplex_vertices
 from ..engine.preprocessing import FeatureScaler
-from ..engine.mechanisms import OutputRelease, release_output_perturbation
+from ..engine.mechanisms import OutputRelease, is_r_stream, release_output_perturbation
 from .propensity import LogisticPropensity, _stated_C, propensity_constants
 
 __all__ = ["encode_arms", "ArmPropensity", "resolve_arm_propensity", "ArmProblem", "prepare_arm_problem",
@@ -316,14 +316,15 @@ def prepare_arm_problem(Z: NDArray[np.float64], codes: NDArray[np.intp], n_arms:
                       n_clipped_weights=n_over, n_negative=int(np.count_nonzero(signs < 0)))
 
 
-def release_spent(out: OutputRelease, *, epsilon: float) -> Tuple[float, float]:
+def release_spent(out: OutputRelease, *, epsilon: float, stream: str = "numpy") -> Tuple[float, float]:
     """``(epsilon, delta)`` of :func:`release_arm_rule`'s release: the floating-point rounding's delta in
-    dimension ``(K - 1) d`` (:func:`pydpowl.privacy.accountant.rounded_release_spent`)."""
+    dimension ``(K - 1) d`` under the sampler model ``stream`` of the noise
+    (:func:`pydpowl.privacy.accountant.rounded_release_spent`)."""
     from ..privacy.accountant import rounded_release_spent
 
     eps = float(epsilon)
     return rounded_release_spent(eps, dim=out.coef.size, grid=out.grid, noise_scale=out.sensitivity / eps,
-                                 full_precision=out.grid is None and math.isfinite(eps))
+                                 full_precision=out.grid is None and math.isfinite(eps), stream=stream)
 
 
 def release_arm_rule(problem: ArmProblem, *, epsilon: float, gamma: float, huber_h: float = 0.5,
@@ -478,7 +479,8 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     estimator.coef_, estimator.intercept_ = rule.coef, rule.intercept
     estimator.release_grid_ = out.grid
     estimator.sensitivity_ = out.sensitivity
-    estimator.privacy_spent_ = release_spent(out, epsilon=eps)
+    estimator.sampler_model_ = "R" if is_r_stream(estimator.random_state) else "numpy"  # as the two-arm rule's
+    estimator.privacy_spent_ = release_spent(out, epsilon=eps, stream=estimator.sampler_model_)
     estimator.weight_sensitivity_ = prop.C
     store_plan_attributes(estimator, plan, ridge=gamma,
                           noise_scale=out.sensitivity / eps if math.isfinite(eps) else 0.0)
