@@ -78,7 +78,7 @@ from ._validation import (check_array, check_both_arms, check_choice, check_posi
                           resolve_feature_bounds, resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from .estimators.owl import DPOWL, prepare_owl
-from .privacy.accountant import BudgetAccountant, compose, rounded_release_spent
+from .privacy.accountant import BudgetAccountant, rounded_release_spent
 from .privacy.selection import select_gamma_privately, selection_delta, transfer_gamma
 from .privacy.value_estimate import PrivateValue, private_value
 from .value import arm_propensity
@@ -460,11 +460,10 @@ class AnalysisResult:
 
     @property
     def delta_spent(self) -> float:
-        """The composed delta (the sum of every release's, exactly rounded once; or the larger part's under
-        parallel composition)."""
+        """The composed delta (the sum, or the larger part's under parallel composition)."""
         if self.composition == "parallel":
-            return compose(((0.0, self._part(p)[1]) for p in ("learning", "evaluation")), "parallel")[1]
-        return compose(((0.0, self.deltas.get(k, 0.0)) for k in PART_OF), "sequential")[1]
+            return max(self._part("learning")[1], self._part("evaluation")[1])
+        return math.fsum(self.deltas.get(k, 0.0) for k in PART_OF)  # one exactly rounded sum of every release
 
     @property
     def privacy_spent(self) -> Tuple[float, float]:
@@ -848,7 +847,8 @@ def _laplace_sums_delta(epsilon: float, scales: Sequence[float]) -> float:
 def _tuning_text(selection: Optional[Dict[str, Any]], gamma: float, eps: Dict[str, float], *,
                  public_rule: bool = False) -> str:
     if public_rule:
-        return f"gamma = {gamma:.6g} from DPOWL's public rule (a function of n, epsilon, d and W; no budget)"
+        return (f"gamma = {gamma:.6g} from DPOWL's public rule (a function of n, epsilon, d and W; no budget; "
+                "it can reveal n, which neighbouring datasets share: give gamma to keep n unstated)")
     if selection is None:
         return f"gamma = {gamma:g} fixed in advance (no budget)"
     return (f"gamma chosen privately by the rule's value on the learning part (epsilon = {eps['selection']:g}, "

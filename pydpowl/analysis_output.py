@@ -60,7 +60,7 @@ def gamma_text(result: AnalysisResult) -> str:
     """Which gamma the rule used and, when it was chosen privately, which candidate won."""
     sel = result.gamma_selection
     if sel is None:
-        return f"gamma = {result.gamma:.6g}, fixed in advance (no budget spent on choosing it)"
+        return result.model_content["tuning"]  # fixed in advance, or DPOWL's public rule (no budget either way)
     cands = ", ".join(f"**{g:g}**" if g == sel["selected"] else f"{g:g}" for g in sel["candidates"])
     return (f"gamma candidate **{sel['selected']:g}** won the private selection among {cands} (exponential "
             f"mechanism on the rule's value); transferred to gamma = {result.gamma:.6g} for the final fit "

@@ -125,7 +125,7 @@ def test_sizes_are_stated_only_when_n_is_declared_public(cyp):
     """Issue 21.1: n (and the sizes derived from it) is printed only when the analyst declares it public."""
     hidden = json.dumps(_run(cyp).ledger()) + json.dumps(_run(cyp).value_summary()) + _run(cyp).model_content["tuning"]
     assert '"rows"' not in hidden and "n not released" in hidden and str(cyp.n // 2) not in hidden
-    shown = _run(cyp, public_n=True, gammas=DEFAULT_GAMMAS)  # a private selection of gamma states its n
+    shown = _run(cyp, public_n=True, gammas=DEFAULT_GAMMAS)
     assert {p["name"]: p["rows"] for p in shown.ledger()["parts"]} == {"learning": cyp.n - cyp.n // 2,
                                                                          "evaluation": cyp.n // 2}
     assert f"n={shown.gamma_selection['n_part']}" in shown.model_content["tuning"]
@@ -348,12 +348,10 @@ def test_bounds_by_name_are_matched_to_the_columns(cyp):
 @pytest.mark.parametrize("split, kw, match", [
     ("propensity=0.5", {}, r"budget split's propensity=0.5 .* would be ignored: the propensity is known"),
     ("selection=0.3", dict(gamma=75.0), r"budget split's selection=0.3 .* would be ignored: gamma is fixed"),
-    ("selection=0.3", {}, r"budget split's selection=0.3 .* would be ignored: gamma is fixed"),  # the public rule
 ])
 def test_a_share_no_release_uses_is_refused(cyp, split, kw, match):
     """Issue 22.5: --budget-split propensity=0.5 with a known propensity was ignored silently."""
     with pytest.raises(ValueError, match=match):
         _run(cyp, split=BudgetSplit.parse(split), **kw)
-    ok = dict(gammas=DEFAULT_GAMMAS) if split.startswith("selection") else dict(propensity=None,
-                                                                                propensity_model="logistic")
-    assert _run(cyp, split=BudgetSplit.parse(split), **ok).value
+    assert _run(cyp, split=BudgetSplit.parse(split), **(dict(gammas=DEFAULT_GAMMAS) if kw else dict(
+        propensity=None, propensity_model="logistic"))).value

@@ -63,8 +63,7 @@ def cyp_scaled():
     return run_analysis(d.X, d.treatment, d.benefit, feature_bounds=d.feature_bounds,
                         benefit_bounds=(0.0, math.log(8760)), weights_upper_bound=d.weights_upper_bound,
                         total_epsilon=2.0, propensity=2 / 3, treatment_labels=("G", "S"),
-                        benefit_scale=BenefitScale.known("los-hours"), gammas=DEFAULT_GAMMAS,  # a private selection
-                        random_state=2)
+                        benefit_scale=BenefitScale.known("los-hours"), gammas=DEFAULT_GAMMAS, random_state=2)
 
 
 def test_report_states_the_benefit_next_to_every_value_and_the_length_of_stay(cyp_scaled):

@@ -257,7 +257,7 @@ def test_epsilon_above_one_is_certified_when_the_exact_accounting_allows(cls, ch
     assert 0 < est.certified_delta_ <= 0.1
     assert est.summary().certified_delta == est.certified_delta_
     # issue 21.5: the delta asked for, established, plus the rounding's (review 21.4)
-    assert est.privacy_spent_ == (10.0, 0.1 + est.release_delta_) and 0 < est.release_delta_ < 1e-9
+    assert est.privacy_spent_ == (10.0, 0.1 + est.release_delta_) and 0 < est.release_delta_ < 1e-3  # (1 + e^10) times the sampler's
     # d = 1 and epsilon = 40: the lemma's constants are no longer certified, so it warns
     with pytest.warns(PrivacyLeakWarning, match=r"exact certificate only gives delta=.* > delta=0.1"):
         weak = _dp(cls, epsilon=40.0, delta=0.1, features=np.ones((N, 1)), **kw).fit(chain_episodes)

@@ -241,11 +241,12 @@ def test_privacy_spent_is_epsilon_and_the_rounding_delta(data, perturbation):
 
     X, y = data
     m = DPSVM(epsilon=0.8, gamma=2.0, perturbation=perturbation, feature_bounds=BOUNDS, random_state=1).fit(X, y)
-    n, d = X.shape[0], m.scaled_coef_.size
+    d = m.scaled_coef_.size
     if perturbation == "output":
         scale = m.sensitivity_ / 0.8
     else:
-        scale = 2.0 * (m.tol / (2.0 / n + m.Delta_)) / m.epsilon_smoothing_
+        scale = m.release_scale_  # 2 r / epsilon_s, r the certified radius (tests/test_mechanisms_objective.py)
+        assert 0 < scale < 1e-3
     expected = floating_point_delta(epsilon=0.8, dim=d, grid=m.release_grid_, noise_scale=scale)
     assert m.privacy_spent_ == (0.8, expected) and 0 < expected < 1e-7
     with pytest.warns(PrivacyLeakWarning):

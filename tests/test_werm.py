@@ -279,7 +279,8 @@ def test_reproduce_dppack_is_an_explicit_validation_switch(toy):
     from pydpowl.engine.mechanisms import floating_point_delta
 
     assert val.privacy_spent_ == (1.0, 1.0)
-    fp = floating_point_delta(epsilon=1.0, dim=4, grid=safe.release_grid_, noise_scale=safe.sensitivity_)
+    fp = floating_point_delta(epsilon=1.0, dim=4, grid=safe.release_grid_, noise_scale=safe.sensitivity_,
+                              stream="R")  # RRandom's noise: R's samplers' model
     assert safe.privacy_spent_ == (1.0, fp) and "guarantee: (1, " in str(safe.summary())
     assert DPWeightedERM(epsilon=np.inf, weights_upper_bound=2.0).fit(Z, y, w).privacy_spent_ == (np.inf, 0.0)
 

@@ -220,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     sel = result.gamma_selection
     say(f"split: {split_text}; gamma = {result.gamma:.6g}"
         + (f" (candidate {sel['selected']:g} of {'/'.join(f'{g:g}' for g in sel['candidates'])} won the private "
-           "selection)" if sel else " (fixed in advance)"))
+           "selection)" if sel else f" ({result.model_content['tuning']})"))
     say(f"rule released by {result.model.mechanism_description_}")
     say("released rule: " + ", ".join(f"{n} {c:+.6g}" for n, c in result.coefficients())
         + f"  (+1 = {labels[0]} where > 0, else {labels[1]})")

@@ -36,16 +36,20 @@ def check_common_settings(est: Any) -> Tuple[float, float, str, Optional[float]]
     return eps, gamma, perturbation, tol
 
 
+def release_scale(release: Release) -> float:
+    """Scale of the noise a family release was rounded under: the output noise's ``Delta / epsilon`` (output
+    perturbation) or the smoothing noise's ``2 r / epsilon_s`` (objective perturbation); public."""
+    if release.epsilon_smoothing > 0:
+        return 2.0 * release.error_radius / release.epsilon_smoothing
+    return release.sensitivity / release.epsilon
+
+
 def release_spent(release: Release, *, reproduce_dppack: bool, delta: float = 0.0) -> Tuple[float, float]:
     """``(epsilon, delta)`` of a family release: ``delta`` (KST's Gaussian noise, else 0) plus the
-    floating-point rounding's, for the noise that was rounded (the output noise of output perturbation,
-    scale ``Delta / epsilon``; the smoothing noise of objective perturbation, scale ``2 r / epsilon_s``)."""
-    if release.epsilon_smoothing > 0:
-        scale = 2.0 * release.error_radius / release.epsilon_smoothing
-    else:
-        scale = release.sensitivity / release.epsilon
-    return rounded_release_spent(release.epsilon, dim=len(release.coef), grid=release.grid, noise_scale=scale,
-                                 delta=delta, full_precision=bool(reproduce_dppack))
+    floating-point rounding's, for the noise that was rounded (:func:`release_scale`)."""
+    return rounded_release_spent(release.epsilon, dim=len(release.coef), grid=release.grid,
+                                 noise_scale=release_scale(release), delta=delta,
+                                 full_precision=bool(reproduce_dppack))
 
 
 def store_release(est: Any, release: Release, scaler: FeatureScaler, *, split_intercept: bool) -> None:
@@ -66,6 +70,7 @@ def store_release(est: Any, release: Release, scaler: FeatureScaler, *, split_in
     est.sensitivity_ = release.sensitivity
     est.n_iter_ = release.n_iter  # a non-private diagnostic
     est.release_grid_ = release.grid  # public: the floating-point-safe grid (None with reproduce_dppack)
+    est.release_scale_ = release_scale(release)  # public: the scale of the noise the release was rounded under
     est.privacy_spent_ = release_spent(release, reproduce_dppack=est.reproduce_dppack)
     if est.keep_nonprivate:  # PRIVATE: validation only
         est.minimiser_ = release.minimiser.copy()

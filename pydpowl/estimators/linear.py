@@ -15,7 +15,7 @@ from .._validation import check_array, check_bool, check_diagnose_bounds, check_
     check_target_vector, diagnose_bounds, feature_names_of, resolve_rng
 from ..engine.mechanisms import kst_calibration
 from ..engine.preprocessing import FeatureScaler
-from ._family import release_spent
+from ._family import release_scale, release_spent
 from ._family_core import fit_linear_regression
 
 __all__ = ["DPLinearRegression", "check_target_bounds"]
@@ -112,6 +112,9 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
     noise_rate_ : float
         ``delta = 0``: rate of the Gamma law of ``||b||`` (nan for ``delta > 0``).
     epsilon_objective_, epsilon_smoothing_ : float
+    release_scale_ : float
+        Scale of the noise the release was rounded under (public: the output noise's ``Delta / epsilon`` or the
+        smoothing noise's ``2 r / epsilon_s``).
     privacy_spent_ : (float, float)
         The ``(epsilon, delta)`` this fit spent: the ``delta`` given (Gaussian noise; 0 for the l2-Laplace
         noise) plus the floating-point rounding's of the smoothing noise; 1 (no proven guarantee) with
@@ -211,6 +214,7 @@ class DPLinearRegression(RegressorMixin, DPEstimator):
         self.epsilon_smoothing_ = release.epsilon_smoothing
         self.n_iter_ = release.n_iter  # a non-private diagnostic
         self.release_grid_ = release.grid  # public: the floating-point-safe grid (None with reproduce_dppack)
+        self.release_scale_ = release_scale(release)  # public: the scale of the rounded (smoothing) noise
         self.privacy_spent_ = release_spent(release, reproduce_dppack=self.reproduce_dppack, delta=delta)
         self.n_features_in_ = p
         self.n_samples_ = n

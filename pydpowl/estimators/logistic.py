@@ -67,6 +67,9 @@ class DPLogisticRegression(BinaryERMClassifier):
     ----------
     classes_, coef_, intercept_, dppack_coeff_, scaled_coef_ : see :class:`pydpowl.estimators.svm.DPSVM`
     epsilon_objective_, epsilon_smoothing_, epsilon_prime_, Delta_, noise_rate_, sensitivity_ : float
+    release_scale_ : float
+        Scale of the noise the release was rounded under (public: the output noise's ``Delta / epsilon`` or the
+        smoothing noise's ``2 r / epsilon_s``).
     privacy_spent_ : (float, float)
         As in :class:`~pydpowl.estimators.svm.DPSVM`.
     n_features_in_ : int

@@ -479,7 +479,7 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     estimator.coef_, estimator.intercept_ = rule.coef, rule.intercept
     estimator.release_grid_ = out.grid
     estimator.sensitivity_ = out.sensitivity
-    estimator.sampler_model_ = "R" if is_r_stream(estimator.random_state) else "numpy"  # as the two-arm rule's
+    estimator.sampler_model_ = "R" if is_r_stream(estimator.random_state) else "numpy"
     estimator.privacy_spent_ = release_spent(out, epsilon=eps, stream=estimator.sampler_model_)
     estimator.weight_sensitivity_ = prop.C
     store_plan_attributes(estimator, plan, ridge=gamma,

@@ -323,9 +323,7 @@ def fit_owl_rule(X: Any, treatment: Any, benefit: Any, propensity: Any, *, estim
         benefit_range = hi - lo
     elif isinstance(propensity, numbers.Real) and not isinstance(propensity, bool) and 0 < float(propensity) < 1:
         benefit_range = W * min(float(propensity), 1.0 - float(propensity))  # the range W implies
-    problem = prepare_owl(X, treatment, B, propensity, weights_upper_bound=W, feature_bounds=est.feature_bounds,
-                          fit_intercept=est.fit_intercept, weight_sensitivity=est.weight_sensitivity,
-                          diagnose_bounds=est.diagnose_bounds)
+    problem = prepare_owl(X, treatment, B, propensity, **dict(est._problem_settings(), weights_upper_bound=W))
     plan = plan_rule(mechanism=est.mechanism, residual=est.residual, gamma=est.gamma, huber_h=est.huber_h,
                      epsilon=eps, n_samples=problem.n_samples, dim=problem.scaler.n_coefficients,
                      weights_upper_bound=W, C=problem.weight_sensitivity, reproduce_dppack=est.reproduce_dppack,

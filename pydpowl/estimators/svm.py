@@ -114,6 +114,9 @@ class DPSVM(BinaryERMClassifier):
         Gamma rate of the norm of the linear term (objective) or of the output noise (output).
     sensitivity_ : float
         Output perturbation: the l2 sensitivity used (nan for objective perturbation).
+    release_scale_ : float
+        Scale of the noise the release was rounded under (public: the output noise's ``Delta / epsilon`` or the
+        smoothing noise's ``2 r / epsilon_s``).
     privacy_spent_ : (float, float)
         The ``(epsilon, delta)`` this fit spent: ``delta`` is that of the floating-point-safe rounding of the
         output noise (output perturbation) or of the smoothing noise (objective perturbation); 1 (no proven
