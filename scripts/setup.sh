@@ -13,7 +13,7 @@ APT_PACKAGES=(
   r-cran-ggplot2 r-cran-mass r-cran-testthat r-cran-knitr r-cran-rmarkdown pandoc
   r-cran-glmnet r-cran-kernlab r-cran-foreach
   python3-venv python3-numpy python3-scipy python3-pandas python3-statsmodels
-  python3-rpy2 python3-pytest python3-matplotlib python3-hypothesis python3-numba
+  python3-rpy2 python3-pytest python3-pytest-timeout python3-matplotlib python3-hypothesis python3-numba
   python3-setuptools python3-wheel python3-pip python3-flake8
   python3-sklearn python3-dask python3-distributed python3-zarr mkdocs
 )
