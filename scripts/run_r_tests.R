@@ -11,7 +11,8 @@
 #    run and its output re-built, and the tests once more through
 #    tests/testthat.R). WARNING or ERROR fails; NOTEs are shown.
 # Missing backends (the Python engine, DPpack) are errors, not skips
-# (PYDPOWL_REQUIRE_R=1). Exit status: 0 when everything passed, 1 otherwise.
+# (PYDPOWL_REQUIRE_R=1). Exit status: 0 when everything passed, 1 otherwise. A failed check's directory
+# (its logs) is kept outside R's session directory, under PYDPOWL_CHECK_DIR (default: the temp directory).
 
 args <- commandArgs(trailingOnly = TRUE)
 run_check <- !("--no-check" %in% args)
@@ -70,8 +71,10 @@ if (n_fail > 0L || n_err > 0L) die("testthat reported failures or errors.")
 # ---- 3. R CMD check on a built tarball -----------------------------------------------
 if (run_check) {
   t0 <- Sys.time()
-  work <- tempfile("pydpowl-check-")
-  dir.create(work)
+  # not under tempdir(): R removes its session directory when it quits, also after die(), which took the
+  # check's logs (00check.log, 00install.out, the tests' .Rout.fail) with it; removed below only on success
+  work <- tempfile("pydpowl-check-", tmpdir = Sys.getenv("PYDPOWL_CHECK_DIR", dirname(tempdir())))
+  dir.create(work, recursive = TRUE)
   r_bin <- file.path(R.home("bin"), "R")
   old <- setwd(work)  # R CMD build and check write into the working directory
   build_out <- system2(r_bin, c("CMD", "build", "--no-manual", shQuote(pkg_dir)),
@@ -79,7 +82,7 @@ if (run_check) {
   tarball <- list.files(work, pattern = "^pydpowl_.*\\.tar\\.gz$", full.names = TRUE)
   if (length(tarball) != 1L) {
     setwd(old)
-    die("R CMD build did not produce a tarball:\n", paste(build_out, collapse = "\n"))
+    die("R CMD build did not produce a tarball (kept in ", work, "):\n", paste(build_out, collapse = "\n"))
   }
   check_out <- system2(r_bin, c("CMD", "check", "--no-manual", shQuote(basename(tarball))),
                        stdout = TRUE, stderr = TRUE, env = "_R_CHECK_SYSTEM_CLOCK_=FALSE")
@@ -105,7 +108,7 @@ if (run_check) {
                    `re-built` = any(grepl("\\.\\.\\. OK$", block_of("checking re-building of vignette outputs"))))
   say("vignettes: ", paste(sprintf("%s %s", names(vignette_ok), ifelse(vignette_ok, "OK", "NOT RUN")), collapse = "; "))
   if (length(vignettes) == 0L || !all(vignette_ok)) {
-    die("R CMD check did not run every vignette and re-build its output:\n",
+    die("R CMD check did not run every vignette and re-build its output (kept in ", work, "):\n",
         paste(grep("vignette", check_out, value = TRUE), collapse = "\n"))
   }
   if (length(status_line) == 0L || grepl("WARNING|ERROR", status_line)) {

@@ -204,21 +204,36 @@ def _scheduler_address(client: Any) -> str:
     return str(getattr(client.scheduler, "address", None) or client)
 
 
+#: how often :func:`_done_within` looks at the futures
+_POLL = 0.01
+
+
+def _done_within(futures: Sequence[Any], seconds: float) -> bool:
+    """Whether every future is done (finished, failed or cancelled) within ``seconds``.
+
+    Looks at the futures' status instead of calling ``distributed.wait(timeout=...)``: each wait that timed
+    out raised a TimeoutError kept in a reference cycle (distributed's ``sync``) with the frames that hold
+    the futures, so persisted chunks outlived the fit until the garbage collector ran; the slower the
+    cluster, the more ticks timed out (a flaky test under load).
+    """
+    end = time.monotonic() + seconds
+    while not all(f.done() for f in futures):
+        if time.monotonic() >= end:
+            return False
+        time.sleep(_POLL)
+    return True
+
+
 def _wait(client: Any, futures: Sequence[Any], label: str) -> None:
     """Wait for ``futures``, counting the workers every tick: warn as soon as none is connected, give up
     after :func:`worker_timeout` seconds without one, log progress every :func:`heartbeat_interval`."""
-    from distributed import wait
-
     timeout, beat = worker_timeout(), heartbeat_interval()
     tick = min(_TICK, beat, timeout / 4)
     start = last_beat = time.monotonic()
     alone_since: Optional[float] = None
     while True:
-        try:
-            wait(futures, timeout=tick)
+        if _done_within(futures, tick):
             return
-        except TimeoutError:
-            pass
         now = time.monotonic()
         workers = _workers(client)
         if workers is None:

@@ -164,12 +164,16 @@ class ChunkedRows:
             if v.shape != (self.n,):
                 raise ValueError(f"{name} must have shape ({self.n},) like the rows of Z, got {v.shape}.")
             vectors.append(v if v.chunks[0] == rows else v.rechunk((rows,)))
-        import dask
+        from dask.base import collections_to_dsk
 
         # optimised together, so that chunks of Z, y and w computed by one task (a persisted chunk, or the
-        # preparation of a chunk read from its source) stay one task in every pass
-        self.Z, self.y, self.w = dask.optimize(Z.astype(np.float64), vectors[0].astype(np.float64),
-                                               vectors[1].astype(np.float64))
+        # preparation of a chunk read from its source) stay one task in every pass. Not dask.optimize: its
+        # unpack_collections keeps its arguments in a reference cycle (a recursive closure), which held the
+        # persisted chunks on the workers after the fit until the garbage collector ran (a flaky test under load)
+        arrays = (Z.astype(np.float64), vectors[0].astype(np.float64), vectors[1].astype(np.float64))
+        graph = collections_to_dsk(arrays, optimize_graph=True)
+        self.Z, self.y, self.w = (rebuild(graph, *args) for rebuild, args in
+                                  (a.__dask_postpersist__() for a in arrays))
         self._blocks = list(zip(*(a.to_delayed(optimize_graph=False).ravel() for a in (self.Z, self.y, self.w))))
         self.n_chunks = len(self._blocks)
 

@@ -31,7 +31,8 @@ from ..engine.losses import HuberHingeLoss, LogisticLoss
 from ..engine.preprocessing import FeatureScaler, RandomFourierFeatures, clip_columns
 from ..engine.problem import QuadraticProblem
 from ..engine.mechanisms import warn_reproduce_dppack
-from ..engine.mechanisms import Release, kst_tolerance, release_cms, release_kst
+from ..engine.mechanisms import (KST_ROUNDING_SHARE, Release, kst_rounding_bound, kst_tolerance, release_cms,
+                                 release_kst)
 from ..exceptions import ConvergenceError
 
 __all__ = ["ClassifierFit", "LinearFit", "PYTHON_NAMES", "fit_classifier", "classifier_decision", "weights_for_fit",
@@ -150,7 +151,8 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
         Resolved generator: with an RRandom the draws are DPpack's (features, then the linear term,
         then the output noise) and the solver-smoothing noise does not advance it.
     names, index_base
-        How the caller names the weights arguments and counts positions in messages.
+        How the caller names the weights arguments (and ``reproduce_dppack``, when it spells it otherwise)
+        and counts positions in messages.
     warn_as : str, optional
         The class name in the reproduce_dppack warning (default DPSVM / DPLogisticRegression).
     """
@@ -176,7 +178,7 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
                 extra = (f"With gamma={gamma!r} > 1 DPpack's optimiser regularises with gamma = 1 while the noise "
                          "assumes gamma: the release is less private than claimed.")
         warn_reproduce_dppack(warn_as or ("DPSVM" if model == "svm" else "DPLogisticRegression"), extra=extra,
-                              stacklevel=3)
+                              stacklevel=3, argument=names.get("reproduce_dppack", "reproduce_dppack"))
     features = None
     if kernel == "linear":
         scaler = FeatureScaler(lower=np.asarray(feature_bounds[0], dtype=np.float64),
@@ -241,7 +243,7 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
                           fit_intercept: bool = False, reproduce_dppack: bool = False, tol: Optional[float] = None,
                           rng: Any,
                           warn_as: str = "DPLinearRegression",
-                          target_bounds_name: str = "target_bounds",
+                          target_bounds_name: str = "target_bounds", reproduce_name: str = "reproduce_dppack",
                           sample_weight: Optional[NDArray[np.float64]] = None) -> LinearFit:
     """Fit ``LinearRegressionDP`` privately (Kifer, Smith & Thakurta's objective perturbation, DPpack's scaling).
 
@@ -254,13 +256,15 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
     error: the row ``(z_i, t_i)`` becomes ``sqrt(w_i) (z_i, t_i)``, again a point of KST's domain
     (``|z_ij| <= 1``, ``|t_i| <= p``), so the guarantee is unchanged; a weight of 0 is a row of zeros
     (the multi-stage baseline fits the subjects who followed the later rules this way, with n public).
+    ``warn_as`` and ``reproduce_name`` name the estimator and the argument in the reproduce_dppack warning
+    as the caller's user wrote them (R: ``LinearRegressionDP``, ``reproduce.dppack``).
     """
     n, p = X.shape
     lo_y, hi_y = target_bounds
     scaler = FeatureScaler(lower=np.asarray(feature_bounds[0], dtype=np.float64),
                            upper=np.asarray(feature_bounds[1], dtype=np.float64), fit_intercept=fit_intercept)
     if reproduce_dppack:
-        warn_reproduce_dppack(warn_as, stacklevel=3)
+        warn_reproduce_dppack(warn_as, stacklevel=3, argument=reproduce_name)
     d = p + int(fit_intercept)
     # DPpack: clip, bias column first, then t(t(X)/scale.X), no sqrt(p); the rows are summed into the
     # squared error's statistics without being formed
@@ -294,31 +298,28 @@ def fit_linear_regression(X: NDArray[np.float64], y: NDArray[np.float64], *, eps
                      n_clipped_features=n_clipped_x, n_clipped_targets=n_clipped_y)
 
 
-#: the share of tol that the rounding of the KKT residual may take before a certificate can fail for it (measured:
-#: fits fail from about 0.2 of tol, never below 0.1; see :func:`kst_rounding_error`)
-_ROUNDING_SHARE = 0.1
-
-
 def kst_rounding_error(exc: ConvergenceError, *, n: int, p: int, gamma: float, epsilon: float, tol: float,
                        estimator: str) -> ConvergenceError:
     """The solver's failure on KST's objective, explained when epsilon makes it too steep for double precision.
 
-    KST adds the regulariser ``Delta = 2 p / epsilon`` (``lambda = p``), so the objective's curvature
-    ``mu = (gamma + Delta) / n`` grows as ``1/epsilon``. The KKT residual the solver must certify to ``tol``
-    sums terms of size ``mu ||theta||`` on the ball ``||theta|| <= sqrt(p)``; its rounding error is about
-    ``2^-52 mu p sqrt(p)``. Measured (n = 50 to 5,000, p = 2 to 9, 5 fits each): fits fail once that reaches
-    about 0.2 tol, and none failed below 0.1 tol. When the rounding is at least half of that share, the error
-    says that epsilon is too small for the solver and names the smallest epsilon at which the rounding is
-    ``_ROUNDING_SHARE`` of tol; otherwise the solver's own message is returned. Public quantities only.
+    The KKT residual's rounding (:func:`~pydpowl.engine.mechanisms.objective.kst_rounding_bound`) grows as
+    ``1/epsilon``; ``release_kst`` refuses once it reaches ``KST_ROUNDING_SHARE`` of tol, and a fit may fail
+    from about half that share. Then the error says that epsilon is too small for the solver and names the
+    smallest epsilon at which the rounding is ``KST_ROUNDING_SHARE`` of tol; otherwise the solver's own
+    message is returned. Public quantities only.
     """
     ulp = float(np.finfo(np.float64).eps)
     mu = (gamma + 2.0 * p / epsilon) / n
-    rounding = ulp * mu * p * math.sqrt(p)
-    if not rounding >= 0.5 * _ROUNDING_SHARE * tol:
+    rounding = kst_rounding_bound(n=n, p=p, gamma=gamma, epsilon=epsilon)
+    if not rounding >= 0.5 * KST_ROUNDING_SHARE * tol:
         return exc
-    delta_max = n * _ROUNDING_SHARE * tol / (ulp * p * math.sqrt(p)) - gamma
+    delta_max = n * KST_ROUNDING_SHARE * tol / (ulp * p * math.sqrt(p)) - gamma
     eps = "eps" if estimator == "LinearRegressionDP" else "epsilon"  # DPpack's name from R
-    advice = (f"Use {eps} >= {2.0 * p / delta_max:.2g} (where that rounding is a tenth of tol) or more rows"
+    smallest = 2.0 * p / delta_max if delta_max > 0 else math.inf
+    if delta_max > 0:  # rounded up to two digits: the epsilon named is one that release_kst accepts
+        unit = 10.0 ** (math.floor(math.log10(smallest)) - 1)
+        smallest = math.ceil(smallest * (1.0 + 1e-12) / unit) * unit
+    advice = (f"Use {eps} >= {smallest:.2g} (where that rounding is a tenth of tol) or more rows"
               if delta_max > 0 else f"No {eps} works with so few rows at this gamma: use more rows or a smaller gamma")
     solver = str(exc).removesuffix("; nothing was released.")
     return ConvergenceError(

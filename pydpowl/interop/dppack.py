@@ -9,7 +9,7 @@ counted from 1, as in R) and returns a dict of plain values: the release in
 DPpack's layout (``coeff``), the public fields DPpack keeps (``prefilter``,
 ``kernel_param``, ...) and the advanced ``r_state`` to write back to
 ``.Random.seed``. Warnings (:class:`~pydpowl.exceptions.PrivacyLeakWarning`
-with ``reproduce_dppack`` or an ``r_state``) are raised as Python warnings; the
+with ``reproduce.dppack`` or an ``r_state``) are raised as Python warnings; the
 R package's worker relays them as classed R warnings. Nothing computed from
 the data other than the release leaves these functions: no exact minimiser, no
 noise, no count of clipped values.
@@ -71,7 +71,8 @@ _R_KIND = 10403
 R_INDEX = 1
 _PER_ROW = "one per row of X"
 #: DPpack's argument names for the weights rule of :func:`pydpowl.estimators._family_core.weights_for_fit`
-_R_NAMES = {"weights": "weights", "weights_upper_bound": "weights.upper.bound", "perturbation": "perturbation.method"}
+_R_NAMES = {"weights": "weights", "weights_upper_bound": "weights.upper.bound", "perturbation": "perturbation.method",
+            "reproduce_dppack": "reproduce.dppack"}
 _PERTURBATIONS = ("objective", "output")
 _KERNELS = ("linear", "Gaussian")
 
@@ -397,7 +398,8 @@ def _linear_fit(X: np.ndarray, y: np.ndarray, s: Dict[str, Any], fb: Any, tb: Tu
                 reproduce_dppack: bool, rng: Any) -> LinearFit:
     return fit_linear_regression(X, y, epsilon=s["eps"], delta=s["delta"], gamma=s["gamma"], feature_bounds=fb,
                                  target_bounds=tb, fit_intercept=add_bias, reproduce_dppack=reproduce_dppack, rng=rng,
-                                 warn_as="LinearRegressionDP", target_bounds_name="the bounds on y")
+                                 warn_as="LinearRegressionDP", target_bounds_name="the bounds on y",
+                                 reproduce_name=_R_NAMES["reproduce_dppack"])
 
 
 def _linear_result(fit: LinearFit) -> Dict[str, Any]:

@@ -164,6 +164,31 @@ def test_persisted_chunks_are_freed_when_the_fit_returns(dask_client):
     assert held() == 0
 
 
+def test_waits_that_time_out_leave_no_cycle_holding_the_persisted_chunks(dask_client, monkeypatch):
+    """The cause of the flaky test above under load: each tick of the watched wait that timed out raised a
+    TimeoutError whose traceback (held in a reference cycle by distributed's sync) kept the persisted futures
+    alive until the garbage collector ran. Ticks of 1 ms make the timeouts certain; the collector is off."""
+    import gc
+    import time
+
+    from pydpowl.engine import dask_cluster
+
+    gc.collect()
+    X, A, B, P, _ = _owl(3000, seed=15)
+    monkeypatch.setattr(dask_cluster, "_TICK", 0.001)
+    held = lambda: dask_client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))  # noqa: E731
+    gc.disable()
+    try:
+        with dask.config.set({"pydpowl.persist": True}):
+            DPOWL(**KW, random_state=1).fit(*(_chunk(v, 700) for v in (X, A, B, P)))
+        deadline = time.monotonic() + 5
+        while held() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert held() == 0
+    finally:
+        gc.enable()
+
+
 def test_persist_setting(monkeypatch):
     X, A, B, P, _ = _owl(1000, seed=10)
     ref = DPOWL(**KW, random_state=1).fit(X, A, B, P)

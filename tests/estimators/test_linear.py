@@ -240,6 +240,25 @@ def test_an_epsilon_too_small_for_the_solver_is_named_with_the_smallest_that_wor
         assert DPLinearRegression(epsilon=smallest, random_state=seed, **settings).fit(X, y).coef_.shape == (2,)
 
 
+def test_an_explicit_tol_below_the_certificates_rounding_is_refused_for_every_draw():
+    """A KKT residual computed with a rounding error above tol certifies nothing: at n = 1,459, epsilon = 1e-8,
+    tol = 1e-10 that rounding is about 4.7 tol, and the fit was refused for most draws of the linear term but
+    released for some (seed 45 of 0-119: the flaky 'eps too small' test, 1 release in about a dozen runs from R).
+    The refusal depends on public quantities only (n, p, gamma, epsilon, tol), so it is the same for every draw."""
+    from pydpowl.exceptions import ConvergenceError
+
+    rng = np.random.default_rng(7)
+    n = 1459
+    X = np.column_stack([rng.uniform(18, 89, n), rng.normal(0, 0.6, n)])
+    X[:5, 1] = 3.0
+    y = 0.5 - 0.01 * X[:, 0] + 0.3 * X[:, 1] + rng.normal(0, 0.3, n)
+    settings = dict(epsilon=1e-8, delta=0.0, gamma=1.0, feature_bounds=([18, -2], [89, 2]), target_bounds=(-3, 3),
+                    fit_intercept=True, tol=1e-10)
+    for seed in (44, 45, 46):
+        with pytest.raises(ConvergenceError, match=r"^DPLinearRegression: epsilon=1e-08 is too small for the solver"):
+            DPLinearRegression(**settings, random_state=seed).fit(X, y)
+
+
 def test_target_is_required_and_a_column_vector_warned(data):
     """scikit-learn's rules for a regression target (check_requires_y_none, check_supervised_y_2d)."""
     from sklearn.exceptions import DataConversionWarning

@@ -232,6 +232,15 @@ def test_k_arm_fit_reports_epsilon_and_the_rounding_delta():
                                                                                                             1 / 3)
     fp = floating_point_delta(epsilon=1.5, dim=2 * 4, grid=m.release_grid_, noise_scale=m.sensitivity_ / 1.5)
     assert m.privacy_spent_ == (1.5, fp) and 0 < fp < 1e-7 and m.summary().privacy_spent == m.privacy_spent_
+    assert m.release_delta_ == fp and m.sampler_model_ == "numpy"
+    # replaying R's stream: the rounding's delta under R's samplers, as the two-arm rule's
+    from pydpowl import RRandom
+
+    r = DPOWL(epsilon=1.5, gamma=20.0, weights_upper_bound=10.0, feature_bounds=BOUNDS,
+              random_state=RRandom(1)).fit(X, A, B, 1 / 3)
+    fp_r = floating_point_delta(epsilon=1.5, dim=2 * 4, grid=r.release_grid_, noise_scale=r.sensitivity_ / 1.5,
+                                stream="R")
+    assert r.sampler_model_ == "R" and r.privacy_spent_ == (1.5, fp_r) == (1.5, r.release_delta_) and fp_r != fp
 
 
 @pytest.mark.parametrize("propensity, message", [

@@ -35,7 +35,7 @@ def test_svmdp_gaussian_returns_the_public_fields(data):
     X, y = data
     st = _state(5)
     st[0] = 10403 + 10000  # another sample.kind digit is kept
-    with pytest.warns(PrivacyLeakWarning, match=r"svmDP\(reproduce_dppack=True\)"):
+    with pytest.warns(PrivacyLeakWarning, match=r"svmDP\(reproduce\.dppack=True\)"):
         out = dppack.svmdp_fit(X, y, [1, 1], [-1, -1], False, np.ones(len(y)), 1.0, eps=1.0, gamma=1.0,
                                perturbation_method="output", kernel="Gaussian", D=7.0, r_state=st,
                                reproduce_dppack=True)

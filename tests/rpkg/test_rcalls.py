@@ -263,9 +263,17 @@ def test_errors_and_warnings_of_every_r_call_are_for_r():
     with pytest.raises(ValueError, match=r"^eps must be in \(0, Inf\], got eps = 0\.$"):
         rcalls.logistic_regression_dp_settings(eps=0.0, gamma=1.0)
     X, y01, _ = _data(100)
-    with pytest.warns(PrivacyLeakWarning, match=r"reproduce_dppack = TRUE"):  # worded for R
+    # worded for R, with R's name of the argument (reproduce.dppack)
+    with pytest.warns(PrivacyLeakWarning, match=r"^LogisticRegressionDP\(reproduce\.dppack = TRUE\) reproduces"):
         rcalls.logistic_regression_dp_fit(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, eps=1.0, gamma=1.0,
                                           reproduce_dppack=True)
+    with pytest.warns(PrivacyLeakWarning, match=r"^svmDP\(reproduce\.dppack = TRUE\) reproduces"):
+        rcalls.svmdp_fit(X=X, y=y01, upper_bounds=UPPER, lower_bounds=LOWER, eps=1.0, gamma=1.0,
+                         reproduce_dppack=True)
+    with pytest.warns(PrivacyLeakWarning, match=r"^LinearRegressionDP\(reproduce\.dppack = TRUE\) reproduces"):
+        rcalls.linear_regression_dp_fit(X=X, y=np.asarray(y01, dtype=float), upper_bounds=np.r_[UPPER, 1.0],
+                                        lower_bounds=np.r_[LOWER, 0.0], eps=1.0, delta=0.0, gamma=1.0,
+                                        reproduce_dppack=True)
     assert set(rcalls.__all__) <= {name for name, f in vars(rcalls).items() if getattr(f, "__wrapped__", None)}
 
 

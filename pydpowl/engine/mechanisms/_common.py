@@ -79,13 +79,15 @@ def derived_generator(rng: Any, *, domain: str) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int.from_bytes(digest, "little"))))
 
 
-def warn_reproduce_dppack(estimator: str, *, extra: str = "", stacklevel: int = 2) -> None:
+def warn_reproduce_dppack(estimator: str, *, extra: str = "", stacklevel: int = 2,
+                          argument: str = "reproduce_dppack") -> None:
     """The :class:`PrivacyLeakWarning` of a fit with ``reproduce_dppack=True`` (validation and replay only).
 
-    ``stacklevel`` counts from the caller of this function (2: the caller's caller).
+    ``stacklevel`` counts from the caller of this function (2: the caller's caller); ``argument`` is the
+    name the caller's user typed (R's drop-ins: ``reproduce.dppack``).
     """
     warnings.warn(
-        f"{estimator}(reproduce_dppack=True) reproduces DPpack 0.2.2's arithmetic and draws for validation and "
+        f"{estimator}({argument}=True) reproduces DPpack 0.2.2's arithmetic and draws for validation and "
         "replay: the release is full precision (not floating-point safe: its last bits can reveal the data) and "
         "its calibration assumes an exact minimiser, which no optimiser returns (Delta omits the solver "
         "tolerance); it carries no proven privacy guarantee. Do not publish it." + (" " + extra if extra else ""),

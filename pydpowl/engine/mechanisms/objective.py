@@ -61,6 +61,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._validation import check_epsilon, check_int, check_positive, check_probability
+from ...exceptions import ConvergenceError
 from ..losses import MarginLoss, loss_lipschitz
 from ..problem import QuadraticProblem
 from ..solver import DEFAULT_TOL, ball_error_radius, solve_least_squares, solve_weighted_erm
@@ -74,6 +75,8 @@ __all__ = [
     "cms_calibration",
     "KSTCalibration",
     "kst_calibration",
+    "kst_rounding_bound",
+    "KST_ROUNDING_SHARE",
     "sample_kst_noise",
     "smoothing_share",
     "smoothing_rate",
@@ -609,6 +612,25 @@ def kst_tolerance(tol: Optional[float], *, n: int, p: int, gamma: float, epsilon
     return solver_tolerance(tol=None, strong_convexity=gamma / n, gradient_scale=zeta + mu_max * p * math.sqrt(p))
 
 
+#: the share of tol that the rounding of KST's KKT residual may take (:func:`kst_rounding_bound`); measured: fits
+#: failed from about 0.2 of tol, none below 0.1
+KST_ROUNDING_SHARE = 0.1
+
+
+def kst_rounding_bound(*, n: int, p: int, gamma: float, epsilon: float) -> float:
+    """About how much rounding the KKT residual of KST's objective carries: ``2^-52 mu p sqrt(p)``.
+
+    KST adds the regulariser ``Delta = 2 p / epsilon`` (``lambda = p``), so the curvature
+    ``mu = (gamma + Delta) / n`` grows as ``1/epsilon``; the residual sums terms of size ``mu ||theta||``
+    on the ball ``||theta|| <= sqrt(p)``. A residual computed below ``tol`` certifies nothing once this
+    reaches a share of ``tol``: :func:`release_kst` refuses from ``KST_ROUNDING_SHARE tol`` on, for
+    every draw alike (before, whether such a fit was refused depended on the linear term's draw).
+    Public quantities only.
+    """
+    mu = (gamma + 2.0 * p / epsilon) / n
+    return float(np.finfo(np.float64).eps) * mu * p * math.sqrt(p)
+
+
 def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDArray[np.float64]] = None, *,
                 gamma: float, epsilon: float, delta: float, tol: Optional[float], reproduce_dppack: bool,
                 rng: Any) -> Release:
@@ -639,6 +661,12 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
     n, p = rows.n, rows.d
     radius_ball = math.sqrt(p)
     tol = kst_tolerance(tol, n=n, p=p, gamma=gamma, epsilon=epsilon, reproduce_dppack=reproduce_dppack)
+    if not reproduce_dppack and epsilon < math.inf:
+        rounding = kst_rounding_bound(n=n, p=p, gamma=gamma, epsilon=epsilon)
+        if rounding >= KST_ROUNDING_SHARE * tol:  # public: the same refusal for every draw
+            raise ConvergenceError(f"solver's KKT residual carries a rounding error of about {rounding:.2g}, more "
+                                   f"than {KST_ROUNDING_SHARE:g} of tol={tol!r}: a residual computed below tol "
+                                   "would certify nothing; nothing was released.")
     if reproduce_dppack or epsilon == math.inf:
         kappa = 0.0
     else:

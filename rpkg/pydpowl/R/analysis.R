@@ -5,9 +5,10 @@
 
 dpowl_analysis <- function(x, treatment, benefit, bounds, benefit_bounds, weights_upper_bound, total_epsilon,
                            propensity = NULL, propensity_model = NULL, gamma = NULL, gammas = NULL,
-                           level = 0.95, budget_split = NULL, rng = NULL, out_dir = NULL) {
+                           level = 0.95, budget_split = NULL, rng = NULL, out_dir = NULL, public_n = FALSE) {
   call <- match.call()
   rng <- rng_choice(rng, call)
+  public_n <- check_flag(public_n, "public_n", call = call)
   M <- as_feature_matrix(x, "x", call = call)
   cols <- colnames(M)
   if (is.null(cols)) cols <- paste0("x", seq_len(ncol(M)))
@@ -35,7 +36,7 @@ dpowl_analysis <- function(x, treatment, benefit, bounds, benefit_bounds, weight
     gamma = as_setting(gamma, "gamma", call), gammas = as_setting(gammas, "gammas", call),
     level = as_setting(level, "level", call), budget_split = as_setting(budget_split, "budget_split", call),
     seed = if (is.null(seed)) NULL else as.double(seed), treatment_labels = labels, columns = cols,
-    out_dir = as_setting(out_dir, "out_dir", call)
+    out_dir = as_setting(out_dir, "out_dir", call), public_n = public_n
   ), call)
   if (K == 2L) {
     coefs <- unlist(res$coefficients)
@@ -53,7 +54,9 @@ dpowl_analysis <- function(x, treatment, benefit, bounds, benefit_bounds, weight
     call = call, coefficients = coefs, vertices = vertices, gamma = res$gamma, mechanism = res$mechanism,
     value = res$value,
     ledger = res$ledger,
-    model = res$model, n = res$n, n_learning = res$n_learning, n_evaluation = res$n_evaluation,
+    # the sizes only when the analyst declared n public (issue 21.1), as the engine's outputs
+    model = res$model, public_n = public_n, n = if (public_n) res$n, n_learning = if (public_n) res$n_learning,
+    n_evaluation = if (public_n) res$n_evaluation,
     treatment_coding = tr$coding, feature_names = cols, intercept = TRUE, named_features = TRUE,
     terms = NULL, files = res$files, rng = rng
   ), class = "dpowl_analysis")
@@ -69,8 +72,12 @@ print.dpowl_analysis <- function(x, digits = max(3L, getOption("digits") - 3L), 
   v <- x$value
   cat("Private treatment-rule analysis (pydpowl): one total epsilon\n")
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  cat(sprintf("n = %d (%d learning, %d evaluation rows); gamma = %s\n", x$n, x$n_learning, x$n_evaluation,
-              format(x$gamma, digits = digits)))
+  sizes <- if (isTRUE(x$public_n)) {
+    sprintf("n = %d (%d learning, %d evaluation rows)", x$n, x$n_learning, x$n_evaluation)
+  } else {
+    "n not released (not declared public)"
+  }
+  cat(sprintf("%s; gamma = %s\n", sizes, format(x$gamma, digits = digits)))
   cat(sprintf("Rule released by %s\n", x$mechanism))
   multi <- is.matrix(x$coefficients)
   if (multi) {

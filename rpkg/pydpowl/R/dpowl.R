@@ -156,7 +156,7 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
     epsilon = as.numeric(epsilon), gamma = res$gamma, weights_upper_bound = as.numeric(weights_upper_bound),
     huber_h = res$huber_h, sensitivity = res$sensitivity, C = res$C, release_grid = res$release_grid,
     mechanism = res$mechanism, residual = res$residual, mechanism_description = res$mechanism_description,
-    noise = noise, bounds = b, intercept = intercept, n = n, propensity = prop$label,
+    noise = noise, bounds = b, intercept = intercept, propensity = prop$label,
     treatment_coding = tr$coding, vertices = res$vertices, rng = rng,
     diagnostics = nonprivate(c(clipped_weights = res$n_clipped_weights, clipped_features = res$n_clipped_features,
                                clipped_logits = res$n_clipped_logits, clipped_benefits = res$n_clipped_benefits)),
@@ -317,8 +317,9 @@ eps_label <- function(eps) if (is.infinite(eps)) "Inf (non-private)" else format
 print.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat(sprintf("Differentially private OWL rule (pydpowl, %s)\n", x$mechanism_description))
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  cat(sprintf("epsilon = %s, gamma = %s, weights_upper_bound = %s, n = %d\n", eps_label(x$epsilon),
-              format(x$gamma), format(x$weights_upper_bound), x$n))
+  # no n: the number of rows is computed from the private data and is not a release (issue 21.1)
+  cat(sprintf("epsilon = %s, gamma = %s, weights_upper_bound = %s\n", eps_label(x$epsilon),
+              format(x$gamma), format(x$weights_upper_bound)))
   if (is.matrix(x$coefficients)) {
     cat(sprintf(paste0("Released coefficients of f(x) in R^%d (%d arms: %s; recommend the arm a with the largest ",
                        "<V_a, f(x)>, V_a the vertices of a regular simplex):\n"), nrow(x$coefficients),
@@ -360,7 +361,6 @@ summary.dpowl <- function(object, diagnostics = FALSE, ...) {
                  release_grid = if (is.null(object$release_grid)) NA_real_ else object$release_grid),
     noise_sd = object$noise$sd,
     noise_dominated = isTRUE(object$noise$dominated),
-    n = object$n,
     bounds = object$bounds,
     propensity = object$propensity,
     treatment_coding = object$treatment_coding,
@@ -413,7 +413,7 @@ print.summary.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), .
                        "coefficient matrix\n"), paste(format(lv), collapse = ", "), length(lv), length(lv),
                 length(lv) - 1L, nrow(x$coefficients), ncol(x$coefficients)))
   }
-  cat(sprintf("n = %d, huber_h = %s\n\n", x$n, format(s[["huber_h"]])))
+  cat(sprintf("huber_h = %s\n\n", format(s[["huber_h"]])))
   coefs <- x$coefficients
   sds <- x$noise_sd
   rows <- names(coefs)

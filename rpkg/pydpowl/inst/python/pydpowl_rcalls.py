@@ -768,7 +768,7 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
             weights_upper_bound: Any, total_epsilon: Any, propensity: Any = None, propensity_model: Any = None,
             gamma: Any = None, gammas: Any = None, level: Any = 0.95, budget_split: Any = None, seed: Any = None,
             treatment_labels: Any = None, columns: Optional[Sequence[str]] = None,
-            out_dir: Any = None) -> Dict[str, Any]:
+            out_dir: Any = None, public_n: Any = False) -> Dict[str, Any]:
     """``dpowl_analysis()``: :func:`pydpowl.interop.analysis.analyze_arrays` with R's argument names.
 
     ``treatment`` in {-1, 1} (R has coded it), or with three or more
@@ -816,7 +816,8 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
         feature_names=_column_names(columns) or [f"x{j + 1}" for j in range(p)],
         treatment_labels=labels, gamma=None if gamma is None else v.check_positive("gamma", gamma), gammas=grid,
         level=v.check_probability("level", level, high_open=True), split=budget_split,
-        seed=None if seed is None else int(seed), out_dir=out_dir)
+        seed=None if seed is None else int(seed), out_dir=out_dir,
+        public_n=v.check_bool("public_n", public_n))
 
 
 # ---- data for examples and tests ---------------------------------------------------------------------

@@ -112,7 +112,7 @@ fit_both <- function(data, eps, gamma, add.bias = TRUE, weighted = TRUE, seed = 
             weights = if (weighted) data$w else NULL, weights.upper.bound = if (weighted) data$W else NULL),
       pydpowl_replay_stream = function(w) invokeRestart("muffleWarning"),
       warning = function(w) {
-        if (grepl("reproduce_dppack = TRUE", conditionMessage(w), fixed = TRUE)) invokeRestart("muffleWarning")
+        if (grepl("reproduce.dppack = TRUE", conditionMessage(w), fixed = TRUE)) invokeRestart("muffleWarning")
       })
     fits[[pkg]] <- m
     states[[pkg]] <- .Random.seed

@@ -17,7 +17,13 @@ test_that("dpowl_analysis releases a rule, its value with an interval and a ledg
   releases <- vapply(a$ledger$releases, function(r) r$epsilon, 0)
   expect_equal(a$ledger$total_epsilon, 1.5)
   expect_lte(sum(releases), 1.5 * (1 + 1e-12))  # sequential composition: the releases add up to at most E
-  expect_equal(a$n_learning + a$n_evaluation, 800L)
+  # n is private unless declared public (issue 21.1): not kept, not printed; public_n = TRUE states the sizes
+  expect_null(a$n)
+  expect_false(any(grepl("800|400", capture.output(print(a)))))
+  expect_output(print(a), "n not released \\(not declared public\\)")
+  shown <- run(public_n = TRUE)
+  expect_equal(shown$n_learning + shown$n_evaluation, 800L)
+  expect_output(print(shown), "n = 800 \\(400 learning, 400 evaluation rows\\)")
   after <- .Random.seed
   set.seed(11)
   b <- with_replay(run())

@@ -94,6 +94,8 @@ test_that("print, summary and coef describe the release", {
   fit <- fit_formula(d, eps = 0.5)
   out <- capture.output(print(fit))
   expect_true(any(grepl("epsilon = 0.5, gamma = 75", out)))
+  # the number of rows is private unless declared public (issue 21.1): neither print nor summary states it
+  expect_false(any(grepl("n = 300", c(out, capture.output(print(summary(fit)))))))
   s <- summary(fit)
   expect_s3_class(s, "summary.dpowl")
   expect_equal(s$settings[["sensitivity"]], (2 * attr(d, "weights_upper_bound") + 2 * 300 * 1e-10) / 75,

@@ -111,7 +111,7 @@ test_that("reproduce.dppack = TRUE gives DPpack's objective-perturbation coeffic
   sa <- .Random.seed
   set.seed(9)
   expect_warning(with_replay(b$fit(d$X, d$y, d$upper, d$lower, add.bias = TRUE)), class = "pydpowl_privacy_leak",
-                 regexp = "reproduce_dppack = TRUE")
+                 regexp = "reproduce.dppack = TRUE")
   expect_identical(.Random.seed, sa)
   expect_lte(max(abs(a$coeff - b$coeff)), 5e-3 * max(1, abs(a$coeff)))  # DPpack's BFGS stops early
 })

@@ -111,7 +111,7 @@ test_that("the default release is floating-point safe; reproduce.dppack = TRUE g
     m
   }
   safe <- fit()
-  expect_warning(exact <- fit(reproduce.dppack = TRUE), regexp = "reproduce_dppack = TRUE")
+  expect_warning(exact <- fit(reproduce.dppack = TRUE), regexp = "reproduce.dppack = TRUE")
   set.seed(77)
   exact_inf <- svmDP$new("l2", Inf, 20, perturbation.method = "output")
   with_replay(exact_inf$fit(data$X, data$y, data$upper, data$lower, add.bias = TRUE, weights = data$w,
