@@ -109,11 +109,19 @@ def warm_up() -> bool:
     """Compile every kernel for the argument types the engine uses, filling numba's on-disk cache.
 
     Returns False when numba is not installed. Set-up runs it once; later
-    processes load the cached machine code.
+    processes load the cached machine code. When a kernel source is newer
+    than its cache (an edit, a checkout) the kernels' caches are cleared first:
+    numba checks a cached function against its own source only, so a caller
+    loaded from its cache would keep a changed callee's old code, and the
+    callee's own index would stay stale (:func:`setup_cache_current` False).
     """
     if not numba_available():
         return False
     import numpy as np
+
+    setup_cache_current.cache_clear()
+    if not os.environ.get("NUMBA_CACHE_DIR") and not setup_cache_current():
+        _clear_kernel_caches()
 
     from ..losses import HuberHingeLoss, LogisticLoss
     from ..problem import MarginProblem
@@ -132,5 +140,24 @@ def warm_up() -> bool:
         problem.release()
     X = rng.uniform(size=(4, 2))
     clip_and_scale_rows(X, np.zeros(2), np.ones(2), np.ones(3), 2.0, 1, np.empty((4, 3), order="F"))
+    from .. import losses
+    from .margin_losses import loss_terms, loss_terms_block
+
+    m = np.linspace(-2.0, 2.0, 4)
+    for kind in (losses.HUBER_HINGE, losses.LOGISTIC, losses.HUBER_SURROGATE):  # their own cache entries too
+        loss_terms(kind, 0.5, 0.25)
+        loss_terms_block(kind, 0.5, m, np.empty(4), np.empty(4), np.empty(4), 4)
     setup_cache_current.cache_clear()
     return True
+
+
+def _clear_kernel_caches() -> None:
+    """Remove numba's cache files of every kernel source (their ``__pycache__``'s ``.nbi``/``.nbc`` files)."""
+    engine = Path(__file__).resolve().parent.parent
+    for rel in KERNEL_SOURCES:
+        source = engine / rel
+        for path in (source.parent / "__pycache__").glob(f"{source.stem}.*.nb[ic]"):
+            try:
+                path.unlink()
+            except OSError:  # a read-only installation: numba then compiles in memory (see .caching)
+                pass

@@ -182,3 +182,32 @@ def test_the_kernel_sources_list_every_file_the_kernels_compile():
              if isinstance(f, Dispatcher)}
     assert files == set(kernels.KERNEL_SOURCES)
     assert kernels.setup_cache_current()  # make setup (warm_up) ran
+
+
+def test_warm_up_refreshes_the_caches_after_a_kernel_source_changes(tmp_path):
+    """Seen failing before the fix: after an edit (or a checkout) of margin_losses.py, set-up's warm_up loaded the
+    callers from their caches, the losses' own index stayed older than the source and backend='auto' fell back to
+    numpy (setup_cache_current False) while the cached callers kept the old loss code. Run on a copy of the package
+    (compiles from scratch: about 9 s)."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import pydpowl
+
+    shutil.copytree(Path(pydpowl.__file__).resolve().parent, tmp_path / "pydpowl",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import sys; from pydpowl.engine.kernels import warm_up, setup_cache_current; "
+            "warm_up(); print(setup_cache_current())")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["PYTHONPATH"] = str(tmp_path)
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    assert run() == "True"
+    time.sleep(0.05)
+    (tmp_path / "pydpowl" / "engine" / "kernels" / "margin_losses.py").touch()
+    assert run() == "True"
