@@ -23,7 +23,7 @@ from typing import Callable, Tuple, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_epsilon, check_int, check_probability
+from .._validation import check_choice, check_epsilon, check_int, check_probability
 
 __all__ = [
     "CONSTANTS",
@@ -49,14 +49,6 @@ __all__ = [
 CONSTANTS = ("A", "conservative")
 #: Accepted values of ``matrix_norm``.
 MATRIX_NORMS = ("spectral", "frobenius")
-
-
-def _check_choice(name: str, value: object, allowed: Tuple[str, ...]) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be one of {allowed}, got {type(value).__name__}.")
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {name}={value!r}.")
-    return value
 
 
 def _check_beta(beta: float) -> float:
@@ -95,7 +87,7 @@ def privacy_constants(
     eps = check_epsilon(epsilon)
     dlt = check_probability("delta", delta, low_open=True, high_open=True)
     d = check_int("n_features", n_features, minimum=1)
-    _check_choice("constants", constants, CONSTANTS)
+    check_choice("constants", constants, CONSTANTS)
     if eps == np.inf:
         return 0.0, np.inf
     log2d = np.log(2.0 / dlt)
@@ -110,7 +102,7 @@ def privacy_constants(
 
 def matrix_norm(matrix: ArrayLike, kind: str = "spectral") -> float:
     """Spectral (largest singular value) or Frobenius norm of a matrix."""
-    _check_choice("matrix_norm", kind, MATRIX_NORMS)
+    check_choice("matrix_norm", kind, MATRIX_NORMS)
     mat = np.asarray(matrix, dtype=np.float64)
     return float(np.linalg.norm(mat, 2 if kind == "spectral" else "fro"))
 
@@ -123,7 +115,7 @@ def weighted_pinv_norm(
     For the Frobenius norm it is ``sqrt(sum_i 1/sigma_i^2)`` over the singular
     values of ``W^{1/2} Phi``. Infinite if ``W^{1/2} Phi`` is rank deficient.
     """
-    _check_choice("matrix_norm", kind, MATRIX_NORMS)
+    check_choice("matrix_norm", kind, MATRIX_NORMS)
     phi = np.asarray(features, dtype=np.float64)
     w = np.asarray(weights, dtype=np.float64)
     sv = np.linalg.svd(np.sqrt(w)[:, None] * phi, compute_uv=False)
