@@ -18,7 +18,8 @@ from typing import Any, Dict, List, Union
 from ._plotting import pyplot, save_figure
 from .analysis import AnalysisResult
 
-__all__ = ["write_analysis", "report_markdown", "plot_value", "plot_coefficients"]
+__all__ = ["write_analysis", "report_markdown", "plot_value", "plot_coefficients", "write_regime_analysis",
+           "regime_report_markdown", "plot_regime_value"]
 
 
 def _json(path: Path, content: Dict[str, Any]) -> Path:
@@ -274,5 +275,141 @@ def _plot_arm_coefficients(result: AnalysisResult, path: Union[str, Path]) -> Pa
     ax.set_xlabel("coefficient x (upper - lower bound)")
     ax.set_title(f"released {result.n_arms}-arm rule: the arm a with the largest <V_a, f(x)>\n(gamma "
                  f"{result.gamma:.3g}; arms {', '.join(result.treatment_labels)})", fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+# ---- a multi-stage regime (pydpowl.analysis_regime) --------------------------------------------------------------
+
+def write_regime_analysis(result: Any, out_dir: Union[str, Path], *, description: str = "") -> List[Path]:
+    """The files of a regime analysis (:class:`pydpowl.analysis_regime.RegimeAnalysisResult`): ``model.json``
+    (the whole regime, for ``pydpowl predict``), ``ledger.json`` (one release per stage), ``value.json``,
+    ``report.md`` and ``value.png``. Only releases and public settings; sizes only when declared public."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [_json(out / "model.json", result.model_content), _json(out / "ledger.json", result.ledger()),
+             _json(out / "value.json", result.value_summary())]
+    png = plot_regime_value(result, out / "value.png")
+    report = out / "report.md"
+    report.write_text(regime_report_markdown(result, description=description, figures=[png.name]), encoding="utf-8")
+    return paths + [report, png]
+
+
+def regime_report_markdown(result: Any, *, description: str = "", figures: List[str] = ()) -> str:
+    """The regime's report: the answer (values with intervals), the stages' rules, the ledger, the settings."""
+    from .estimators.summary import delta_text
+
+    v = result.value
+    level = f"{100 * result.level:g}%"
+    led = result.ledger()
+    eps, delta = result.privacy_spent
+    sizes = result.public_n
+    T = result.n_stages
+    lines = [
+        f"# Private analysis of a {T}-stage treatment regime",
+        "",
+        (description or "Data: the analyst's.") + ("" if sizes else " Number of subjects: n not released (not "
+                                                   "declared public)."),
+        "",
+        "## The answer",
+        "",
+        "Outcome: the total reward, each stage's reward clipped to its public bounds. Treatment sequences are "
+        "written stage 1 | stage 2" + (" | ..." if T > 2 else "") + ".",
+        "",
+        f"* **Value of the released regime** (mean total reward if everyone followed it), {level} interval: "
+        f"{_ci(v.value)}.",
+        f"* **Gain over the best fixed treatment sequence**: {_ci(v.difference)}.",
+    ]
+    lines += [f"* Everyone on {seq}: value {_ci(v.arm_values[seq])}; the regime minus it: {_ci(v.versus[seq])}."
+              for seq in v.arms]
+    lines += [f"* The {len(v.arms)} differences hold together at {level}; each sequence's value interval holds at "
+              f"{level} on its own.",
+              f"* Privacy: the analysis is **({eps:g}, {delta_text(delta)})-DP** (total epsilon allowed "
+              f"{result.total_epsilon:g}); delta comes from the floating-point-safe rounding of each release.",
+              "",
+              "The values are estimated on the evaluation part, which the regime never saw (inverse probability "
+              "weighting of the subjects whose whole received sequence is the one evaluated); the intervals account "
+              "for the sampling error and for the privacy noise, and assume the design's propensities below.",
+              "",
+              "## The regime",
+              "",
+              "One rule per stage, learnt last stage first (backward OWL), each on its own history columns; "
+              "`pydpowl predict --model model.json` applies them stage by stage. With two arms a stage recommends "
+              "the second arm where `intercept + x'coef` > 0; with more, the arm a with the largest "
+              "`<V_a, intercept + Theta x>` (vertices in model.json).",
+              ""]
+    for k, st in enumerate(result.model_content["stages"]):
+        arms = ", ".join(str(a) for a in st["arms"])
+        mech = result.regime.stages_[k]
+        lines += [f"### Stage {k + 1}: arms {arms}",
+                  "",
+                  f"Released by {mech.mechanism} perturbation"
+                  + (" with residual weights (a private mean baseline first)" if mech.residual else "")
+                  + f", epsilon {number_text(result.stage_epsilons[k])}, gamma {st['gamma']:.6g}, Huber h "
+                  f"{st['huber_h']:g}, weight bound W = {st['weights_upper_bound']:.6g}.",
+                  "",
+                  "| coefficient | " + " | ".join(f"f{j + 1}" for j in range(len(st["coef"]))) + " |",
+                  "|---|" + "---|" * len(st["coef"])]
+        rows = [("intercept", st["intercept"])] + [(name, [c[j] for c in st["coef"]])
+                                                   for j, name in enumerate(st["feature_names"])]
+        lines += [f"| {name} | " + " | ".join(f"{x:.6g}" for x in values) + " |" for name, values in rows]
+        lines.append("")
+    lines += ["## Privacy budget (ledger.json)", "", led["composition"] + ".", "",
+              "The rule's share is divided across the stages in the ratios "
+              + ":".join(number_text(s) for s in led["stage_split"])
+              + (" (chosen by the analyst, public)." if result.stage_split is not None else " (equal, the default)."),
+              "",
+              "| release | epsilon | delta | part |" + (" rows |" if sizes else ""),
+              "|---|---|---|---|" + ("---|" if sizes else "")]
+    lines += [f"| {r['name']} | {number_text(r['epsilon'])} | {delta_text(r['delta'])} | {r['part']} |"
+              + (f" {r['rows']} |" if sizes else "") for r in led["releases"]]
+    lines += ["", f"The analysis is ({number_text(led['spent'])}, {delta_text(led['spent_delta'])})-DP (total "
+              f"epsilon allowed {number_text(led['total_epsilon'])}).", ""]
+    split = (f"{result.n_evaluation} of {result.n} rows for evaluation" if sizes else
+             "a random part of the rows for evaluation (sizes not released)")
+    lines += ["## Public settings", ""]
+    for k, st in enumerate(result.model_content["stages"]):
+        fb = st["feature_bounds"]
+        bounds = ", ".join(f"{n} [{a:g}, {b:g}]" for n, a, b in zip(st["feature_names"], fb["lower"], fb["upper"]))
+        lo, hi = result.reward_bounds[k]
+        design = ", ".join(f"P({a}) = {q:.6g}" for a, q in result.arm_probabilities[k].items())
+        lines.append(f"* Stage {k + 1}: history {bounds}; reward bounds [{lo:g}, {hi:g}]; design {design} "
+                     "(values outside the bounds are clipped by design).")
+    lines += [f"* Split: {split}.", "", "## How to read the numbers", "",
+              "Every number here is a differentially private release or a public setting. Counts computed from the "
+              "private data (followers of the later rules, values clipped by design) are not reported; the number of "
+              "subjects only when the analyst declared it public. See docs/multiarm_multistage.md.", ""]
+    for name in figures:
+        lines += [f"![{name}]({name})", ""]
+    return "\n".join(lines)
+
+
+def plot_regime_value(result: Any, path: Union[str, Path]) -> Path:
+    """The regime's value and each fixed sequence's with their intervals, and the regime's gains."""
+    plt = pyplot()
+    v = result.value
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+    shown = [("regime", v.value)] + [(seq, v.arm_values[seq]) for seq in v.arms]
+    ax = axes[0]
+    for k, (_, iv) in enumerate(shown):
+        ax.errorbar([k], [iv.estimate], yerr=[[iv.estimate - iv.ci_low], [iv.ci_high - iv.estimate]], fmt="o",
+                    capsize=6, color="tab:blue" if k == 0 else "tab:grey")
+    ax.set_xticks(range(len(shown)))
+    ax.set_xticklabels([label for label, _ in shown], fontsize=7, rotation=30)
+    ax.set_ylabel("value = mean total reward")
+    ax.set_title(f"value, {100 * result.level:g}% interval")
+    ax = axes[1]
+    items = [("vs best sequence", v.difference)] + [(f"vs all {seq}", v.versus[seq]) for seq in v.arms]
+    for k, (_, iv) in enumerate(items):
+        ax.errorbar([iv.estimate], [k], xerr=[[iv.estimate - iv.ci_low], [iv.ci_high - iv.estimate]], fmt="o",
+                    capsize=5, color="tab:orange" if k == 0 else "tab:grey")
+    ax.axvline(0.0, color="k", lw=0.8, ls="--")
+    ax.set_yticks(range(len(items)))
+    ax.set_yticklabels([label for label, _ in items], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("gain in value (difference in mean total reward)")
+    ax.set_title("gain of the regime")
+    fig.suptitle(f"private {result.n_stages}-stage regime analysis, total epsilon = {result.total_epsilon:g}",
+                 fontsize=9)
     fig.tight_layout()
     return save_figure(fig, path)

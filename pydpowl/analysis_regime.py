@@ -79,6 +79,10 @@ class RegimeAnalysisResult:
         NON-PRIVATE counts (followers per stage, clipped values): never written.
     stage_split : list of Fraction or None
         The public ratios that divided the rule's share across the stages (None: equal).
+    reward_bounds : list of (float, float)
+        Each stage's public reward bounds.
+    arm_probabilities : list of dict
+        Each stage's design probabilities, ``{arm text: probability}`` (public).
     """
 
     regime: Any
@@ -96,6 +100,8 @@ class RegimeAnalysisResult:
     public_n: bool = False
     diagnostics: Dict[str, Any] = field(default_factory=dict)
     stage_split: Optional[List[Fraction]] = None
+    reward_bounds: List[Tuple[float, float]] = field(default_factory=list)
+    arm_probabilities: List[Dict[str, float]] = field(default_factory=list)
 
     @property
     def n_stages(self) -> int:
@@ -180,7 +186,8 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
                         total_epsilon: float, gamma: Any, level: float = 0.95, split: Optional[BudgetSplit] = None,
                         feature_names: Optional[Sequence[Sequence[str]]] = None,
                         evaluation_rows: Optional[Sequence[int]] = None, public_n: bool = False,
-                        stage_split: Optional[Sequence[Any]] = None, random_state: Any = None
+                        stage_split: Optional[Sequence[Any]] = None, mechanism: str = "auto",
+                        residual: Any = "auto", huber_h: Any = "auto", random_state: Any = None
                         ) -> RegimeAnalysisResult:
     """The whole private analysis of a T-stage regime (see the module docstring).
 
@@ -205,6 +212,9 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     stage_split : sequence of T positive numbers, optional
         Public ratios dividing the rule's share of E across the stages (``[1, 2]``: a third to stage 1, two
         thirds to stage 2), exact (fractions); None: equal shares. Recorded on the ledger.
+    mechanism, residual, huber_h
+        How each stage's rule is released (:class:`~pydpowl.estimators.multistage.DPMultiStageOWL`'s; by
+        default weighted objective perturbation with residual weights for two-arm stages).
 
     Raises
     ------
@@ -240,7 +250,9 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
         raise ValueError(f"H[{bad[0]}] (stage {bad[0] + 1}'s history) has {Hs[bad[0]].shape[0]} rows but H[0] has {n}.")
     encoded = [encode_arms(f"A[{k}]", a, length=n) for k, a in enumerate(A)]
     probs = [design_probabilities(propensity[k], encoded[k][0]) for k in range(T)]
-    Rs = [np.clip(check_vector(f"R[{k}]", r, length=n), lows[k], highs[k]) for k, r in enumerate(R)]
+    raw_R = [check_vector(f"R[{k}]", r, length=n) for k, r in enumerate(R)]
+    n_clipped_rewards = [int(np.count_nonzero((r < lows[k]) | (r > highs[k]))) for k, r in enumerate(raw_R)]
+    Rs = [np.clip(r, lows[k], highs[k]) for k, r in enumerate(raw_R)]
     rng = resolve_rng(random_state)
     learn, ev = split_rows(n, split, evaluation_rows, rng)
     for k, (classes, codes) in enumerate(encoded):
@@ -250,7 +262,8 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     learn_acc = BudgetAccountant(E, dataset="learning part" if split.composition == "parallel" else "whole dataset")
     regime = DPMultiStageOWL(
         epsilon=stage_eps, gamma=gamma, feature_bounds=list(feature_bounds), reward_bounds=list(reward_bounds),
-        propensity_floor=[float(p.min()) for p in probs], accountant=learn_acc, random_state=rng,
+        propensity_floor=[float(p.min()) for p in probs], mechanism=mechanism, residual=residual, huber_h=huber_h,
+        accountant=learn_acc, random_state=rng,
     ).fit([h[learn] for h in Hs], [np.asarray(encoded[k][0])[encoded[k][1][learn]] for k in range(T)],
           [r[learn] for r in Rs], [{c.item() if hasattr(c, "item") else c: float(q)
                                     for c, q in zip(encoded[k][0], probs[k])} for k in range(T)])
@@ -284,10 +297,14 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
         stage_deltas[k] += rel.delta
     deltas = {"stages": stage_deltas, "value": _laplace_sums_delta(eps_value, first.ravel()),
               "variance": _laplace_sums_delta(eps_variance, second.ravel())}
-    diagnostics = {"n_followed": list(regime.n_followed_), "n_clipped_weights": list(regime.n_clipped_weights_),
+    diagnostics = {"n_followed": list(regime.n_followed_), "n_clipped_rewards": n_clipped_rewards,
+                   "n_clipped_weights": list(regime.n_clipped_weights_),
                    "n_clipped_features": list(regime.n_clipped_features_)}
     return RegimeAnalysisResult(regime=regime, model_content=content, value=value, stage_epsilons=stage_shares,
                                 shares=shares, deltas=deltas, total_epsilon=E, n=n, n_learning=int(learn.size),
                                 n_evaluation=int(ev.size), level=level, composition=split.composition,
                                 public_n=bool(public_n), diagnostics=diagnostics,
-                                stage_split=None if stage_split is None else [Fraction(q) for q in stage_split])
+                                stage_split=None if stage_split is None else [Fraction(q) for q in stage_split],
+                                reward_bounds=list(zip(lows, highs)),
+                                arm_probabilities=[{str(c): float(q) for c, q in zip(classes[k], probs[k])}
+                                                   for k in range(T)])
