@@ -576,8 +576,8 @@ def _stage_reward_bounds(reward_bounds: Any, T: int) -> list:
 @_for_r
 def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: Any, reward_bounds: Any,
             gamma: Any = None, c: Any = None, propensity_floor: Any = None, baseline: Any = "lower",
-            baseline_share: Any = 0.25, huber_h: Any = 0.5, weight_sensitivity: Any = None, levels: Any = None,
-            columns: Any = None, random_seed: Any = None) -> Dict[str, Any]:
+            baseline_share: Any = 0.25, huber_h: Any = None, weight_sensitivity: Any = None, levels: Any = None,
+            columns: Any = None, random_seed: Any = None, mechanism: Any = "auto") -> Dict[str, Any]:
     """``owl()``: :class:`pydpowl.DPMultiStageOWL` with DTRlearn2's argument names.
 
     R sends lists with one entry per stage (K stages, stage 1 first): ``H``
@@ -593,6 +593,12 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
     with n, public, for DTRlearn2's count of followers, and ``s_k`` the
     stage's largest feature bound). Every value is checked here under R's
     names, positions from 1, before the engine sees it.
+
+    ``mechanism``: ``"auto"`` (the engine's default: weighted objective
+    perturbation for two-arm stages with known propensities, with residual
+    weights when ``baseline = "lower"``) or ``"output"`` (output perturbation
+    with the classic BOWL weights at every stage); ``huber_h`` None is the
+    engine's ``"auto"`` (1 for objective, 0.5 for output perturbation).
 
     Returns each stage's release (public) and, apart, the non-private
     diagnostics (followers, clipped counts) that ``summary(fit, diagnostics =
@@ -672,15 +678,16 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
                              f"stage {k + 1}'s weight bound W_{k + 1} is computed from a public lower bound on "
                              "P(A | H) (the design's smallest allocation probability).")
     baselines = baseline if isinstance(baseline, list) else baseline
-    h = v.check_positive("huber_h", huber_h)
+    h = "auto" if huber_h is None else v.check_positive("huber_h", huber_h)
+    mech = v.check_choice("mechanism", mechanism, ("auto", "output"))
 
     from pydpowl.interop.dppack import r_state_out, r_stream
+    from pydpowl.interop.noise import stage_noise
 
     rng, kind = r_stream(random_seed)
-    # owl() releases each stage by output perturbation with the BOWL weights (its print/summary report Delta);
-    # DPMultiStageOWL's default (objective perturbation, residual weights) is not wired to R yet
-    model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds, mechanism="output",
-                            residual=False, reward_bounds=_stage_reward_bounds(reward_bounds, T),
+    model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds, mechanism=mech,
+                            residual="auto" if mech == "auto" else False,
+                            reward_bounds=_stage_reward_bounds(reward_bounds, T),
                             propensity_floor=None if propensity_floor is None else floors, baseline=baselines,
                             baseline_share=v.check_positive("baseline_share", baseline_share), huber_h=h,
                             weight_sensitivity=weight_sensitivity, random_state=rng)
@@ -690,16 +697,15 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
 
     for k, s in enumerate(model.stages_):
         rule = s.rule
-        from pydpowl.interop.noise import release_noise
-
-        noise = release_noise(rule.scaler, rule.scaled_coef.size, epsilon=s.epsilon, sensitivity=s.sensitivity,
-                              weights_upper_bound=s.weights_upper_bound, gamma=gammas[k], huber_h=h, n=n)
+        noise = stage_noise(s, n=n, tol=float(model.tol))
         if noise["dominated"]:
+            how = (f"Delta = {_r3(s.sensitivity)}" if s.mechanism == "output" else
+                   "objective perturbation" + (", residual weights" if s.residual else ""))
             warnings.warn(NoiseDominatedWarning(
                 f"stage {k + 1}: the release is noise-dominated: its noise has expected norm "
                 f"{_r3(noise['expected_norm'])} (scaled space), at least the largest norm any minimiser can have, "
                 f"sqrt(2 n W l(0)/gamma) = {_r3(noise['minimiser_norm_bound'])}, so the stage's rule is essentially "
-                f"random. From public quantities only: Delta = {_r3(s.sensitivity)}, W = {_r3(s.weights_upper_bound)}, "
+                f"random. From public quantities only: {how}, W = {_r3(s.weights_upper_bound)}, "
                 f"gamma = {_r3(gammas[k])}, epsilon = {r_number(s.epsilon)}, n = {n}. Raise epsilon or gamma, "
                 "tighten reward_bounds or bounds, or use more subjects."))
         stages.append({
@@ -707,6 +713,7 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
             "vertices": simplex_vertices(rule.n_arms), "epsilon": s.epsilon, "epsilon_baseline": s.epsilon_baseline,
             "gamma": gammas[k], "sensitivity": s.sensitivity, "weights_upper_bound": s.weights_upper_bound,
             "release_grid": s.release_grid, "baseline_coef": s.baseline_coef, "noise": noise,
+            "mechanism": s.mechanism, "residual": bool(s.residual), "huber_h": s.huber_h, "baseline": s.baseline,
         })
     ledger = model.ledger_
     return {
