@@ -159,6 +159,21 @@ class RegimeAnalysisResult:
                           "rows: " + ("the number of subjects was declared public" if self.public_n else
                                       "n not released (it was not declared public)")]}
 
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain JSON-ready dict of everything released (for bridges such as R's): ``model`` (model.json's
+        content), ``value`` (value.json's), ``ledger``, ``stages`` (each stage's mechanism, residual weights,
+        epsilon), ``privacy_spent``; the sizes only when n was declared public."""
+        out: Dict[str, Any] = {
+            "model": self.model_content, "value": self.value_summary(), "ledger": self.ledger(),
+            "stages": [{"stage": k + 1, "mechanism": st.mechanism, "residual": bool(st.residual),
+                        "epsilon": exact_number(self.stage_epsilons[k])}
+                       for k, st in enumerate(self.regime.stages_)],
+            "public_n": self.public_n, "privacy_spent": list(self.privacy_spent),
+        }
+        if self.public_n:
+            out.update(n=self.n, n_learning=self.n_learning, n_evaluation=self.n_evaluation)
+        return out
+
     def value_summary(self) -> Dict[str, Any]:
         """``value.json``: the regime's value, each fixed sequence's, the gains, what they mean."""
         v = self.value

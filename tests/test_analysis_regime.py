@@ -81,3 +81,9 @@ def test_stage_split_shares_the_rule_budget_and_the_ledger_records_it():
         run_regime_analysis(H, A, R, feature_bounds=[([-1, -1], [1, 1]), ([-1, -1, -1], [1, 1, 1])],
                             reward_bounds=[(0.0, 0.1), (0.0, 3.5)], propensity=[0.5, 0.5], total_epsilon=6.0,
                             gamma=40.0, stage_split=[-1, 2])
+
+
+def test_to_dict_is_plain_and_holds_the_sizes_only_when_public(result):
+    d = json.loads(json.dumps(result.to_dict()))
+    assert d["model"]["kind"] == "multistage" and set(d["value"]["value_of_sequence"]) == set(result.value.arms)
+    assert [s["stage"] for s in d["stages"]] == [1, 2] and "n" not in d and "n_learning" not in d

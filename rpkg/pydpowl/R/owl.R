@@ -144,7 +144,7 @@ stage_list <- function(x, name, K, call) {
 
 # The histories as the worker receives them: one matrix for every stage (DTRlearn2's H as a matrix or vector) or a
 # list with one per stage; their column names (x1, x2, ... when unnamed).
-owl_histories <- function(H, K, call) {
+owl_histories <- function(H, K, call, arg = "H") {
   one <- function(h, name) {
     if (is.numeric(h) && is.null(dim(h))) h <- matrix(h, ncol = 1L)
     M <- as_feature_matrix(h, name, call)
@@ -153,14 +153,14 @@ owl_histories <- function(H, K, call) {
   }
   if (is.list(H) && !is.data.frame(H)) {
     if (length(H) != K) {
-      arg_error(sprintf(paste("H must be a matrix (the same history at every stage) or a list with one per stage",
-                              "(K = %d), got a list of %d."), K, length(H)), call)
+      arg_error(sprintf(paste("%s must be a matrix (the same history at every stage) or a list with one per stage",
+                              "(K = %d), got a list of %d."), arg, K, length(H)), call)
     }
-    Ms <- lapply(seq_len(K), function(k) one(H[[k]], sprintf("H[[%d]]", k)))
+    Ms <- lapply(seq_len(K), function(k) one(H[[k]], sprintf("%s[[%d]]", arg, k)))
     named <- vapply(H, function(h) !is.null(colnames(h)), logical(1))
     return(list(wire = lapply(Ms, wire_matrix), columns = lapply(Ms, colnames), named = named))
   }
-  M <- one(H, "H")
+  M <- one(H, arg)
   list(wire = wire_matrix(M), columns = rep(list(colnames(M)), K), named = rep(!is.null(colnames(H)), K))
 }
 
