@@ -16,8 +16,16 @@ reps <- if (length(args) >= 3L) args[3L] else 10
 gamma <- if (length(args) >= 4L) args[4L] else 10
 set.seed(2024)
 centroids <- sim_Kstage(100, 10, 5, 5, K = 2)$centroids
-test <- sim_Kstage(20000, 10, 5, 5, centroids = centroids, K = 2)
-hist2 <- function(X, a1) cbind(X, a1 = a1, X * a1)
+named <- function(d) {
+  colnames(d$X) <- paste0("x", seq_len(ncol(d$X)))
+  d
+}
+test <- named(sim_Kstage(20000, 10, 5, 5, centroids = centroids, K = 2))
+hist2 <- function(X, a1) {
+  H <- cbind(X, a1 = a1, X * a1)
+  colnames(H) <- c(colnames(X), "a1", paste0(colnames(X), "_a1"))
+  H
+}
 fit <- function(d, epsilon, mechanism) {
   suppressWarnings(pydpowl::owl(H = list(d$X, hist2(d$X, d$A[[1]])), AA = d$A, RR = d$R, n = nrow(d$X), K = 2, pi = 0.5,
                        epsilon = epsilon, gamma = gamma, bounds = list(12, 12),
@@ -32,7 +40,7 @@ value <- function(rec) mean(rec[, 1] * test$optA[[1]] + rec[, 2] * test$optA[[2]
 rows <- NULL
 t0 <- Sys.time()
 for (r in seq_len(reps)) {
-  d <- sim_Kstage(n, 10, 5, 5, centroids = centroids, K = 2)
+  d <- named(sim_Kstage(n, 10, 5, 5, centroids = centroids, K = 2))
   ref <- apply_regime(fit(d, Inf, "auto"))
   for (m in c("auto", "output")) {
     rec <- apply_regime(fit(d, eps, m))

@@ -15,7 +15,7 @@ import argparse
 import math
 import time
 from fractions import Fraction
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 from ._common import mechanism_settings, name_list, say
 from ._disclosure import rows_text, say_diagnostics
@@ -62,7 +62,7 @@ def _columns(option: str, text: Any, T: int) -> List[str]:
     return names
 
 
-def _reward_bounds(text: Any, T: int) -> List[tuple]:
+def _reward_bounds(text: Any, T: int) -> List[Tuple[float, float]]:
     if text is None:
         raise ValueError(f"--reward-bounds is needed with --stages: the public bounds of each stage's reward, one "
                          f"LO:HI for every stage or {T} separated by commas.")
@@ -70,7 +70,7 @@ def _reward_bounds(text: Any, T: int) -> List[tuple]:
     if len(items) not in (1, T):
         raise ValueError(f"--reward-bounds must give one LO:HI for every stage or one per stage (--stages {T}), got "
                          f"{len(items)}: {text!r}.")
-    out = []
+    out: List[Tuple[float, float]] = []
     for k, item in enumerate(items * T if len(items) == 1 else items):
         try:
             lo, hi = (float(v) for v in item.split(":"))
@@ -220,8 +220,8 @@ def run_regime(args: argparse.Namespace) -> int:
     try:
         lower, upper = parse_bounds(args.bounds, all_columns)
     except ValueError as exc:
-        raise ValueError("--" + str(exc).replace("feature(s)", "column(s)").replace("the features", "the history "
-                                                                                   "columns")) from None
+        text = str(exc).replace("feature(s)", "column(s)").replace("the features", "the history columns")
+        raise ValueError("--" + text) from None
     bound_of = {c: (lo, hi) for c, lo, hi in zip(all_columns, lower, upper)}
 
     A, arms = [], []

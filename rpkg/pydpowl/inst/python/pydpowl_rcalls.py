@@ -832,7 +832,7 @@ def analyze_regime(*, H: Any, treatment: Any, levels: Any, benefit: Any, bounds:
                    total_epsilon: Any, propensity: Any, gamma: Any = None, level: Any = 0.95, budget_split: Any = None,
                    stage_split: Any = None, seed: Any = None, columns: Any = None, out_dir: Any = None,
                    public_n: Any = False) -> Dict[str, Any]:
-    """``dpowl_analysis()`` with several stages (DTRlearn2's lists): :func:`pydpowl.analysis_regime.run_regime_analysis`.
+    """``dpowl_analysis()`` with several stages (DTRlearn2's lists): ``pydpowl.run_regime_analysis``.
 
     R sends one entry per stage (stage 1 first): ``H`` the histories, ``treatment`` the levels' positions 1..K_k
     and ``levels`` their labels, ``benefit`` the rewards, ``bounds`` ``list(lower, upper)`` matched to the columns
