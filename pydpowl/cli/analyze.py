@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ._common import add_mechanism_options, arm_labels, mechanism_settings, name_list, say
+from ._common import positive_option as _positive
 from ._disclosure import add_disclosure_options, rows_text, say_data, say_diagnostics
 
 EPILOG = """examples:
@@ -113,16 +114,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     parser.set_defaults(func=run)
     return parser
-
-
-def _positive(flag: str, value, *, upper=None, upper_open: bool = True) -> float:
-    ok = value is not None and math.isfinite(value) and value > 0
-    if ok and upper is not None:
-        ok = value < upper if upper_open else value <= upper
-    if not ok:
-        interval = f"(0, {upper:g}{')' if upper_open else ']'}" if upper is not None else "(0, inf)"
-        raise ValueError(f"{flag} must be in {interval}, got {flag} {value!r}.")
-    return float(value)
 
 
 def _benefit_bounds(text: str):

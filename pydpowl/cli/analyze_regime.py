@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ._common import mechanism_settings, name_list, say
+from ._common import positive_option as _positive
 from ._disclosure import rows_text, say_diagnostics
 
 __all__ = ["add_stage_options", "stage_options_given", "run_regime", "MAX_STAGES"]
@@ -147,7 +148,6 @@ def run_regime(args: argparse.Namespace) -> int:
     from ..analysis_output import number_text, write_regime_analysis
     from ..analysis_regime import run_regime_analysis
     from ..datasets.tabular import parse_bounds, read_table, treatment_levels
-    from .analyze import _positive
 
     start = time.perf_counter()
     T = args.stages
