@@ -51,6 +51,22 @@ def _value(result: AnalysisResult, iv, *, gain: bool) -> str:
     return _ci(iv) + f" ({'difference in ' if gain else ''}mean benefit" + (f"; {clinical}" if clinical else "") + ")"
 
 
+def _data_line(description: str, sizes: bool) -> str:
+    """The report's data line: the description and, unless n was declared public, that n is not released."""
+    return (description or "Data: the analyst's.") + ("" if sizes else " Number of subjects: n not released (not "
+                                                      "declared public).")
+
+
+def _ledger_table(led: Dict[str, Any], sizes: bool) -> List[str]:
+    """The ledger's releases as a Markdown table (rows only when n was declared public)."""
+    from .estimators.summary import delta_text
+
+    return (["| release | epsilon | delta | part |" + (" rows |" if sizes else ""),
+             "|---|---|---|---|" + ("---|" if sizes else "")]
+            + [f"| {r['name']} | {number_text(r['epsilon'])} | {delta_text(r['delta'])} | {r['part']} |"
+               + (f" {r['rows']} |" if sizes else "") for r in led["releases"]])
+
+
 def number_text(x: float) -> str:
     """A budget as given: ``2``, ``1.2`` (the shortest repr; integers without ``.0``)."""
     text = repr(float(x))
@@ -81,8 +97,7 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
     lines = [
         "# Private treatment-rule analysis",
         "",
-        (description or "Data: the analyst's.") + ("" if sizes else " Number of subjects: n not released (not "
-                                                   "declared public)."),
+        _data_line(description, sizes),
         "",
         "## The answer",
         "",
@@ -119,11 +134,8 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
         "|---|---|",
     ]
     lines += [f"| {name} | {value:.6g} |" for name, value in result.coefficients()]
-    lines += ["", "## Privacy budget (ledger.json)", "", led["composition"] + ".", "",
-              "| release | epsilon | delta | part |" + (" rows |" if sizes else ""),
-              "|---|---|---|---|" + ("---|" if sizes else "")]
-    lines += [f"| {r['name']} | {number_text(r['epsilon'])} | {delta_text(r['delta'])} | {r['part']} |"
-              + (f" {r['rows']} |" if sizes else "") for r in led["releases"]]
+    lines += ["", "## Privacy budget (ledger.json)", "", led["composition"] + ".", ""]
+    lines += _ledger_table(led, sizes)
     parts = {p["name"]: p for p in led["parts"]}
     rows = {k: (f"{parts[k]['rows']} rows, " if sizes else "") for k in parts}
     lines += ["", f"Learning part: {rows['learning']}epsilon {number_text(parts['learning']['epsilon'])}; evaluation "
@@ -308,8 +320,7 @@ def regime_report_markdown(result: Any, *, description: str = "", figures: List[
     lines = [
         f"# Private analysis of a {T}-stage treatment regime",
         "",
-        (description or "Data: the analyst's.") + ("" if sizes else " Number of subjects: n not released (not "
-                                                   "declared public)."),
+        _data_line(description, sizes),
         "",
         "## The answer",
         "",
@@ -358,11 +369,8 @@ def regime_report_markdown(result: Any, *, description: str = "", figures: List[
               "The rule's share is divided across the stages in the ratios "
               + ":".join(number_text(s) for s in led["stage_split"])
               + (" (chosen by the analyst, public)." if result.stage_split is not None else " (equal, the default)."),
-              "",
-              "| release | epsilon | delta | part |" + (" rows |" if sizes else ""),
-              "|---|---|---|---|" + ("---|" if sizes else "")]
-    lines += [f"| {r['name']} | {number_text(r['epsilon'])} | {delta_text(r['delta'])} | {r['part']} |"
-              + (f" {r['rows']} |" if sizes else "") for r in led["releases"]]
+              ""]
+    lines += _ledger_table(led, sizes)
     lines += ["", f"The analysis is ({number_text(led['spent'])}, {delta_text(led['spent_delta'])})-DP (total "
               f"epsilon allowed {number_text(led['total_epsilon'])}).", ""]
     split = (f"{result.n_evaluation} of {result.n} rows for evaluation" if sizes else
