@@ -218,7 +218,9 @@ predict.dpowl_regime_analysis <- function(object, newdata, ...) {
   call <- match.call()
   check_dots(list(...), call)
   K <- length(object$stages)
-  if (missing(newdata)) arg_error("newdata is required: the histories (a list with one per stage, or one matrix).", call)
+  if (missing(newdata)) {
+    arg_error("newdata is required: the histories (a list with one per stage, or one matrix).", call)
+  }
   out <- lapply(seq_len(K), function(k) {
     st <- object$stages[[k]]
     h <- if (is.list(newdata) && !is.data.frame(newdata)) newdata[[k]] else newdata
