@@ -35,6 +35,9 @@ def result():
 
 def test_three_arm_analysis_releases_the_rule_and_the_values_of_every_arm(result):
     assert isinstance(result.value, PrivateArmValue) and result.treatment_labels == ("high", "low", "mid")
+    # the rule is released as two arms are by default (issue 25): objective perturbation with residual weights
+    assert (result.model.mechanism_, result.model.residual_) == ("objective", True)
+    assert result.model.epsilon_baseline_ + result.model.epsilon_rule_ == pytest.approx(result.epsilons["rule"])
     v = result.value
     assert set(v.arm_values) == set(v.versus) == {"high", "low", "mid"}
     assert v.value.ci_low < v.value.estimate < v.value.ci_high

@@ -220,7 +220,7 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
 
         V = simplex_vertices(n_arms)
         d_theta = (n_arms - 1) * d
-    arms = {"base": np.zeros(k, dtype=int), "0": 0, "1": 0}
+    arms: Dict[str, Any] = {"base": np.zeros(k, dtype=int), "0": 0, "1": 0}  # drawn per start (K arms)
 
     def expand(Z, a):
         return Z if V is None else (V[a][:, :, None] * Z[:, None, :]).reshape(len(a), -1)  # rows V_a kron z
