@@ -28,7 +28,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import (as_matrix, as_target, as_vector, binary_target_error, check_bool, check_diagnose_bounds,
                            check_positive, check_vector, check_nonnegative, code_labels, columns_by_name,
                            diagnose_bounds as diagnose_bounds_of, feature_names_of, finite_counts, label_counts,
-                           nonnegative_message, one_arm_message, raise_nonfinite, treatment_counts, treatment_error)
+                           nonnegative_message, one_arm_message, position_base, raise_nonfinite, treatment_counts,
+                           treatment_error)
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from ..evaluation.empirical import received_propensity_error, received_propensity_outside
 from .dask_inputs import is_chunked
@@ -41,8 +42,9 @@ __all__ = ["ERMData", "OWLProblem", "check_erm_inputs", "prepare_owl", "erm_bloc
 NORM_SLACK = 1e-12
 
 #: why benefits must be non-negative, and what to do (the message of :func:`check_benefit`)
-BENEFIT_WHY = "OWL weights are B / P(A | x)"
-BENEFIT_HINT = "Shift benefits by a public lower bound with pydpowl.shift_benefits(benefit, lower_bound=...)."
+BENEFIT_WHY = "OWL weights are benefit / propensity"
+BENEFIT_HINT = ("Give benefit_bounds (public bounds: the benefits are then shifted and clipped to them, counted), or "
+                "shift them by a public lower bound first (in Python pydpowl.shift_benefits).")
 
 Counts = Dict[str, Any]
 
@@ -149,9 +151,13 @@ def raise_from_counts(counts: Counts, n: int, *, n_features: int, weights_upper_
     """Raise the error of the first rule the counts (of one block or merged) say the data breaks.
 
     Rules whose counts are absent (another estimator's arguments) are skipped.
+    Positions count from 0, or from the caller's base inside
+    :func:`~pydpowl._validation.caller_words`, which also names the arguments.
     ``n_features`` is X's number of columns (the size of X in the non-finite
     message), ``columns`` X's column names (None: numbered).
     """
+    base = position_base()  # the caller's first position (caller_words; 0 in Python)
+    counts = {k: v + base if k.startswith("first_") and v >= 0 else v for k, v in counts.items()}
     for name, key, message in _RULES:
         if message is None:
             if f"{name}_nan" in counts:
@@ -481,13 +487,13 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
         (n, p), rows = Xm.shape, Xm.chunks[0]
 
         def vector(name, value):
-            return as_vector_chunked(name, value, n, rows)
+            return as_vector_chunked(name, value, n, rows, length_of="one per subject")
     else:
         Xm = as_matrix("X", X)
         n, p = Xm.shape
 
         def vector(name, value):
-            return as_vector(name, value, length=n)
+            return as_vector(name, value, length=n, length_of="one per subject")
     bounds = feature_bounds
     if isinstance(bounds, str) and bounds == "data":  # emits PrivacyLeakWarning: the guarantee is void
         bounds = bounds_from_chunks(Xm) if chunked else bounds_from_data(X if names is not None else Xm)
