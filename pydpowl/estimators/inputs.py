@@ -31,7 +31,7 @@ from .._validation import (as_matrix, as_target, as_vector, binary_target_error,
                            nonnegative_message, one_arm_message, position_base, raise_nonfinite, treatment_counts,
                            treatment_error)
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
-from ..evaluation.empirical import received_propensity_error, received_propensity_outside
+from .propensity_received import received_propensity_error, received_propensity_outside
 from .dask_inputs import is_chunked
 
 __all__ = ["ERMData", "OWLProblem", "check_erm_inputs", "prepare_owl", "erm_block", "owl_block", "merge_counts",

@@ -77,7 +77,7 @@ from .._validation import (
 )
 from ..engine.losses import sigmoid
 from ..exceptions import ConvergenceError, PrivacyLeakWarning
-from ..evaluation.empirical import received_propensity
+from .propensity_received import received_propensity
 
 __all__ = [
     "LogisticPropensity",
