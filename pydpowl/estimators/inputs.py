@@ -126,7 +126,7 @@ def _propensity_message(c: Counts, n: int, **_: Any) -> str:
 
 
 #: (argument, the count that triggers the rule or None for "always ask", the message) in the order of the checks
-_RULES: Tuple[Tuple[str, Optional[str], Callable[..., Optional[str]]], ...] = (
+_RULES: Tuple[Tuple[str, Optional[str], Optional[Callable[..., Optional[str]]]], ...] = (
     ("X", None, None),  # non-finite entries (every argument's first rule: raise_nonfinite)
     ("y", None, None),
     ("y", "values_y", lambda c, n, **_: binary_target_error("y", c)),
@@ -262,31 +262,34 @@ def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLi
     come back as Dask arrays chunked alike.
     """
     names = feature_names_of(X)
-    if is_chunked(X, y, sample_weight):
+    Xa: Any = X  # the data as arrays from here on (numpy, or Dask for Dask inputs)
+    ya: Any = y
+    w: Any
+    if is_chunked(Xa, ya, sample_weight):
         from .dask_inputs import as_matrix_chunked, as_vector_chunked, map_blocks
 
-        X = as_matrix_chunked("X", X, y, sample_weight)
-        n, rows = X.shape[0], X.chunks[0]
-        y = as_vector_chunked("y", y, n, rows)
+        Xa = as_matrix_chunked("X", Xa, ya, sample_weight)
+        n, rows = Xa.shape[0], Xa.chunks[0]
+        ya = as_vector_chunked("y", ya, n, rows)
         w = None if sample_weight is None else as_vector_chunked("sample_weight", sample_weight, n, rows)
-        label_dtype = y.dtype
-        (X, y, w), counts = map_blocks(erm_block, [X, y, w], out_columns=(X.shape[1], None, None),
-                                       merge=merge_counts, weights_upper_bound=weights_upper_bound,
-                                       clip_rows=clip_rows)
+        label_dtype = ya.dtype
+        (Xa, ya, w), counts = map_blocks(erm_block, [Xa, ya, w], out_columns=(Xa.shape[1], None, None),
+                                         merge=merge_counts, weights_upper_bound=weights_upper_bound,
+                                         clip_rows=clip_rows)
     else:
-        X = as_matrix("X", X)
-        n = X.shape[0]
-        y = as_target("y", y, length=n)
+        Xa = as_matrix("X", Xa)
+        n = Xa.shape[0]
+        ya = as_target("y", ya, length=n)
         w = None if sample_weight is None else as_vector("sample_weight", sample_weight, length=n)
-        label_dtype = y.dtype
-        (X, y, w), counts = erm_block(X, y, w, weights_upper_bound=weights_upper_bound, clip_rows=clip_rows)
-    raise_from_counts(counts, n, n_features=X.shape[1], weights_upper_bound=weights_upper_bound, columns=names)
+        label_dtype = ya.dtype
+        (Xa, ya, w), counts = erm_block(Xa, ya, w, weights_upper_bound=weights_upper_bound, clip_rows=clip_rows)
+    raise_from_counts(counts, n, n_features=Xa.shape[1], weights_upper_bound=weights_upper_bound, columns=names)
     classes = np.array(counts["values_y"], dtype=label_dtype)
-    if is_chunked(y) and classes[0] == -1 and classes[1] == 1:
-        labels = y  # already coded: no lazy recoding in every pass of the solver
+    if is_chunked(ya) and classes[0] == -1 and classes[1] == 1:
+        labels = ya  # already coded: no lazy recoding in every pass of the solver
     else:
-        labels = code_labels(y, classes)
-    return ERMData(X=X, labels=labels, weights=w, classes=classes, n_clipped_rows=counts["rows_clipped"])
+        labels = code_labels(ya, classes)
+    return ERMData(X=Xa, labels=labels, weights=w, classes=classes, n_clipped_rows=counts["rows_clipped"])
 
 
 # --------------------------------------------------------------------------- DP-OWL

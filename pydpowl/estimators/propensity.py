@@ -270,6 +270,13 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
         C_x.
     """
 
+    # fitted attributes (set by fit)
+    coef_: NDArray[np.float64]
+    n_samples_: int
+    feature_norm_bound_: float
+    hessian_lower_bound_: float
+    hessian_bound_kind_: str
+
     def __init__(self, *, feature_bounds, benefit_bound: float, logit_bound: float = 3.0,
                  ridge: float = 0.0, hessian_lower_bound: Optional[float] = None,
                  hessian_bound_kind: str = "hessian", assume_hessian_bound: bool = False,

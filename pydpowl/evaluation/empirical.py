@@ -10,7 +10,7 @@ instead of reproducing that).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -65,12 +65,14 @@ def ipw_values(recommends_plus: ArrayLike, treatment: ArrayLike, benefit: ArrayL
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def _inputs(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any):
-    rule = check_labels("rule", rule)
-    treatment = check_treatment("treatment", treatment)
-    benefit = check_vector("benefit", benefit)
-    check_same_length(("rule", "treatment", "benefit"), (rule.size, treatment.size, benefit.size))
-    return rule, treatment, benefit, received_propensity(propensity, treatment)
+def _inputs(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any
+            ) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The checked rule, treatments, benefits and the received arms' probabilities."""
+    d = check_labels("rule", rule)
+    A = check_treatment("treatment", treatment)
+    B = check_vector("benefit", benefit)
+    check_same_length(("rule", "treatment", "benefit"), (d.size, A.size, B.size))
+    return d, A, B, received_propensity(propensity, A)
 
 
 def empirical_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> float:
@@ -90,14 +92,14 @@ def empirical_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, p
     propensity : float or array-like, default=0.5
         Scalar P(A = +1) (randomised trial) or P(A_i | x_i) per subject.
     """
-    rule, treatment, benefit, p = _inputs(rule, treatment, benefit, propensity)
-    return float(ipw_values((rule > 0)[:, None], treatment, benefit, p)[0])
+    d, A, B, p = _inputs(rule, treatment, benefit, propensity)
+    return float(ipw_values((d > 0)[:, None], A, B, p)[0])
 
 
 def ipw_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> float:
     """Plain IPW value ``mean(1{d_i = A_i} B_i / p_i)`` (unbiased, higher variance)."""
-    rule, treatment, benefit, p = _inputs(rule, treatment, benefit, propensity)
-    return float(np.mean((rule == treatment) * benefit / p))
+    d, A, B, p = _inputs(rule, treatment, benefit, propensity)
+    return float(np.mean((d == A) * B / p))
 
 
 def accuracy(rule: ArrayLike, optimal: ArrayLike) -> float:

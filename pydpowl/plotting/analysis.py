@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Union
+from typing import Any, Union
 
 from ..analysis_base import AnalysisResult
 from .figure import pyplot, save_figure
@@ -23,7 +23,7 @@ def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
     import textwrap
 
     plt = pyplot()
-    v = result.value
+    v: Any = result.value  # a PrivateValue, or with three or more arms a PrivateArmValue
     scale = result.benefit_scale
     plus, minus = result.treatment_labels[0], result.treatment_labels[-1]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), gridspec_kw={"width_ratios": [1, 1.6]})
