@@ -2,7 +2,10 @@
 
 Each takes R's arguments as keywords (R's ``weights.upper.bound`` arrives as
 ``weights_upper_bound``), checks them with :mod:`pydpowl._validation` under
-the names the R user typed and with positions counted from 1, and returns a
+the names the R user typed and with positions counted from 1 (``dpowl()``'s
+:func:`fit_owl` checks nothing itself: it runs :class:`pydpowl.DPOWL` inside
+:func:`pydpowl._validation.caller_words`, whose map names DPOWL's arguments
+as R does), and returns a
 dict that goes back to R as a named list (its keys spelled the R way). Every
 check of a value lives in Python; R only turns its objects (data frames,
 factors, logical columns) into numbers and raises the classed conditions this
