@@ -82,6 +82,7 @@ class MultiarmDesign:
 
         X, A, B = data
         W = self.benefit_bounds[1] * self.n_arms
+        settings: Dict[str, Any]
         if mechanism == "output":  # the paper's mechanism with OWL weights and the fixed lambda
             settings = dict(gamma=self.lam * len(A), mechanism="output", residual=False)
         else:  # DPOWL's defaults for K arms: objective perturbation, residual weights, the public gamma rule
