@@ -372,11 +372,15 @@ def test_fit_owl_with_three_arms_releases_what_dpowl_releases_and_names_the_leve
         out = rcalls.fit_owl(**kw, propensity={"per_arm": np.array([0.5, 0.25, 0.25])},
                              random_seed=RRandom(11).get_state())
     model = DPOWL(epsilon=1.0, gamma=20.0, weights_upper_bound=10.0, feature_bounds=(-np.ones(3), np.ones(3)),
-                  random_state=RRandom(11)).fit(X, codes, B, {1.0: 0.5, 2.0: 0.25, 3.0: 0.25})
+                  huber_h=0.5, random_state=RRandom(11)).fit(X, codes, B, {1.0: 0.5, 2.0: 0.25, 3.0: 0.25})
     np.testing.assert_array_equal(out["coef"], model.coef_)
     np.testing.assert_array_equal(out["intercept"], model.intercept_)
+    assert (out["mechanism"], out["residual"]) == ("objective", True)  # DPOWL's K-arm default (issue 25)
     assert out["vertices"].shape == (3, 2) and out["noise"]["sd"].shape == (2, 4)
-    assert out["noise"]["expected_norm"] == pytest.approx(8 * out["sensitivity"] / 1.0, rel=1e-14)
+    with pytest.warns(ReplayStreamWarning):  # the paper's mechanism: the noise of the output release
+        paper = rcalls.fit_owl(**kw, propensity={"per_arm": np.array([0.5, 0.25, 0.25])}, mechanism="output",
+                               residual=False, random_seed=RRandom(11).get_state())
+    assert paper["noise"]["expected_norm"] == pytest.approx(8 * paper["sensitivity"] / 1.0, rel=1e-14)
     with pytest.raises(ValueError, match=r'^propensity\["b"\] must be a probability in \(0, 1\], got 1\.25\.$'):
         rcalls.fit_owl(**kw, propensity={"per_arm": np.array([0.5, 1.25, 0.25])})
     with pytest.raises(ValueError, match=r"^propensity = 0\.5: one number means balanced randomisation, 1/3 for the 3 "
