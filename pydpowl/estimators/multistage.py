@@ -14,8 +14,8 @@ constant, or a linear model of ``Y_k`` on ``H_k`` released privately first
 (a negative residual flips the label). Each stage is one DP-wERM release
 (two arms, or K arms by the angle-based rule of
 :mod:`pydpowl.estimators.multiarm`), made as :class:`pydpowl.DPOWL` makes
-its rule (:mod:`pydpowl.estimators.owl_mechanism`): by default, for a two-arm
-stage with known propensities (C = 0), weighted objective perturbation with
+its rule (:mod:`pydpowl.estimators.owl_mechanism`): by default, for a stage
+of two or K arms with known propensities (C = 0), weighted objective perturbation with
 residual weights (``|clip(Y_k - m_k, -R_k, R_k)|``, ``m_k`` the private mean of
 ``Y_k`` over the n subjects, released first on a share of the stage's
 budget); otherwise, and with ``mechanism="output"``, output perturbation.
@@ -201,10 +201,9 @@ class DPMultiStageOWL(DPEstimator):
     The private counterpart of DTRlearn2's ``owl(H, AA, RR, n, K, pi,
     loss = "hinge", kernel = "linear", augment = FALSE)``: one linear rule per
     stage, learned last stage first by weighted (Huber-hinge) classification,
-    each released as :class:`pydpowl.DPOWL` releases its rule (two arms: by
-    default weighted objective perturbation with residual weights; three or
-    more arms: output perturbation of the angle-based rule of
-    :mod:`pydpowl.estimators.multiarm`).
+    each released as :class:`pydpowl.DPOWL` releases its rule (by default
+    weighted objective perturbation with residual weights; three or more arms
+    by the angle-based rule of :mod:`pydpowl.estimators.multiarm`).
 
     Parameters
     ----------
@@ -219,18 +218,18 @@ class DPMultiStageOWL(DPEstimator):
         stage's mechanism (a function of n, the stage's epsilon, d and W).
     mechanism : {"auto", "output", "objective"}, default="auto"
         How each stage's rule is released. ``"auto"``: weighted objective
-        perturbation for a two-arm stage whose weights do not move with other
-        records (C = 0: known propensities), output perturbation (Algorithm 1)
-        otherwise; ``"output"``: output perturbation at every stage (the
-        paper's mechanism; for comparison); ``"objective"``: refused for a
-        stage with three or more arms or with C > 0 (no proof).
+        perturbation for a stage (two or K arms) whose weights do not move with
+        other records (C = 0: known propensities), output perturbation
+        (Algorithm 1) otherwise; ``"output"``: output perturbation at every
+        stage (the paper's mechanism; for comparison); ``"objective"``:
+        refused for a stage with C > 0 (no proof).
     residual : {"auto", True, False} or ResidualWeights, default="auto"
         Residual weights per stage (:class:`pydpowl.DPOWL`'s): the mean of
         ``Y_k`` over the n subjects released first (Laplace, on
         ``baseline_share`` of the stage's budget, 0.1 by default), the residual
         clipped to ``+-R_k = clip_share S_k`` (``S_k`` the public range of
         ``Y_k``; 1/16 by default), so that the weights are bounded by
-        ``W_k clip_share``. ``"auto"``: on for two-arm stages with C = 0 and
+        ``W_k clip_share``. ``"auto"``: on for stages with C = 0 and
         ``baseline="lower"``. Needs ``baseline="lower"`` (it replaces the baseline).
     stage_split : sequence of float, optional
         Public ratios dividing a total ``epsilon`` across the stages (stage 1
@@ -579,19 +578,9 @@ class DPMultiStageOWL(DPEstimator):
 
     def _stage_plan(self, stage: int, K: int, baseline: Any, *, gamma: Any, epsilon: float, n: int, dim: int,
                     W: float, C: float, benefit_range: float):
-        """The stage's :class:`~pydpowl.estimators.owl_mechanism.RulePlan`: DPOWL's plan, with what has no
-        proof here refused (objective perturbation and residual weights for three or more arms; residual
-        weights with another baseline)."""
+        """The stage's :class:`~pydpowl.estimators.owl_mechanism.RulePlan`: DPOWL's plan (two arms or K arms
+        alike), with what has no proof here refused (residual weights with another baseline)."""
         mechanism, residual = self.mechanism, check_residual(self.residual)
-        if K > 2:
-            if mechanism == "objective":
-                raise ValueError(f"mechanism='objective' (stage {stage}) needs two arms: stage {stage} has {K}, and "
-                                 "K-arm rules are released by output perturbation; use mechanism='output' or "
-                                 "'auto'.")
-            if residual is not False and residual != AUTO:
-                raise ValueError(f"residual weights (stage {stage}) need two arms: stage {stage} has {K}; use "
-                                 "residual=False or 'auto'.")
-            mechanism, residual = "output", False
         if baseline != "lower":
             if residual is not False and residual != AUTO:
                 raise ValueError(f"residual weights (a private mean baseline) replace baseline={baseline!r}: use "

@@ -276,13 +276,20 @@ def test_output_mechanism_stays_available_and_objective_is_refused_where_unprove
     out = _default(epsilon=2.0, mechanism="output", random_state=0).fit(X, A, R, [0.5, 0.5])
     assert [s.mechanism for s in out.stages_] == ["output", "output"]
     assert all(s.sensitivity > 0 for s in out.stages_)
-    # three arms at stage 2: 'auto' keeps output perturbation there (no proof for K arms yet), objective at stage 1
+    # three arms at stage 2: 'auto' releases it as K-arm DPOWL does (objective perturbation, residual weights)
     X3, A3, R3, _ = _two_stage(arms2=("a", "b", "c"))
     mixed = _default(epsilon=2.0, random_state=0).fit(X3, A3, R3, [0.5, 1 / 3])
-    assert [s.mechanism for s in mixed.stages_] == ["objective", "output"]
-    assert [s.residual for s in mixed.stages_] == [True, False]
-    with pytest.raises(ValueError, match=r"^mechanism='objective' \(stage 2\) needs two arms"):
-        _default(epsilon=2.0, mechanism="objective").fit(X3, A3, R3, [0.5, 1 / 3])
+    assert [s.mechanism for s in mixed.stages_] == ["objective", "objective"]
+    assert [s.residual for s in mixed.stages_] == [True, True]
+    assert [r.label for r in mixed.ledger_.releases] == [
+        "stage 2 baseline (mean, Laplace)", "stage 2 rule (3 arms, objective perturbation)",
+        "stage 1 baseline (mean, Laplace)", "stage 1 rule (2 arms, objective perturbation)"]
+    assert mixed.privacy_spent_[0] == pytest.approx(2.0)
+    forced = _default(epsilon=2.0, mechanism="objective", residual=False, random_state=0)
+    forced.fit(X3, A3, R3, [0.5, 1 / 3])
+    assert [s.mechanism for s in forced.stages_] == ["objective", "objective"]
+    out3 = _default(epsilon=2.0, mechanism="output", random_state=0).fit(X3, A3, R3, [0.5, 1 / 3])
+    assert [s.mechanism for s in out3.stages_] == ["output", "output"]
     # estimated propensities with C > 0: output perturbation and the classic weights
     P = np.full(len(X), 0.5)
     c = _default(epsilon=2.0, propensity_floor=0.2, weight_sensitivity=0.5, random_state=0).fit(X, A, R, [0.5, P])

@@ -156,14 +156,18 @@ def audited_commands(diagnostics: bool = False) -> List[Tuple[str, List[str], Tu
     extra = ["--diagnostics"] if diagnostics else []
     lo, hi = BENEFIT_BOUNDS
     arms3 = [a for a in data if a not in ("--treated", "new")]  # three arms: no arm is coded +1
+    analyze3 = [f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound", "40", "--propensity",
+                "mid=0.3333333333,new=0.3333333334,old=0.3333333333", "--total-epsilon", "2", "--seed", "11",
+                "--out", "{root}/out"]
     return [
         ("pydpowl fit (3 arms)", ["fit", *arms3, "--weights-upper-bound", f"{WEIGHT_BOUND:g}", "--epsilon", "1",
                                   "--gamma", "50", "--seed", "11", "--out", "{root}/model.json", *extra],
          ("arm", "feature")),
-        ("pydpowl analyze (3 arms)", ["analyze", *arms3, f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound",
-                                      "40", "--propensity", "mid=0.3333333333,new=0.3333333334,old=0.3333333333",
-                                      "--total-epsilon", "2",
-                                      "--seed", "11", "--out", "{root}/out", *extra], ("arm", "feature")),
+        # the default (objective perturbation with residual weights): a benefit at the lower bound has a residual
+        # weight, so the "arm" pair is not invisible to it; the paper's mechanism (OWL weights) keeps that pair
+        ("pydpowl analyze (3 arms)", ["analyze", *arms3, *analyze3, *extra], ("benefit", "feature")),
+        ("pydpowl analyze --mechanism output (3 arms)", ["analyze", *arms3, *analyze3, "--mechanism", "output",
+                                                         "--residual", "no", *extra], ("arm",)),
         ("pydpowl analyze", ["analyze", *data, f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound", "40",
                              "--propensity", "0.5", "--total-epsilon", "2", "--gammas", "20,200", "--seed", "11",
                              "--out", "{root}/out", *extra], ("arm", "benefit", "feature")),
