@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export PYDPOWL_REQUIRE_R := 1
 
 .PHONY: setup run test test-fast check lint typecheck lint-r test-r test-slow simulate tune validate validate-full audit audit-full \
-	bench bench-cold bench-dask study-multiarm-analysis study-multiarm-objective \
+	bench bench-cold bench-dask study-multiarm-analysis study-multiarm-objective study-stage-split study-owl-r-mechanism \
 	bench-dask-csv bench-family bench-family-r bench-r-worker lint clean coverage propensity-study policy-eval utility \
 	utility-full docs
 
@@ -130,6 +130,14 @@ study-multiarm-analysis: setup
 MULTIARM_OBJECTIVE_ARGS ?= --runs 100
 study-multiarm-objective: setup
 	$(PY) benchmarks/multiarm_objective.py $(MULTIARM_OBJECTIVE_ARGS) --out results/multiarm-objective
+
+## Equal vs non-equal budget split across the stages of a regime (sim_Kstage design): make study-stage-split
+study-stage-split: setup
+	$(PY) benchmarks/stage_split.py $(STAGE_SPLIT_ARGS)
+
+## R owl(): the default mechanism vs mechanism = "output" on sim_Kstage data: make study-owl-r-mechanism
+study-owl-r-mechanism: setup
+	Rscript benchmarks/owl_r_mechanism.R $(OWL_R_MECHANISM_ARGS)
 
 ## The guides in docs/ as a static site in results/site (mkdocs, offline; not part of `make test`)
 docs: setup

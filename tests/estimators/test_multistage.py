@@ -320,3 +320,34 @@ def test_an_r_stream_is_accounted_under_rs_samplers():
                                      noise_scale=s.noise_scale, stream="R")[1]
     assert s.delta == expected and m.ledger_.releases[-1].delta == expected
     assert _default(epsilon=2.0, random_state=0).fit(X, A, R, [0.5, 0.5]).sampler_model_ == "numpy"
+
+
+def test_stage_split_divides_the_total_in_the_given_ratios_exactly():
+    """stage_split = (1, 2): stage 1 gets a third of the total, stage 2 two thirds (exact shares, rounded down)."""
+    from fractions import Fraction
+
+    X, A, R, _ = _two_stage()
+    m = _model(epsilon=1.5, stage_split=[1, 2], random_state=0).fit(X, A, R, [0.5, 0.5])
+    assert m.epsilon_stages_ == [0.5, 1.0]
+    assert [r.epsilon for r in m.ledger_.releases] == [1.0, 0.5]  # stage 2 first
+    m = _model(epsilon=1.0, stage_split=[1, 2], random_state=0).fit(X, A, R, [0.5, 0.5])
+    assert sum(Fraction(e) for e in m.epsilon_stages_) <= 1  # each share rounded down: never above the total
+    assert m.epsilon_stages_[1] == pytest.approx(2 / 3, rel=1e-15)
+
+
+@pytest.mark.parametrize("split, message", [
+    ([1, 0], r"stage_split\[1\] must be in \(0, inf\), got 0"),
+    ([1, -2], r"stage_split\[1\] must be in \(0, inf\), got -2"),
+    ([1, 2, 3], r"stage_split must have one share per stage \(T=2\), got 3"),
+    ("1:2", r"stage_split must be a sequence of positive numbers"),
+])
+def test_bad_stage_split_is_named(split, message):
+    X, A, R, _ = _two_stage(n=200)
+    with pytest.raises((TypeError, ValueError), match=message):
+        _model(epsilon=1.0, stage_split=split).fit(X, A, R, [0.5, 0.5])
+
+
+def test_stage_split_needs_a_total_not_per_stage_budgets():
+    X, A, R, _ = _two_stage(n=200)
+    with pytest.raises(ValueError, match=r"stage_split divides a total epsilon; epsilon is already one per stage"):
+        _model(epsilon=[0.5, 0.5], stage_split=[1, 2]).fit(X, A, R, [0.5, 0.5])
