@@ -118,7 +118,7 @@ test_that("bad input gets R errors naming the argument", {
   cs <- small_case()
   expect_error(fit_small(cs, AA = list(cs$AA[[1L]], rep(1, cs$n))),
                regexp = paste0("^AA\\[\\[2\\]\\] \\(stage 2's treatments\\) must contain at least two arms \\(a rule ",
-                               "chooses between treatments\\); all 300 entries are 1\\.$"), class = "pydpowl_argument_error")
+                               "chooses between treatments\\); it has one level only, 1\\.$"), class = "pydpowl_argument_error")
   expect_error(fit_small(cs, pi = list(c("-1" = 0.5, "1" = 0.6), 0.5)),
                regexp = paste0("^pi\\[\\[1\\]\\]: the probabilities of the 2 arms must sum to 1 \\(they are the ",
                                "randomisation probabilities\\), got 1\\.1\\.$"), class = "pydpowl_value_error")
