@@ -440,25 +440,44 @@ def test_owl_fit_releases_what_dpmultistageowl_releases():
 
 
 @pytest.mark.parametrize("change, match", [
-    (lambda kw: kw["H"].__setitem__(1, kw["H"][1][1:]), r"^H\[\[2\]\] \(stage 2's history\) has 399 rows but n = 400"),
+    (lambda kw: kw["H"].__setitem__(1, kw["H"][1][1:]),
+     r"^H\[\[2\]\] \(stage 2's history\) has 399 rows but H\[\[1\]\] has 400: every stage's history must have one row"),
+    (lambda kw: kw["H"].__setitem__(0, kw["H"][0][1:]), r"^H\[\[1\]\] \(stage 1's history\) has 399 rows but n = 400"),
     (lambda kw: kw["AA"].__setitem__(1, np.ones(400)),
      r"^AA\[\[2\]\] \(stage 2's treatments\) must contain at least two arms .* "
      r"all 400 entries are 1 \(one class only\)\.$"),
     (lambda kw: kw["pi"].__setitem__(0, {"per_arm": np.array([0.5, 0.6])}),
      r"^pi\[\[1\]\]: the probabilities of the 2 arms must sum to 1 .* got 1\.1\.$"),
-    (lambda kw: kw["pi"].__setitem__(0, np.full(400, 0.5)), r"^pi\[\[1\]\] gives P\(A \| H\) per subject: state how"),
+    (lambda kw: kw["pi"].__setitem__(0, np.full(400, 0.5)), r"^pi\[\[1\]\] was given as an array of P\(A_i \| x_i\): "
+                                                                  r"state how"),
     (lambda kw: kw["RR"].__setitem__(1, np.r_[np.nan, kw["RR"][1][1:]]),
      r"^RR\[\[2\]\] must be finite; it has 1 NaN and 0 infinite entries of 400 at position\(s\) 1\."),
     (lambda kw: kw["bounds"][1].__setitem__("lower", np.r_[np.full(3, 3.5), -1.0]),
      r"^bounds\[\[2\]\]\$lower must be <= bounds\[\[2\]\]\$upper for every feature; reversed at position\(s\) 1, 2, 3"),
     (lambda kw: kw.__setitem__("reward_bounds", [np.array([0.0, 0.1]), np.array([4.0, -1.0])]),
-     r"^reward_bounds\[\[2\]\] must be c\(lower, upper\) with lower < upper .*got c\(4, -1\)\.$"),
+     r"^reward_bounds\[\[2\]\] must be finite with lower < upper \(public bounds on stage 2's reward\), "
+     r"got reward_bounds\[\[2\]\] = c\(4, -1\)\.$"),
+    (lambda kw: kw.__setitem__("reward_bounds", np.array([4.0, -1.0])),
+     r"^reward_bounds must be finite with lower < upper .*got reward_bounds = c\(4, -1\)\.$"),
+    (lambda kw: kw.__setitem__("epsilon", np.array([1.0, 1.0, 1.0])),
+     r"^epsilon must be one number \(the total\) or one per stage \(T = 2\), got 3 numbers\.$"),
+    (lambda kw: kw.__setitem__("epsilon", np.array([1.0, 0.0])), r"^epsilon\[2\] must be in \(0, Inf\], got"),
+    (lambda kw: kw.__setitem__("gamma", np.array([1.0, -2.0])), r"^gamma\[2\] must be .*got"),
+    (lambda kw: kw.__setitem__("propensity_floor", np.array([0.5, 1.5])),
+     r"^propensity_floor\[2\] must be in \(0, 1\], got 1\.5\.$"),
+    (lambda kw: kw.update(pi=[np.full(400, 0.5), 0.5], weight_sensitivity=0.0),
+     r"^propensity_floor is needed: pi\[\[1\]\] gives one probability per subject"),
+    (lambda kw: kw["bounds"][1].__setitem__("lower", np.full(3, -3.0)),
+     r"^bounds\[\[2\]\]\$lower must have length 4"),
+    (lambda kw: kw.update(baseline="linear", baseline_share=1.5),
+     r"^baseline_share must be in \(0, 1\), got baseline_share = 1\.5"),
 ])
 def test_owl_fit_checks_speak_r(change, match):
-    kw = _stages()
+    """The engine's checks (DPMultiStageOWL's), in owl()'s names per stage, positions and stages from 1."""
+    kw = {"epsilon": 1.0, "gamma": 10.0, **_stages()}
     change(kw)
     with pytest.raises(ValueError, match=match):
-        rcalls.owl_fit(**kw, epsilon=1.0, gamma=10.0)
+        rcalls.owl_fit(**kw)
 
 
 def test_owl_evaluate_is_dtrlearn2s_value_and_benefit():

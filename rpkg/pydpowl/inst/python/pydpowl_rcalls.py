@@ -540,20 +540,29 @@ def _per_stage_values(name: str, value: Any, T: int) -> list:
     return [float(a) for a in arr]
 
 
-def _stage_reward_bounds(reward_bounds: Any, T: int) -> list:
-    pairs = reward_bounds if isinstance(reward_bounds, list) else [reward_bounds] * T
-    if len(pairs) != T:
-        raise ValueError(f"reward_bounds must be c(lower, upper) for every stage or a list of one per stage "
-                         f"(K = {T}), got a list of {len(pairs)}.")
-    out = []
-    for k, pair in enumerate(pairs):
-        name = "reward_bounds" if not isinstance(reward_bounds, list) else f"reward_bounds[[{k + R_INDEX}]]"
-        b = v.check_vector(name, pair, length=2, length_of="c(lower, upper)")
-        if not b[0] < b[1]:
-            raise ValueError(f"{name} must be c(lower, upper) with lower < upper (public bounds on stage {k + 1}'s "
-                             f"reward), got c({r_number(float(b[0]))}, {r_number(float(b[1]))}).")
-        out.append((float(b[0]), float(b[1])))
-    return out
+def _one(value: Any) -> Any:
+    """R's length-1 vector (it may arrive as an array of one) as a number; anything else as it is."""
+    return float(np.ravel(value)[0]) if isinstance(value, np.ndarray) and value.size == 1 else value
+
+
+def _owl_names(T: int, *, one_history: bool, floors_per_stage: bool, rewards_per_stage: bool) -> Dict[str, str]:
+    """DPMultiStageOWL's argument names (per stage: ``H[0]``, ``A[0] (stage 1's treatments)``, ...) as owl() calls
+    them (``H[[1]]``, ``AA[[1]] (stage 1's treatments)``, ...), for :func:`pydpowl._validation.caller_words`."""
+    names = {"A": "AA", "R": "RR", "propensity": "pi", "feature_bounds": "bounds"}
+    for k in range(T):
+        s = k + R_INDEX
+        bounds = f"bounds[[{s}]]"
+        names.update({
+            f"H[{k}]": "H" if one_history else f"H[[{s}]]",
+            f"A[{k}] (stage {k + 1}'s treatments)": f"AA[[{s}]] (stage {k + 1}'s treatments)",
+            f"R[{k}]": f"RR[[{s}]]", f"propensity[{k}] (stage {k + 1})": f"pi[[{s}]]",
+            f"feature_bounds[{k}]": bounds, f"feature_bounds[{k}].lower": f"{bounds}$lower",
+            f"feature_bounds[{k}].upper": f"{bounds}$upper",
+            f"epsilon[{k}]": f"epsilon[{s}]", f"gamma[{k}]": f"gamma[{s}]",
+            f"propensity_floor[{k}]": f"propensity_floor[{s}]" if floors_per_stage else "propensity_floor",
+            f"reward_bounds[{k}]": f"reward_bounds[[{s}]]" if rewards_per_stage else "reward_bounds",
+        })
+    return names
 
 
 @_for_r
@@ -574,8 +583,10 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
     stage, or ``c`` (DTRlearn2's cost, one number) mapped to
     ``gamma_k = n / (c d_k s_k^2)`` (:func:`pydpowl.estimators.multistage.gamma_for_cost`
     with n, public, for DTRlearn2's count of followers, and ``s_k`` the
-    stage's largest feature bound). Every value is checked here under R's
-    names, positions from 1, before the engine sees it.
+    stage's largest feature bound). The engine checks every value, inside
+    :func:`pydpowl._validation.caller_words` with owl()'s names per stage
+    (:func:`_owl_names`) and positions from 1; only owl()'s own rules (``n``,
+    ``gamma`` or ``c``, the two mechanisms it offers) are checked here.
 
     ``mechanism``: ``"auto"`` (the engine's default: weighted objective
     perturbation for two-arm stages with known propensities, with residual
@@ -587,94 +598,57 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
     diagnostics (followers, clipped counts) that ``summary(fit, diagnostics =
     TRUE)`` alone shows.
     """
+    from pydpowl._validation import check_array
+    from pydpowl.engine.preprocessing import FeatureScaler
     from pydpowl.estimators.multiarm import encode_arms
     from pydpowl.estimators.multistage import DPMultiStageOWL, gamma_for_cost
+    from pydpowl.interop.dppack import r_state_out, r_stream
+    from pydpowl.interop.noise import stage_noise
 
     n = _r_whole_number("n", n, minimum=1)
     T = len(AA)
     one_history = not isinstance(H, list)
-    Hs = [H] * T if one_history else H
-    cols = columns if isinstance(columns, list) else [columns] * T
     stage_levels = levels if isinstance(levels, list) else [levels] * T
-    X, codes, rewards, props, resolved = [], [], [], [], []
-    for k in range(T):
-        stage = k + R_INDEX
-        hname = "H" if one_history else f"H[[{stage}]]"
-        if one_history and k > 0:
-            Xk = X[0]
-        else:
-            Xk = v.check_array(hname, Hs[k], columns=_column_names(cols[k]), index_base=R_INDEX)
-        if Xk.shape[0] != n:
-            raise ValueError(f"{hname} (stage {stage}'s history) has {Xk.shape[0]} rows but n = {n}: every stage's "
-                             "history needs one row per subject, in the same order.")
-        aname = f"AA[[{stage}]] (stage {stage}'s treatments)"
-        if np.size(AA[k]) != n:
-            raise ValueError(f"{aname} must have length n = {n} (one per subject), got length {np.size(AA[k])}.")
-        cls, cod = encode_arms(aname, AA[k], length=n, index_base=R_INDEX)
-        Rk = v.check_vector(f"RR[[{stage}]]", RR[k], length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-        pname = f"pi[[{stage}]]"
-        if np.ndim(pi[k]) >= 1 and weight_sensitivity is None:
-            raise ValueError(f"{pname} gives P(A | H) per subject: state how it was obtained with "
-                             "weight_sensitivity = (0 when they are the design's known probabilities or were "
-                             "estimated on data independent of these; a bound C on the total change of the other "
-                             "weights when one subject is replaced, if estimated on these data). Nothing is assumed "
-                             "by default.")
-        names = _names(stage_levels[k]) if stage_levels[k] is not None else [r_number(float(a)) for a in cls]
-        form, res = _arm_propensity(pi[k], cls, cod, name=pname, levels=names, weight_sensitivity=weight_sensitivity)
-        X.append(Xk)
-        codes.append(np.asarray(AA[k], dtype=np.float64))
-        rewards.append(Rk)
-        props.append(form)
-        resolved.append(res)
-    if np.size(epsilon) == 1:  # the total, split equally across the stages by the engine
-        eps = v.check_epsilon(float(np.ravel(epsilon)[0]) if isinstance(epsilon, np.ndarray) else epsilon)
-    else:
-        eps = [v.check_epsilon(e, f"epsilon[{k + R_INDEX}]")
-               for k, e in enumerate(_per_stage_values("epsilon", epsilon, T))]
-    feature_bounds = []
-    for k in range(T):
-        b = bounds[k]
-        name = f"bounds[[{k + R_INDEX}]]"
-        feature_bounds.append(v.check_bounds(name, (b["lower"], b["upper"]), X[k].shape[1],
-                                             names=(f"{name}$lower", f"{name}$upper"), index_base=R_INDEX))
+    rows = np.shape(H if one_history else H[0])
+    if len(rows) == 2 and rows[0] != n:  # owl()'s n (DTRlearn2's): the engine counts the histories' rows
+        first = "H" if one_history else "H[[1]]"
+        raise ValueError(f"{first} (stage 1's history) has {rows[0]} rows but n = {n}: every stage's history needs "
+                         "one row per subject, in the same order.")
     if (gamma is None) == (c is None):
         raise ValueError("give either gamma (pydpowl's regularisation, one or one per stage) or c (DTRlearn2's cost, "
                          f"one number), not {'both' if gamma is not None else 'neither'}.")
-    if c is not None:
-        if np.size(c) != 1:
-            raise ValueError(f"c must be one number (DTRlearn2's cost; no cross-validation over the private data), "
-                             f"got a vector of length {np.size(c)}.")
-        cost = v.check_positive("c", float(np.ravel(c)[0]))
-        gammas = [gamma_for_cost(cost, n, X[k].shape[1] + 1,
-                                 float(np.max(np.maximum(np.abs(feature_bounds[k][0]), np.abs(feature_bounds[k][1])))))
-                  for k in range(T)]
-    else:
-        gammas = [v.check_positive("gamma" if np.size(gamma) == 1 else f"gamma[{k + R_INDEX}]", g)
-                  for k, g in enumerate(_per_stage_values("gamma", gamma, T))]
-    floors = _per_stage_values("propensity_floor", propensity_floor, T)
-    for k, f in enumerate(floors):
-        fname = "propensity_floor" if np.size(propensity_floor) == 1 else f"propensity_floor[{k + R_INDEX}]"
-        if f is not None:
-            v.check_probability(fname, f)
-        elif resolved[k].floor is None:
-            raise ValueError(f"propensity_floor is needed: pi[[{k + R_INDEX}]] gives one probability per subject, and "
-                             f"stage {k + 1}'s weight bound W_{k + 1} is computed from a public lower bound on "
-                             "P(A | H) (the design's smallest allocation probability).")
-    baselines = baseline if isinstance(baseline, list) else baseline
-    h = "auto" if huber_h is None else v.check_positive("huber_h", huber_h)
-    mech = v.check_choice("mechanism", mechanism, ("auto", "output"))
-
-    from pydpowl.interop.dppack import r_state_out, r_stream
-    from pydpowl.interop.noise import stage_noise
-
+    if c is not None and np.size(c) != 1:
+        raise ValueError(f"c must be one number (DTRlearn2's cost; no cross-validation over the private data), "
+                         f"got a vector of length {np.size(c)}.")
+    mech = v.check_choice("mechanism", mechanism, ("auto", "output"))  # owl() offers these two
+    floor = _one(propensity_floor)
+    stage_bounds = [(b["lower"], b["upper"]) for b in bounds]
+    names = _owl_names(T, one_history=one_history, floors_per_stage=isinstance(floor, np.ndarray),
+                       rewards_per_stage=isinstance(reward_bounds, list))
     rng, kind = r_stream(random_seed)
-    model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds, mechanism=mech,
-                            residual="auto" if mech == "auto" else False,
-                            reward_bounds=_stage_reward_bounds(reward_bounds, T),
-                            propensity_floor=None if propensity_floor is None else floors, baseline=baselines,
-                            baseline_share=v.check_positive("baseline_share", baseline_share), huber_h=h,
-                            weight_sensitivity=weight_sensitivity, random_state=rng)
-    model.fit(X[0] if one_history else X, codes, rewards, props)
+    with v.caller_words(names, index_base=R_INDEX):  # DPMultiStageOWL's checks, in owl()'s names
+        props = []
+        for k in range(T):  # R's forms of pi (levels by name, 1/K) in the engine's
+            aname = f"AA[[{k + R_INDEX}]] (stage {k + 1}'s treatments)"
+            cls, cod = encode_arms(aname, AA[k])
+            lv = _names(stage_levels[k]) if stage_levels[k] is not None else [r_number(float(a)) for a in cls]
+            props.append(_arm_propensity(pi[k], cls, cod, name=f"pi[[{k + R_INDEX}]]", levels=lv,
+                                         weight_sensitivity=weight_sensitivity)[0])
+        if c is None:
+            gammas = _one(gamma)
+        else:  # DTRlearn2's cost: gamma_k = n / (c d_k s_k^2), s_k the stage's largest feature bound
+            cost = v.check_positive("c", float(np.ravel(c)[0]))
+            gammas = []
+            for k in range(T):
+                p = check_array("H" if one_history else f"H[{k}]", H if one_history else H[k]).shape[1]
+                scale = FeatureScaler.from_bounds(stage_bounds[k], p, False, name=f"feature_bounds[{k}]").column_scale
+                gammas.append(gamma_for_cost(cost, n, p + 1, float(np.max(scale))))
+        model = DPMultiStageOWL(epsilon=_one(epsilon), gamma=gammas, feature_bounds=stage_bounds, mechanism=mech,
+                                residual="auto" if mech == "auto" else False, reward_bounds=reward_bounds,
+                                propensity_floor=floor, baseline=baseline, baseline_share=_one(baseline_share),
+                                huber_h="auto" if huber_h is None else _one(huber_h),
+                                weight_sensitivity=weight_sensitivity, random_state=rng)
+        model.fit(H, [np.asarray(a, dtype=np.float64) for a in AA], RR, props)
     stages = []
     from pydpowl.engine.multicategory import simplex_vertices
 
@@ -689,12 +663,12 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
                 f"{_r3(noise['expected_norm'])} (scaled space), at least the largest norm any minimiser can have, "
                 f"sqrt(2 n W l(0)/gamma) = {_r3(noise['minimiser_norm_bound'])}, so the stage's rule is essentially "
                 f"random. From public quantities only: {how}, W = {_r3(s.weights_upper_bound)}, "
-                f"gamma = {_r3(gammas[k])}, epsilon = {r_number(s.epsilon)}, n = {n}. Raise epsilon or gamma, "
+                f"gamma = {_r3(s.gamma)}, epsilon = {r_number(s.epsilon)}, n = {n}. Raise epsilon or gamma, "
                 "tighten reward_bounds or bounds, or use more subjects."))
         stages.append({
             "classes": np.asarray(rule.classes, dtype=np.float64), "intercept": rule.intercept, "coef": rule.coef,
             "vertices": simplex_vertices(rule.n_arms), "epsilon": s.epsilon, "epsilon_baseline": s.epsilon_baseline,
-            "gamma": gammas[k], "sensitivity": s.sensitivity, "weights_upper_bound": s.weights_upper_bound,
+            "gamma": s.gamma, "sensitivity": s.sensitivity, "weights_upper_bound": s.weights_upper_bound,
             "release_grid": s.release_grid, "baseline_coef": s.baseline_coef, "noise": noise,
             "mechanism": s.mechanism, "residual": bool(s.residual), "huber_h": s.huber_h, "baseline": s.baseline,
         })
