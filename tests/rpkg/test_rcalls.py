@@ -448,8 +448,8 @@ def test_owl_fit_releases_what_dpmultistageowl_releases():
      r"all 400 entries are 1 \(one class only\)\.$"),
     (lambda kw: kw["pi"].__setitem__(0, {"per_arm": np.array([0.5, 0.6])}),
      r"^pi\[\[1\]\]: the probabilities of the 2 arms must sum to 1 .* got 1\.1\.$"),
-    (lambda kw: kw["pi"].__setitem__(0, np.full(400, 0.5)), r"^pi\[\[1\]\] was given as an array of P\(A_i \| x_i\): "
-                                                                  r"state how"),
+    (lambda kw: kw["pi"].__setitem__(0, np.full(400, 0.5)),
+     r"^pi\[\[1\]\] was given as an array of P\(A_i \| x_i\): state how"),
     (lambda kw: kw["RR"].__setitem__(1, np.r_[np.nan, kw["RR"][1][1:]]),
      r"^RR\[\[2\]\] must be finite; it has 1 NaN and 0 infinite entries of 400 at position\(s\) 1\."),
     (lambda kw: kw["bounds"][1].__setitem__("lower", np.r_[np.full(3, 3.5), -1.0]),
