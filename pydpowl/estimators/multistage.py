@@ -127,14 +127,15 @@ def stage_shares(total: Fraction, stage_split: Any, T: int, *, name: str = "stag
     if stage_split is None:
         return [total / T] * T
     if isinstance(stage_split, (str, bytes)) or not isinstance(stage_split, (list, tuple, np.ndarray)):
-        raise TypeError(f"{name} must be a sequence of positive numbers, one share per stage (e.g. [1, 2]: a third "
-                        f"to stage 1, two thirds to stage 2), got {type(stage_split).__name__} {stage_split!r}.")
+        raise TypeError(f"{said(name)} must be a sequence of positive numbers, one share per stage (e.g. [1, 2]: a "
+                        f"third to stage 1, two thirds to stage 2), got {type(stage_split).__name__} {stage_split!r}.")
     if len(stage_split) != T:
-        raise ValueError(f"{name} must have one share per stage (T={T}), got {len(stage_split)}.")
+        raise ValueError(f"{said(name)} must have one share per stage (T={T}), got {len(stage_split)}.")
     ratios = []
     for k, s in enumerate(stage_split):
         if not _is_number(s) or not (0 < s < math.inf):  # NaN fails too
-            raise ValueError(f"{name}[{k}] must be in (0, inf), got {s!r} (stage {k + 1}'s share).")
+            got = repr(float(s)).removesuffix(".0") if _is_number(s) else repr(s)  # 0, not 0.0 (R's words too)
+            raise ValueError(f"{said(f'{name}[{k}]')} must be in (0, inf), got {got} (stage {k + 1}'s share).")
         ratios.append(Fraction(s))
     whole = sum(ratios, Fraction(0))
     return [total * r / whole for r in ratios]
@@ -174,7 +175,9 @@ def _is_bounds_pair(value: Any) -> bool:
         return False
 
 
-def _check_reward_bounds(bounds: Any, stage: int) -> Tuple[float, float]:
+def check_reward_bounds(bounds: Any, stage: int) -> Tuple[float, float]:
+    """Stage ``stage``'s (from 1) public reward bounds ``(lower, upper)``, finite with lower < upper, named
+    ``reward_bounds[stage - 1]`` (in the caller's words: :func:`pydpowl._validation.caller_words`)."""
     name = said(f"reward_bounds[{stage - 1}]")
     if not _is_pair_of_numbers(bounds):
         raise TypeError(f"{name} must be a pair (lower, upper) of public bounds on stage {stage}'s reward, "
@@ -378,7 +381,7 @@ class DPMultiStageOWL(DPEstimator):
                   for k, g in enumerate(_per_stage("gamma", self.gamma, T, lambda v: _is_number(v) or _is_auto(v)))]
         check_choice("mechanism", self.mechanism, MECHANISM_CHOICES)
         check_residual(self.residual)
-        rewards = [_check_reward_bounds(b, k + 1)
+        rewards = [check_reward_bounds(b, k + 1)
                    for k, b in enumerate(_per_stage("reward_bounds", self.reward_bounds, T, _is_pair_of_numbers))]
         floors = []
         for k, f in enumerate(_per_stage("propensity_floor", self.propensity_floor, T,

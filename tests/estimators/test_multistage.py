@@ -363,7 +363,7 @@ def test_stage_split_divides_the_total_in_the_given_ratios_exactly():
 
 
 @pytest.mark.parametrize("split, message", [
-    ([1, 0], r"stage_split\[1\] must be in \(0, inf\), got 0"),
+    ([1, 0], r"stage_split\[1\] must be in \(0, inf\), got 0 \(stage 2"),
     ([1, -2], r"stage_split\[1\] must be in \(0, inf\), got -2"),
     ([1, 2, 3], r"stage_split must have one share per stage \(T=2\), got 3"),
     ("1:2", r"stage_split must be a sequence of positive numbers"),

@@ -492,3 +492,37 @@ def test_owl_evaluate_is_dtrlearn2s_value_and_benefit():
     Y = kw["RR"][0] + kw["RR"][1]
     assert out["valuefun"] == pytest.approx(Y[follow].mean(), rel=1e-12) == value
     assert out["benefit"] == pytest.approx(Y[follow].mean() - Y[~follow].mean(), rel=1e-12)
+
+
+def _regime(n=400):
+    kw = _stages(n)
+    return dict(H=kw["H"], treatment=[np.where(a > 0, 2.0, 1.0) for a in kw["AA"]], levels=[["-1", "1"]] * 2,
+                benefit=kw["RR"], bounds=kw["bounds"], benefit_bounds=kw["reward_bounds"], total_epsilon=2.0,
+                propensity=[0.5, 0.5], gamma=10.0)
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda kw: kw["H"].__setitem__(1, kw["H"][1][1:]),
+     r"^x\[\[2\]\] \(stage 2's history\) has 399 rows but x\[\[1\]\] "),
+    (lambda kw: kw["benefit"].__setitem__(1, np.r_[np.nan, kw["benefit"][1][1:]]),
+     r"^benefit\[\[2\]\] must be finite; it has 1 NaN"),
+    (lambda kw: kw.__setitem__("benefit_bounds", [np.array([0.0, 0.1]), np.array([4.0, -1.0])]),
+     r"^benefit_bounds\[\[2\]\] must be finite with lower < upper .*got benefit_bounds\[\[2\]\] = c\(4, -1\)\.$"),
+    (lambda kw: kw["bounds"][1].__setitem__("lower", np.r_[np.full(3, 3.5), -1.0]),
+     r"^bounds\[\[2\]\]\$lower must be <= bounds\[\[2\]\]\$upper for every feature; reversed at position\(s\) 1, 2, 3"),
+    (lambda kw: kw.__setitem__("stage_split", np.array([1.0, 0.0])),
+     r"^stage_split\[2\] must be in \(0, Inf\), got 0 \(stage 2's share\)\.$"),
+    (lambda kw: kw.__setitem__("gamma", np.array([1.0, -2.0])), r"^gamma\[2\] must be .*got"),
+    (lambda kw: kw.__setitem__("total_epsilon", -1.0), r"^total_epsilon must be in \(0, Inf\), got total_epsilon = -1"),
+])
+def test_analyze_regime_checks_are_the_engines_in_r_words(change, match):
+    """run_regime_analysis' and DPMultiStageOWL's checks, in dpowl_analysis()'s names per stage (positions from 1)."""
+    kw = _regime()
+    change(kw)
+    with pytest.raises(ValueError, match=match):
+        rcalls.analyze_regime(**kw)
+
+
+def test_analyze_regime_public_n_is_checked_by_the_engine():
+    with pytest.raises(TypeError, match=r"^public_n must be"):
+        rcalls.analyze_regime(**_regime(), public_n="yes")

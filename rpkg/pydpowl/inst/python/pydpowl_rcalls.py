@@ -527,19 +527,6 @@ def noise_dominated_message(noise: Dict[str, Any], model: Any, n: int, columns: 
 
 # ---- owl: several stages (DTRlearn2's owl(), privately) ----------------------------------------------------
 
-def _per_stage_values(name: str, value: Any, T: int) -> list:
-    """One setting for every stage (a number) or a vector of T, as a list of T numbers or None."""
-    if value is None:
-        return [None] * T
-    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
-    if arr.shape[0] == 1:
-        return [float(arr[0])] * T
-    if arr.shape[0] != T:
-        raise ValueError(f"{name} must be one number for every stage or one per stage (K = {T}), got a vector of "
-                         f"length {arr.shape[0]}.")
-    return [float(a) for a in arr]
-
-
 def _one(value: Any) -> Any:
     """R's length-1 vector (it may arrive as an array of one) as a number; anything else as it is."""
     return float(np.ravel(value)[0]) if isinstance(value, np.ndarray) and value.size == 1 else value
@@ -803,37 +790,28 @@ def analyze_regime(*, H: Any, treatment: Any, levels: Any, benefit: Any, bounds:
     from pydpowl.interop.dppack import warn_replay_stream
 
     T = len(treatment)
-    Hs, A, R, fb, rb, props = [], [], [], [], [], []
     cols = columns if isinstance(columns, list) else [columns] * T
-    for k in range(T):
+    names = {}
+    for k in range(T):  # run_regime_analysis' (and DPMultiStageOWL's) names per stage, as dpowl_analysis() calls them
+        s = k + R_INDEX
+        names.update({f"H[{k}]": f"x[[{s}]]", f"A[{k}]": f"treatment[[{s}]]", f"R[{k}]": f"benefit[[{s}]]",
+                      f"feature_bounds[{k}]": f"bounds[[{s}]]", f"feature_bounds[{k}].lower": f"bounds[[{s}]]$lower",
+                      f"feature_bounds[{k}].upper": f"bounds[[{s}]]$upper",
+                      f"reward_bounds[{k}]": f"benefit_bounds[[{s}]]",
+                      f"gamma[{k}]": f"gamma[{s}]", f"stage_split[{k}]": f"stage_split[{s}]"})
+    A, props = [], []
+    for k in range(T):  # R's codes and forms (levels' positions, the design's probabilities) in the engine's
         stage = k + R_INDEX
-        Xk = v.check_array(f"x[[{stage}]]", H[k], columns=_column_names(cols[k]), index_base=R_INDEX)
-        n = Hs[0].shape[0] if Hs else Xk.shape[0]
-        if Xk.shape[0] != n:
-            raise ValueError(f"x[[{stage}]] (stage {stage}'s history) has {Xk.shape[0]} rows but x[[1]] has {n}: "
-                             "every stage's history needs one row per subject, in the same order.")
         labels = _names(levels[k])
-        pos = v.check_vector(f"treatment[[{stage}]]", treatment[k], length=n, length_of=_PER_SUBJECT,
-                             index_base=R_INDEX)
-        A.append(np.asarray(labels, dtype=object)[pos.astype(np.intp) - R_INDEX].astype(str))
-        R.append(v.check_vector(f"benefit[[{stage}]]", benefit[k], length=n, length_of=_PER_SUBJECT,
-                                index_base=R_INDEX))
-        b = bounds[k]
-        fb.append(v.check_bounds(f"bounds[[{stage}]]", (b["lower"], b["upper"]), Xk.shape[1],
-                                 names=(f"bounds[[{stage}]]$lower", f"bounds[[{stage}]]$upper"), index_base=R_INDEX))
-        pair = v.check_vector(f"benefit_bounds[[{stage}]]", benefit_bounds[k], length=2)
-        if not pair[0] < pair[1]:
-            raise ValueError(f"benefit_bounds[[{stage}]] must be c(lower, upper) with lower < upper, got "
-                             f"c({r_number(float(pair[0]))}, {r_number(float(pair[1]))}).")
-        rb.append((float(pair[0]), float(pair[1])))
+        pos = np.asarray(treatment[k], dtype=np.float64).astype(np.intp)  # 1..K_k, coded by R
+        A.append(np.asarray(labels, dtype=object)[pos - R_INDEX].astype(str))
         p = propensity[k]
-        K = len(labels)
         if isinstance(p, dict) and "per_arm" in p:  # R matched the names: the levels' order
             q = np.atleast_1d(np.asarray(p["per_arm"], dtype=np.float64))
             props.append({lab: float(x) for lab, x in zip(labels, q)})
         elif np.size(p) == 1 and not isinstance(p, dict):
             x = float(np.ravel(p)[0])
-            if K == 2:  # the probability of the second level (the arm coded +1, as in dpowl())
+            if len(labels) == 2:  # the probability of the second level (the arm coded +1, as in dpowl())
                 x = v.check_probability(f"propensity[[{stage}]]", x, high_open=True)
                 props.append({labels[0]: 1.0 - x, labels[1]: x})
             else:
@@ -841,26 +819,18 @@ def analyze_regime(*, H: Any, treatment: Any, levels: Any, benefit: Any, bounds:
         else:
             raise TypeError(f"propensity[[{stage}]] must be the design's probabilities: a number (two arms: of the "
                             "second level; K arms: 1/K) or a named vector with one probability per level.")
-        Hs.append(Xk)
-    ratios = None if stage_split is None else [float(x) for x in np.atleast_1d(np.asarray(stage_split, float))]
-    if ratios is not None and len(ratios) != T:
-        raise ValueError(f"stage_split must give one share per stage ({T} stages), got {len(ratios)}.")
-    for k, x in enumerate(ratios or []):
-        if not 0 < x < math.inf:
-            raise ValueError(f"stage_split[{k + R_INDEX}] must be in (0, Inf), got {r_number(x)} (stage {k + 1}'s "
-                             "share of the rule's budget).")
     if seed is not None:
         warn_replay_stream()
-    result = run_regime_analysis(
-        Hs, A, R, feature_bounds=fb, reward_bounds=rb, propensity=props,
-        total_epsilon=v.check_positive("total_epsilon", total_epsilon),
-        gamma="auto" if gamma is None else [v.check_positive("gamma" if np.size(gamma) == 1 else f"gamma[{k + 1}]", g)
-                                            for k, g in enumerate(_per_stage_values("gamma", gamma, T))],
-        level=v.check_probability("level", level, high_open=True),
-        split=None if budget_split is None else BudgetSplit.parse(budget_split),
-        feature_names=[_column_names(c) or [f"x{j + 1}" for j in range(h.shape[1])] for c, h in zip(cols, Hs)],
-        public_n=v.check_bool("public_n", public_n), stage_split=ratios,
-        random_state=None if seed is None else int(seed))
+    with v.caller_words(names, index_base=R_INDEX):  # the engine's checks, in dpowl_analysis()'s names
+        result = run_regime_analysis(
+            list(H), A, list(benefit), feature_bounds=[(b["lower"], b["upper"]) for b in bounds],
+            reward_bounds=list(benefit_bounds), propensity=props, total_epsilon=_one(total_epsilon),
+            gamma="auto" if gamma is None else _one(gamma), level=_one(level),
+            split=None if budget_split is None else BudgetSplit.parse(budget_split),
+            feature_names=[_column_names(c) or [f"x{j + 1}" for j in range(np.shape(h)[-1] if np.ndim(h) == 2 else 0)]
+                           for c, h in zip(cols, H)],
+            public_n=public_n, random_state=None if seed is None else int(seed),
+            stage_split=None if stage_split is None else list(np.atleast_1d(np.asarray(stage_split, dtype=np.float64))))
     out = result.to_dict()
     if out_dir is not None:
         from pydpowl.analysis_output import write_regime_analysis
