@@ -225,10 +225,26 @@ def test_analyze_is_the_engines_analysis_with_r_names():
                          treatment_labels=("guided", "standard"), seed=123, **common)
     assert got["coefficients"] == ref["coefficients"] and got["value"] == ref["value"]
     assert got["ledger"] == ref["ledger"] and got["model"]["treatment_labels"] == {"+1": "guided", "-1": "standard"}
-    with pytest.raises(ValueError,
-                       match=r"^benefit_bounds must be c\(lower, upper\) with lower < upper, got c\(9, 0\)\.$"):
-        rcalls.analyze(x=X, treatment=d.treatment, benefit=d.benefit, lower=d.feature_bounds[0],
-                       upper=d.feature_bounds[1], benefit_bounds=np.array([9.0, 0.0]), **common)
+    base = dict(x=X, treatment=d.treatment, benefit=d.benefit, lower=d.feature_bounds[0], upper=d.feature_bounds[1],
+                benefit_bounds=np.array([0.0, 9.078]), columns=list(d.X.columns), **common)
+    # run_analysis' checks, in dpowl_analysis()'s names (positions from 1)
+    for change, error, match in [
+        (dict(benefit_bounds=np.array([9.0, 0.0])), ValueError,
+         r"^benefit_bounds must satisfy lower < upper, got benefit_bounds = c\(9, 0\)\.$"),
+        (dict(benefit_bounds=np.array([0.0, 1.0, 2.0])), TypeError, r"^benefit_bounds must be a pair \(lower, upper\)"),
+        (dict(lower=d.feature_bounds[1], upper=d.feature_bounds[0]), ValueError,
+         r"^bounds\$lower must be <= bounds\$upper for every feature"),
+        (dict(x=np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X)), ValueError,
+         r"^x must be finite.* in column\(s\) 'mdd' \(rows 1\)"),
+        (dict(benefit=d.benefit[1:]), ValueError, r"^benefit must have length 400"),
+        (dict(total_epsilon=0.0), ValueError, r"^total_epsilon must be in \(0, Inf\), got total_epsilon = 0"),
+        (dict(weights_upper_bound=-1.0), ValueError, r"^weights_upper_bound must be in \(0, Inf\)"),
+        (dict(level=1.0), ValueError, r"^level must be in \(0, 1\)"),
+        (dict(propensity=1.0), ValueError, r"^propensity must be in \(0, 1\)"),
+        (dict(public_n="yes"), TypeError, r"^public_n must be"),
+    ]:
+        with pytest.raises(error, match=match):
+            rcalls.analyze(**{**base, **change})
 
 
 def test_a_default_release_draws_from_os_entropy_and_sends_nothing_that_depends_on_the_data():

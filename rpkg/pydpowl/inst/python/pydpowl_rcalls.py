@@ -734,41 +734,30 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
     from pydpowl.interop.analysis import analyze_arrays
     from pydpowl.interop.dppack import warn_replay_stream
 
-    X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
-    n, p = X.shape
+    from pydpowl.analysis_base import _check_benefit_bounds
+
     labels = ("+1", "-1") if treatment_labels is None else tuple(str(t) for t in np.atleast_1d(treatment_labels))
+    A = treatment
     if len(labels) > 2:  # K arms: R sends the levels' positions 1..K and the levels
-        positions = v.check_vector("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-        A = np.asarray(labels, dtype=object)[positions.astype(np.intp) - R_INDEX].astype(str)  # the engine sorts them
+        positions = np.asarray(treatment, dtype=np.float64).astype(np.intp)  # coded by R
+        A = np.asarray(labels, dtype=object)[positions - R_INDEX].astype(str)  # the engine sorts them
         if isinstance(propensity, dict) and "per_arm" in propensity:  # R matched the names: the levels' order
             values = np.atleast_1d(np.asarray(propensity["per_arm"], dtype=np.float64))
             propensity = {str(lv): float(q) for lv, q in zip(labels, values)}
         elif isinstance(propensity, dict):
             raise TypeError("propensity: propensity_logistic() models two arms; with three or more arms give the "
                             "design's probabilities: 1/K or a named vector with one probability per level.")
-    else:
-        A = v.check_labels("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-        if propensity is not None:
-            propensity = v.check_probability("propensity", propensity, high_open=True)
-    B = v.check_vector("benefit", benefit, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-    lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
-    bb = v.check_vector("benefit_bounds", benefit_bounds, length=2)
-    if not bb[0] < bb[1]:
-        raise ValueError(f"benefit_bounds must be c(lower, upper) with lower < upper, got "
-                         f"c({r_number(float(bb[0]))}, {r_number(float(bb[1]))}).")
-    grid = None if gammas is None else [float(g) for g in np.atleast_1d(gammas)]
     if seed is not None:
         warn_replay_stream()
-    return analyze_arrays(
-        X, A, B, lower=lo, upper=up, benefit_lower=float(bb[0]), benefit_upper=float(bb[1]),
-        weights_upper_bound=v.check_positive("weights_upper_bound", weights_upper_bound),
-        total_epsilon=v.check_positive("total_epsilon", total_epsilon),
-        propensity=propensity, propensity_model=propensity_model,
-        feature_names=_column_names(columns) or [f"x{j + 1}" for j in range(p)],
-        treatment_labels=labels, gamma=None if gamma is None else v.check_positive("gamma", gamma), gammas=grid,
-        level=v.check_probability("level", level, high_open=True), split=budget_split,
-        seed=None if seed is None else int(seed), out_dir=out_dir,
-        public_n=v.check_bool("public_n", public_n))
+    with v.caller_words(_DPOWL_NAMES, index_base=R_INDEX):  # run_analysis' checks, in dpowl_analysis()'s names
+        lo, up = _check_benefit_bounds(tuple(np.atleast_1d(benefit_bounds)))  # R's c(lower, upper) as the pair
+        return analyze_arrays(
+            x, A, benefit, lower=lower, upper=upper, benefit_lower=lo, benefit_upper=up,
+            weights_upper_bound=_one(weights_upper_bound), total_epsilon=_one(total_epsilon),
+            propensity=_one(propensity), propensity_model=propensity_model, feature_names=_column_names(columns),
+            treatment_labels=labels, gamma=_one(gamma), gammas=None if gammas is None else list(np.atleast_1d(gammas)),
+            level=_one(level), split=budget_split, seed=None if seed is None else int(seed), out_dir=out_dir,
+            public_n=public_n)
 
 
 @_for_r
