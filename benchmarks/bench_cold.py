@@ -7,17 +7,25 @@ scripts run on it, each in a fresh process, data read included:
 * ``python cold/fit_pydpowl.py``: pandas reads the CSV, ``pydpowl.DPOWL`` fits;
 * ``Rscript cold/fit_svmDP.R DPpack``: ``read.csv`` and ``DPpack::svmDP``
   (output perturbation, OWL weights ``benefit / propensity``, ``add.bias``);
-* ``Rscript cold/fit_svmDP.R pydpowl``: the same script with ``pydpowl::svmDP``.
+* ``Rscript cold/fit_svmDP.R pydpowl``: the same script with ``pydpowl::svmDP``;
+* with ``--floor``, ``python cold/floor_python.py``: the Python script without
+  pydpowl (pandas reads the CSV, scikit-learn's estimator base is imported): the
+  part of the Python script's time that pydpowl does not control;
+* with ``--before-python PY``, ``fit_pydpowl.py`` run by another checkout's
+  Python, in the same interleaved rounds (the "before" of a change).
 
 The runs are interleaved (one of each, then again) so that load from other
-processes falls on all three alike; the table gives the median wall time of
+processes falls on all scripts alike; the table gives the median wall time of
 ``--repeats`` runs and the ratios to DPpack. A line before the table gives the
-median time of ``import pydpowl`` alone in a fresh interpreter.
+median time of ``import pydpowl`` alone in a fresh interpreter; the load
+average before and after the runs and ``PYTHONDONTWRITEBYTECODE`` (when set, a
+module without compiled bytecode on disk is compiled again by every process;
+``make setup`` compiles pydpowl's) are printed with the table.
 
 Run: ``python benchmarks/bench_cold.py`` (``make bench-cold``); ``--help`` for
 options. ``--python`` and ``--rlib`` measure another checkout (its virtual
-environment's Python and an R library holding its R front end), which is how
-the "before" column of a change is taken.
+environment's Python and an R library holding its R front end);
+``--before-python`` adds another checkout's Python script to the same rounds.
 """
 
 from __future__ import annotations
@@ -75,12 +83,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--rlib", default=None,
                         help="an R library to put first on R_LIBS (where the measured R front end is installed)")
     parser.add_argument("--skip-r-frontend", action="store_true", help="do not time pydpowl::svmDP")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time the Python script without pydpowl (pandas, read_csv, sklearn.base)")
+    parser.add_argument("--before-python", default=None,
+                        help="also time fit_pydpowl.py with this Python (another checkout's venv), interleaved")
     args = parser.parse_args(argv)
 
     env = dict(os.environ)
     if args.rlib:
         env["R_LIBS"] = args.rlib + (os.pathsep + env["R_LIBS"] if env.get("R_LIBS") else "")
     py = args.python
+    load_before = os.getloadavg()
     imports = [wall([py, "-c", "import pydpowl"], env) for _ in range(max(args.repeats, 5))]
     print(f"import pydpowl (fresh interpreter, median of {len(imports)}): {statistics.median(imports):.3f} s "
           f"(goal <= {IMPORT_GOAL} s)")
@@ -95,6 +108,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             }
             if not args.skip_r_frontend:
                 scripts["R+pydpowl"] = ["Rscript", "fit_svmDP.R", "pydpowl", str(csv), repr(W)]
+            if args.floor:
+                scripts["floor"] = [py, "floor_python.py", str(csv)]
+            if args.before_python:
+                scripts["before"] = [args.before_python, "fit_pydpowl.py", str(csv), repr(W)]
             times: Dict[str, List[float]] = {k: [] for k in scripts}
             for _ in range(args.repeats):
                 for name, cmd in scripts.items():
@@ -103,12 +120,17 @@ def main(argv: Optional[List[str]] = None) -> int:
             rows.append((n, med))
             print(f"  n={n}: " + ", ".join(f"{k} {v:.2f} s" for k, v in med.items()), flush=True)
 
+    load_after = os.getloadavg()
     print()
-    print(f"Whole process, median of {args.repeats} (s; ratio to DPpack)")
+    print(f"Whole process, median of {args.repeats} (s; ratio to DPpack); load average (1, 5, 15 min) "
+          f"{'/'.join(f'{v:.2f}' for v in load_before)} before, {'/'.join(f'{v:.2f}' for v in load_after)} after; "
+          f"PYTHONDONTWRITEBYTECODE={'set' if os.environ.get('PYTHONDONTWRITEBYTECODE') else 'unset'}")
     print()
-    head = "| n | Python script + pydpowl | R script + DPpack | R script + pydpowl::svmDP |"
-    print(head)
-    print("|---|---|---|---|")
+    extra = [(k, title) for k, title in (("before", "Python script, before"), ("floor", "Python floor (no pydpowl)"))
+             if k in rows[0][1]] if rows else []
+    print("| n | Python script + pydpowl | R script + DPpack | R script + pydpowl::svmDP |"
+          + "".join(f" {title} |" for _, title in extra))
+    print("|---|---|---|---|" + "---|" * len(extra))
     py_ok = r_ok = True
     for n, med in rows:
         dp = med["DPpack"]
@@ -120,7 +142,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             goal = next(g for lo, g in R_GOALS if n >= lo)
             r_ok &= r_ratio <= goal
             r_cell = f"{med['R+pydpowl']:.2f} s ({r_ratio:.2f}x)"
-        print(f"| {n:,} | {med['python']:.2f} s ({py_ratio:.2f}x) | {dp:.2f} s | {r_cell} |")
+        print(f"| {n:,} | {med['python']:.2f} s ({py_ratio:.2f}x) | {dp:.2f} s | {r_cell} |"
+              + "".join(f" {med[k]:.2f} s ({med[k] / dp:.2f}x) |" for k, _ in extra))
     print()
     verdict = {True: "met", False: "NOT met"}
     print(f"goals: Python <= {PY_GOAL}x DPpack: {verdict[py_ok]}; R front end <= 1.0x at n >= 20,000 and "
