@@ -16,7 +16,8 @@ scripts run on it, each in a fresh process, data read included:
 
 The runs are interleaved (one of each, then again) so that load from other
 processes falls on all scripts alike; the table gives the median wall time of
-``--repeats`` runs and the ratios to DPpack. A line before the table gives the
+``--repeats`` runs and the ratios to DPpack, and a second table their CPU
+time (user + system, less sensitive to other load than wall time). A line before the table gives the
 median time of ``import pydpowl`` alone in a fresh interpreter; the load
 average before and after the runs and ``PYTHONDONTWRITEBYTECODE`` (when set, a
 module without compiled bytecode on disk is compiled again by every process;
@@ -32,13 +33,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -64,14 +66,22 @@ def write_data(n: int, path: Path, python: str) -> float:
     return float(out.stdout.strip())
 
 
-def wall(cmd: Sequence[str], env: Dict[str, str]) -> float:
-    """Wall time of one whole process; a failing process stops the benchmark with its output."""
+def timed(cmd: Sequence[str], env: Dict[str, str]) -> Tuple[float, float]:
+    """Wall time and CPU time (user + system, its children included) of one whole process; a failing
+    process stops the benchmark with its output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     res = subprocess.run(list(cmd), capture_output=True, text=True, env=env, cwd=str(HERE / "cold"))
     elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode != 0:
         raise SystemExit(f"bench_cold: {' '.join(cmd)} failed:\n{res.stdout}\n{res.stderr}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def wall(cmd: Sequence[str], env: Dict[str, str]) -> float:
+    """Wall time of one whole process (:func:`timed`)."""
+    return timed(cmd, env)[0]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -97,7 +107,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     imports = [wall([py, "-c", "import pydpowl"], env) for _ in range(max(args.repeats, 5))]
     print(f"import pydpowl (fresh interpreter, median of {len(imports)}): {statistics.median(imports):.3f} s "
           f"(goal <= {IMPORT_GOAL} s)")
-    rows = []
+    rows: List[Tuple[int, Dict[str, float]]] = []
+    cpu_rows: List[Tuple[int, Dict[str, float]]] = []
     with tempfile.TemporaryDirectory(prefix="pydpowl-cold-") as tmp:
         for n in args.sizes:
             csv = Path(tmp) / f"cohort_{n}.csv"
@@ -113,10 +124,14 @@ def main(argv: Optional[List[str]] = None) -> int:
             if args.before_python:
                 scripts["before"] = [args.before_python, "fit_pydpowl.py", str(csv), repr(W)]
             times: Dict[str, List[float]] = {k: [] for k in scripts}
+            cpus: Dict[str, List[float]] = {k: [] for k in scripts}
             for _ in range(args.repeats):
                 for name, cmd in scripts.items():
-                    times[name].append(wall(cmd, env))
+                    elapsed, cpu = timed(cmd, env)
+                    times[name].append(elapsed)
+                    cpus[name].append(cpu)
             med = {k: statistics.median(v) for k, v in times.items()}
+            cpu_rows.append((n, {k: statistics.median(v) for k, v in cpus.items()}))
             rows.append((n, med))
             print(f"  n={n}: " + ", ".join(f"{k} {v:.2f} s" for k, v in med.items()), flush=True)
 
@@ -144,6 +159,15 @@ def main(argv: Optional[List[str]] = None) -> int:
             r_cell = f"{med['R+pydpowl']:.2f} s ({r_ratio:.2f}x)"
         print(f"| {n:,} | {med['python']:.2f} s ({py_ratio:.2f}x) | {dp:.2f} s | {r_cell} |"
               + "".join(f" {med[k]:.2f} s ({med[k] / dp:.2f}x) |" for k, _ in extra))
+    print()
+    print(f"CPU time (user + system) of the same processes, median of {args.repeats} (s; ratio to DPpack): "
+          "less sensitive than wall time to other load on the machine")
+    print()
+    names = list(cpu_rows[0][1]) if cpu_rows else []
+    print("| n | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for n, med in cpu_rows:
+        print(f"| {n:,} | " + " | ".join(f"{med[k]:.2f} s ({med[k] / med['DPpack']:.2f}x)" for k in names) + " |")
     print()
     verdict = {True: "met", False: "NOT met"}
     print(f"goals: Python <= {PY_GOAL}x DPpack: {verdict[py_ok]}; R front end <= 1.0x at n >= 20,000 and "

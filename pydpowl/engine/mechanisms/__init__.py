@@ -18,6 +18,10 @@ Every release of pydpowl is made through this package, so the privacy audit
 pure: they take the generator as ``rng=`` (a numpy Generator, or an
 R-compatible :class:`pydpowl.RRandom` that draws exactly what DPpack draws, in
 DPpack's order and arithmetic) and keep nothing.
+
+Every name below is importable from this package; those of ``objective``,
+``laplace``, ``gaussian`` and ``exponential`` are loaded on first use, so that a
+script releasing by output perturbation loads only ``output`` and ``rounding``.
 """
 
 import importlib
