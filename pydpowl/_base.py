@@ -17,7 +17,7 @@ private estimator needs on top:
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -80,7 +80,7 @@ def feature_names_in(X: Any) -> Optional[NDArray[np.object_]]:
     return None
 
 
-def store_feature_names(estimator: Any, names: Optional[NDArray[np.object_]]) -> None:
+def store_feature_names(estimator: Any, names: Optional[Union[Sequence[str], NDArray[np.object_]]]) -> None:
     """Set ``feature_names_in_`` at the end of a fit, or remove one left by an earlier fit."""
     if names is not None:
         estimator.feature_names_in_ = names

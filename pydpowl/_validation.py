@@ -7,6 +7,13 @@ The R front end calls these checks with R's argument names (``eps``,
 ``weights.upper.bound``, ...) so that its users read the names they typed;
 ``index_base=1`` makes the positions in messages count from 1, as R does
 (the default, 0, is Python's).
+
+A caller that passes its arguments on to an estimator (the R front end's
+``dpowl()``) does not restate the estimator's checks: it runs the estimator
+inside :func:`caller_words`, and every check here then names the arguments
+as the caller does (``X`` -> ``x``, ``feature_bounds`` -> ``bounds$lower`` and
+``bounds$upper``) and counts positions from the caller's base. An explicit
+``index_base`` argument still wins.
 """
 
 from __future__ import annotations
@@ -14,7 +21,9 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Mapping
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -59,7 +68,48 @@ __all__ = [
     "feature_names_of",
     "resolve_rng",
     "check_choice",
+    "caller_words",
+    "said",
+    "position_base",
 ]
+
+#: the caller's words (:func:`caller_words`): its names for the engine's arguments, and its first position
+_CALLER: ContextVar[Tuple[Mapping[str, str], int]] = ContextVar("pydpowl_caller_words", default=({}, 0))
+
+
+@contextmanager
+def caller_words(names: Mapping[str, str], *, index_base: int = 0) -> Iterator[None]:
+    """Inside the block, the checks name arguments with the caller's ``names`` and count positions from
+    ``index_base``.
+
+    ``names`` maps the engine's argument names to the caller's (``{"X": "x"}``);
+    for a pair of bounds, ``"<name>.lower"`` and ``"<name>.upper"`` name its two
+    vectors (``{"feature_bounds.lower": "bounds$lower", ...}``). Names not in
+    the map stay as they are. The setting is local to the running context
+    (thread or task) and ends with the block.
+    """
+    token = _CALLER.set((dict(names), int(index_base)))
+    try:
+        yield
+    finally:
+        _CALLER.reset(token)
+
+
+def said(name: str) -> str:
+    """``name`` as the caller calls it (:func:`caller_words`); itself outside such a block."""
+    return _CALLER.get()[0].get(name, name)
+
+
+def position_base(index_base: Optional[int] = None) -> int:
+    """``index_base`` when given, else the caller's (:func:`caller_words`; 0, Python's, by default)."""
+    return _CALLER.get()[1] if index_base is None else index_base
+
+
+def _pair_names(name: str) -> Optional[Tuple[str, str]]:
+    """The caller's names of the two vectors of the bounds ``name``, when it gave them (else None)."""
+    names = _CALLER.get()[0]
+    lower, upper = f"{name}.lower", f"{name}.upper"
+    return (names[lower], names[upper]) if lower in names and upper in names else None
 
 
 def _describe(value: Any) -> str:
@@ -95,6 +145,7 @@ def check_positive(name: str, value: Any, *, allow_inf: bool = False, allow_zero
     ValueError
         If ``value`` is NaN, non-positive, or infinite when that is not allowed.
     """
+    name = said(name)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {_describe(value)}.")
     value = float(value)
@@ -115,6 +166,7 @@ def check_probability(
     name: str, value: Any, *, low_open: bool = True, high_open: bool = False
 ) -> float:
     """Return a scalar probability in ``(0, 1]`` (interval ends configurable)."""
+    name = said(name)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {_describe(value)}.")
     value = float(value)
@@ -128,6 +180,7 @@ def check_probability(
 
 def check_int(name: str, value: Any, *, minimum: Optional[int] = None) -> int:
     """Return ``value`` as an int, at least ``minimum`` when given."""
+    name = said(name)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {_describe(value)}.")
     value = int(value)
@@ -138,6 +191,7 @@ def check_int(name: str, value: Any, *, minimum: Optional[int] = None) -> int:
 
 def check_bool(name: str, value: Any) -> bool:
     """Return ``value`` if it is a bool."""
+    name = said(name)
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {_describe(value)}.")
     return bool(value)
@@ -257,7 +311,7 @@ def finite_counts(name: str, arr: NDArray[Any], offset: int = 0) -> Dict[str, An
 
 
 def raise_nonfinite(name: str, counts: Dict[str, Any], size: int, *, columns: Optional[Sequence[str]] = None,
-                    index_base: int = 0) -> None:
+                    index_base: Optional[int] = None) -> None:
     """Raise the one error for non-finite entries when :func:`finite_counts` (of one block or merged) found any.
 
     Columns are named by ``columns`` when given, else numbered from
@@ -267,13 +321,14 @@ def raise_nonfinite(name: str, counts: Dict[str, Any], size: int, *, columns: Op
     if not (n_nan or n_inf):
         return
     cols = counts.get(f"nonfinite_cols_{name}")
+    index_base = position_base(index_base)
     labels = None if cols is None else column_labels(list(cols), columns, index_base)
     rows = [int(i) + index_base for i in counts.get(f"nonfinite_rows_{name}", ())]
-    raise ValueError(nonfinite_message(name, n_nan, n_inf, size, rows=rows, columns=labels))
+    raise ValueError(nonfinite_message(said(name), n_nan, n_inf, size, rows=rows, columns=labels))
 
 
 def _check_finite(name: str, arr: NDArray[np.float64], *, columns: Optional[Sequence[str]] = None,
-                  index_base: int = 0) -> None:
+                  index_base: Optional[int] = None) -> None:
     raise_nonfinite(name, finite_counts(name, arr), arr.size, columns=columns, index_base=index_base)
 
 
@@ -282,6 +337,7 @@ def as_matrix(name: str, value: ArrayLike, *, min_rows: int = 1, order: str = "C
     :func:`check_array`, without its finiteness rule (for callers that count non-finite entries per block)."""
     if order not in ("C", "K"):
         raise ValueError(f"order must be 'C' or 'K', got order={order!r}.")
+    name = said(name)
     arr = _to_float_array(name, value)
     if arr.ndim == 1:
         raise ValueError(one_d_message(name, arr.shape[0]))
@@ -295,7 +351,7 @@ def as_matrix(name: str, value: ArrayLike, *, min_rows: int = 1, order: str = "C
 
 
 def check_array(name: str, value: ArrayLike, *, min_rows: int = 1, columns: Optional[Sequence[str]] = None,
-                index_base: int = 0, order: str = "C") -> NDArray[np.float64]:
+                index_base: Optional[int] = None, order: str = "C") -> NDArray[np.float64]:
     """Return a finite 2-D float64 array with at least ``min_rows`` rows.
 
     Non-finite entries are reported by column (``columns``, else a DataFrame's
@@ -328,6 +384,7 @@ def as_vector(name: str, value: ArrayLike, *, length: Optional[int] = None,
               length_of: Optional[str] = None) -> NDArray[np.float64]:
     """A 1-D float64 array (optionally of a given length): the shape and type rules of
     :func:`check_vector`, without its finiteness rule."""
+    name = said(name)
     arr = _to_float_array(name, value)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
@@ -341,7 +398,7 @@ def as_vector(name: str, value: ArrayLike, *, length: Optional[int] = None,
 
 def check_vector(
     name: str, value: ArrayLike, *, length: Optional[int] = None, length_of: Optional[str] = None,
-    index_base: int = 0,
+    index_base: Optional[int] = None,
 ) -> NDArray[np.float64]:
     """Return a finite 1-D float64 array (optionally of a given length).
 
@@ -355,7 +412,7 @@ def check_vector(
 
 def check_labels(
     name: str, value: ArrayLike, *, length: Optional[int] = None, allowed: Tuple[int, int] = (-1, 1),
-    length_of: Optional[str] = None, hint: str = "", index_base: int = 0,
+    length_of: Optional[str] = None, hint: str = "", index_base: Optional[int] = None,
 ) -> NDArray[np.float64]:
     """Return labels as float64 after checking every entry is in ``allowed``.
 
@@ -365,7 +422,7 @@ def check_labels(
     arr = check_vector(name, value, length=length, length_of=length_of, index_base=index_base)
     bad = (arr != allowed[0]) & (arr != allowed[1]) if len(allowed) == 2 else ~np.isin(arr, allowed)
     if bad.any():
-        first = int(np.flatnonzero(bad)[0]) + index_base
+        first = int(np.flatnonzero(bad)[0]) + position_base(index_base)
         raise ValueError(labels_message(name, int(bad.sum()), arr.size, first, allowed=allowed, hint=hint))
     return arr
 
@@ -373,6 +430,7 @@ def check_labels(
 def labels_message(name: str, n_bad: int, size: int, first: int, *, allowed: Tuple[Any, Any] = (-1, 1),
                    hint: str = "") -> str:
     """The one message for labels outside ``allowed`` (in-memory and chunked checks alike)."""
+    name = said(name)
     return (f"{name} must take values in {{{allowed[0]}, {allowed[1]}}}; {n_bad} of {size} entries do not "
             f"(first at position {first}).{' ' + hint if hint else ''}")
 
@@ -401,6 +459,7 @@ def treatment_error(counts: Dict[str, int], size: int, name: str = "treatment") 
     {0, 1} codes 0 as -1 (the control arm), as the CLI does and as
     :class:`~pydpowl.DPWeightedERM` maps the sorted labels 0 and 1.
     """
+    name = said(name)
     if counts["treatment_bad"]:
         return (f"{name} must take values in {{-1, 1}} or {{0, 1}} (0 is coded -1); {counts['treatment_bad']} of "
                 f"{size} entries do not (first at position {counts['first_treatment_bad']}).")
@@ -410,8 +469,8 @@ def treatment_error(counts: Dict[str, int], size: int, name: str = "treatment") 
     return None
 
 
-def check_treatment(name: str, value: ArrayLike, *, length: Optional[int] = None, index_base: int = 0
-                    ) -> NDArray[np.float64]:
+def check_treatment(name: str, value: ArrayLike, *, length: Optional[int] = None,
+                    index_base: Optional[int] = None) -> NDArray[np.float64]:
     """Received treatments coded {-1, 1} or {0, 1}, returned coded {-1, 1} (0 -> -1).
 
     Raises
@@ -421,7 +480,7 @@ def check_treatment(name: str, value: ArrayLike, *, length: Optional[int] = None
         :func:`check_vector`.
     """
     arr = check_vector(name, value, length=length, index_base=index_base)
-    message = treatment_error(treatment_counts(arr, index_base), arr.size, name)
+    message = treatment_error(treatment_counts(arr, position_base(index_base)), arr.size, name)
     if message:
         raise ValueError(message)
     return np.where(arr == 0.0, -1.0, arr) if np.any(arr == 0.0) else arr
@@ -553,6 +612,7 @@ def binary_target_message(name: str, n_values: int, *, continuous: bool = False)
     Contains scikit-learn's "1 class" and, for non-integer values (a regression
     target), its "Unknown label type: 'continuous'".
     """
+    name = said(name)
     got = {0: "0 (no labels)", 1: "1 class"}.get(n_values, "more than 2")
     extra = (" Unknown label type: 'continuous' (non-integer values, as of a regression target)."
              if continuous else "")
@@ -570,7 +630,7 @@ def check_both_arms(name: str, labels: NDArray[np.float64]) -> None:
 
 def one_arm_message(name: str, size: int, arm: int) -> str:
     """The one message for treatments that all lie in the arm ``arm`` (in-memory and chunked checks alike)."""
-    return f"{name} must contain both arms -1 and 1; all {size} entries are {arm:+d} (one class only)."
+    return f"{said(name)} must contain both arms -1 and 1; all {size} entries are {arm:+d} (one class only)."
 
 
 def check_same_length(names: Sequence[str], lengths: Sequence[int]) -> None:
@@ -581,7 +641,7 @@ def check_same_length(names: Sequence[str], lengths: Sequence[int]) -> None:
 
 
 def check_nonnegative(name: str, arr: NDArray[np.float64], *, why: str = "", hint: str = "",
-                      index_base: int = 0) -> None:
+                      index_base: Optional[int] = None) -> None:
     """Raise unless every entry of the (finite) vector ``arr`` is >= 0.
 
     ``why`` is a parenthetical after "non-negative", ``hint`` a sentence after
@@ -589,40 +649,44 @@ def check_nonnegative(name: str, arr: NDArray[np.float64], *, why: str = "", hin
     """
     negative = arr < 0
     if negative.any():
-        first = int(np.flatnonzero(negative)[0]) + index_base
+        first = int(np.flatnonzero(negative)[0]) + position_base(index_base)
         raise ValueError(nonnegative_message(name, int(negative.sum()), arr.size, first, why=why, hint=hint))
 
 
 def nonnegative_message(name: str, n_negative: int, size: int, first: int, *, why: str = "", hint: str = "") -> str:
     """The one message for negative entries (in-memory and chunked checks alike); see :func:`check_nonnegative`."""
-    return (f"{name} must be non-negative{' (' + why + ')' if why else ''}; {n_negative} of {size} "
+    return (f"{said(name)} must be non-negative{' (' + why + ')' if why else ''}; {n_negative} of {size} "
             f"entries are negative (first at position {first}).{' ' + hint if hint else ''}")
 
 
 def check_in_interval(name: str, arr: NDArray[np.float64], low: float, high: float, *, low_open: bool = True,
-                      high_open: bool = False, why: str = "", index_base: int = 0) -> None:
+                      high_open: bool = False, why: str = "", index_base: Optional[int] = None) -> None:
     """Raise unless every entry of the (finite) vector ``arr`` lies in the interval from ``low`` to ``high``."""
     inside_low = arr > low if low_open else arr >= low
     inside_high = arr < high if high_open else arr <= high
     bad = ~(inside_low & inside_high)
     if bad.any():
         interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        first = int(np.flatnonzero(bad)[0]) + index_base
+        first = int(np.flatnonzero(bad)[0]) + position_base(index_base)
         raise ValueError(
-            f"{name} must be in {interval}{' (' + why + ')' if why else ''}; {int(bad.sum())} of {arr.size} "
+            f"{said(name)} must be in {interval}{' (' + why + ')' if why else ''}; {int(bad.sum())} of {arr.size} "
             f"entries are outside (first at position {first})."
         )
 
 
 def check_bounds(
-    name: str, bounds: Any, n_features: int, *, names: Optional[Tuple[str, str]] = None, index_base: int = 0,
+    name: str, bounds: Any, n_features: int, *, names: Optional[Tuple[str, str]] = None,
+    index_base: Optional[int] = None,
 ) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Validate public feature bounds ``(lower, upper)``, each of length ``n_features``.
 
     ``names = (lower_name, upper_name)`` names the two vectors separately in
     messages (as the R front end's ``lower.bounds``/``upper.bounds``), with
-    positions counted from ``index_base``; by default both are parts of ``name``.
+    positions counted from ``index_base``; by default both are parts of ``name``
+    (or the caller's names of them, :func:`caller_words`).
     """
+    names = names if names is not None else _pair_names(name)
+    name, index_base = said(name), position_base(index_base)
     if isinstance(bounds, str):
         raise TypeError(
             f"{name} must be a pair (lower, upper) of array-likes, got the string "
@@ -745,9 +809,10 @@ def resolve_feature_bounds(name: str, bounds: Any, n_features: int, columns: Opt
         columns of X, columns without a bound, and every error of
         :func:`check_bounds`.
     """
+    engine_name, name = name, said(name)
     by_name = named_bounds(name, bounds)
     if by_name is None:
-        return check_bounds(name, bounds, n_features)
+        return check_bounds(engine_name, bounds, n_features)
     if columns is None:
         raise ValueError(f"{name} are given by column name ({', '.join(repr(k) for k in list(by_name)[:5])}"
                          f"{', ...' if len(by_name) > 5 else ''}) but X has no column names: pass X as a pandas "
@@ -771,7 +836,7 @@ def resolve_feature_bounds(name: str, bounds: Any, n_features: int, columns: Opt
                              f"got ({lo!r}, {up!r}).")
         lower.append(lo)
         upper.append(up)
-    return check_bounds(name, (np.array(lower), np.array(upper)), n_features)
+    return check_bounds(engine_name, (np.array(lower), np.array(upper)), n_features)
 
 
 def columns_by_name(X: Any, fitted: Optional[Sequence[str]], *, owner: str, name: str = "X") -> Any:
@@ -791,6 +856,7 @@ def columns_by_name(X: Any, fitted: Optional[Sequence[str]], *, owner: str, name
     """
     if fitted is None:
         return X
+    name = said(name)
     fitted = [str(c) for c in fitted]
     given = feature_names_of(X)
     if given is None:
@@ -856,6 +922,7 @@ def check_weight_sensitivity(value: Any, name: str = "C") -> float:
     :class:`pydpowl.DPOWL`'s numeric ``weight_sensitivity`` and the
     sensitivity formula all use it.
     """
+    name = said(name)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (0 <= float(value) < np.inf):
         raise ValueError(f"{name} must be in [0, inf), got {name}={value!r}.")
     return float(value)
@@ -885,6 +952,7 @@ def check_choice(name: str, value: Any, allowed: Sequence[str]) -> str:
     ValueError
         If it is not one of ``allowed`` (the message lists them).
     """
+    name = said(name)
     if not isinstance(value, str):
         raise TypeError(f"{name} must be one of {list(allowed)}, got {type(value).__name__}.")
     if value not in allowed:

@@ -76,7 +76,7 @@ from .estimators.inputs import prepare_owl
 from .privacy.accountant import BudgetAccountant
 from .privacy.selection import select_gamma_privately, selection_delta, transfer_gamma
 from .evaluation.private import private_value
-from .evaluation.empirical import arm_propensity
+from .estimators.propensity_received import arm_propensity
 from .analysis_base import (  # noqa: F401  (re-exported: the analysis's pieces)
     AnalysisResult, BACK_TRANSFORMS, BenefitScale, BudgetSplit, COMPOSITIONS, COMPOSITION_TEXT, DEFAULT_GAMMAS,
     DELTA_SOURCES, PART_OF, PROPENSITY_MODELS, RELEASE_NAMES, _check_benefit_bounds, _decimal, _double_at_most,

@@ -9,6 +9,7 @@ it, because the set-up installs R), a missing R fails the test instead.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Callable
 
@@ -283,3 +284,16 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         report.longrepr = (f"{item.nodeid} was skipped ({reason}); with PYDPOWL_REQUIRE_R=1 every test must run "
                            "(mark a skip that is part of the test's design with @pytest.mark.allow_skip).")
+
+
+@pytest.fixture(scope="module")
+def cyp_scaled():
+    """A CYP-GUIDES-style analysis with the length-of-stay benefit scale and a private gamma selection."""
+    from pydpowl.analysis import DEFAULT_GAMMAS, BenefitScale, run_analysis
+    from pydpowl.datasets import make_cyp_guides_style
+
+    d = make_cyp_guides_style(800, random_state=5)
+    return run_analysis(d.X, d.treatment, d.benefit, feature_bounds=d.feature_bounds,
+                        benefit_bounds=(0.0, math.log(8760)), weights_upper_bound=d.weights_upper_bound,
+                        total_epsilon=2.0, propensity=2 / 3, treatment_labels=("G", "S"),
+                        benefit_scale=BenefitScale.known("los-hours"), gammas=DEFAULT_GAMMAS, random_state=2)

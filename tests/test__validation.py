@@ -327,3 +327,23 @@ def test_is_chunked_does_not_need_dask_objects():
 
     assert is_chunked(np.ones(3), 0.5, da.ones(3))
     assert not is_chunked(np.ones(3), 0.5, [1, 2], None)
+
+
+def test_caller_words_name_arguments_and_count_positions_as_the_caller_does():
+    """A front end runs the engine's checks in its own names and position base instead of restating them."""
+    from pydpowl._validation import caller_words, said
+
+    with caller_words({"X": "x", "feature_bounds.lower": "bounds$lower", "feature_bounds.upper": "bounds$upper"},
+                      index_base=1):
+        assert said("X") == "x" and said("gamma") == "gamma"
+        with pytest.raises(ValueError, match=r"^x must be finite; it has 1 NaN .* \(rows 3\)"):
+            check_array("X", np.array([[1.0], [2.0], [np.nan]]))
+        with pytest.raises(ValueError, match=r"^bounds\$lower must be <= bounds\$upper .* position\(s\) 2\.$"):
+            check_bounds("feature_bounds", ([0.0, 2.0], [1.0, 1.0]), 2)
+        with pytest.raises(ValueError, match=r"\(first at position 1\)"):  # an explicit base still wins
+            check_nonnegative("w", np.array([-1.0]), index_base=1)
+        with pytest.raises(ValueError, match=r"\(first at position 2\)"):
+            check_nonnegative("w", np.array([1.0, -1.0]))
+    assert said("X") == "X"  # the block ends the setting
+    with pytest.raises(ValueError, match=r"^X must be finite; it has 1 NaN .* \(rows 2\)"):
+        check_array("X", np.array([[1.0], [2.0], [np.nan]]))

@@ -55,17 +55,6 @@ def test_files_hold_no_training_data(result, tmp_path):
         assert f"{b:.6f}" not in blob
 
 
-@pytest.fixture(scope="module")
-def cyp_scaled():
-    from pydpowl.analysis import DEFAULT_GAMMAS, BenefitScale
-
-    d = make_cyp_guides_style(800, random_state=5)
-    return run_analysis(d.X, d.treatment, d.benefit, feature_bounds=d.feature_bounds,
-                        benefit_bounds=(0.0, math.log(8760)), weights_upper_bound=d.weights_upper_bound,
-                        total_epsilon=2.0, propensity=2 / 3, treatment_labels=("G", "S"),
-                        benefit_scale=BenefitScale.known("los-hours"), gammas=DEFAULT_GAMMAS, random_state=2)
-
-
 def test_report_states_the_benefit_next_to_every_value_and_the_length_of_stay(cyp_scaled):
     """Issue 22.5: "value 4.2001 (mean benefit)" had no unit and no link to the clinical scale."""
     res = cyp_scaled
@@ -98,22 +87,3 @@ def test_report_states_epsilon_and_delta_and_no_sizes_by_default(cyp_scaled):
     assert f"the analysis is (2, {delta_text(res.delta_spent)})-DP (total epsilon allowed 2)" in text
     assert "n not released" in text and "400" not in text and "800" not in text
     assert "the analysis is 2-DP" not in text
-
-
-def test_value_figure_states_the_benefit_and_the_gamma(cyp_scaled, tmp_path, monkeypatch):
-    from matplotlib.text import Text
-
-    from pydpowl import analysis_output
-
-    real, seen = analysis_output.save_figure, []
-
-    def keep(fig, path):
-        seen.extend(t.get_text() for t in fig.findobj(Text))
-        return real(fig, path)
-
-    monkeypatch.setattr(analysis_output, "save_figure", keep)
-    analysis_output.plot_value(cyp_scaled, tmp_path / "v.png")
-    texts = " ".join(seen)
-    assert "value = mean benefit" in texts and "log(24*365)" in texts
-    assert "geometric-mean length of stay" in texts and "length of stay x" in texts
-    assert f"candidate {cyp_scaled.gamma_selection['selected']:g} won the private selection" in texts

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..studies.casestudy import gamma_sensitivity, run_case_study
-    from ..studies.plots import plot_case_study, plot_gamma_sensitivity
+    from ..plotting.studies import plot_case_study, plot_gamma_sensitivity
 
     start = time.perf_counter()
     rng = np.random.default_rng(args.seed)  # the synthetic cohort, then the noise

@@ -16,7 +16,7 @@ import hashlib
 import logging
 import os
 import sys
-from typing import Iterator, Optional, TextIO, Tuple
+from typing import Any, Iterator, Optional, TextIO, Tuple
 
 from .._validation import check_positive
 from ..engine import dask_cluster
@@ -77,7 +77,7 @@ def _progress_lines(stream: TextIO) -> Iterator[None]:
         log.propagate = propagate
 
 
-def chunked_data_from_args(args) -> Tuple[object, Tuple[str, str]]:
+def chunked_data_from_args(args) -> Tuple[Any, Tuple[str, str]]:
     """:class:`~pydpowl.datasets.chunked.ChunkedOWLData` from the data options, and the arm names."""
     from ..datasets.chunked import read_csv_chunks
 

@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         DEFAULT_M_VALUES,
         run_experiment,
     )
-    from ..mdp_policy_evaluation.plotting import plot_experiment
+    from ..plotting.mdp_policy_evaluation import plot_experiment
 
     def pick(value: Optional[object], quick: object, default: object) -> object:
         return value if value is not None else (quick if args.quick else default)

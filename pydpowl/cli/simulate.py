@@ -72,7 +72,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run_multi(args: argparse.Namespace, parser_defaults: dict) -> int:
     """``--design multiarm|kstage``."""
     from ..studies.multi_designs import run_multi_study
-    from ..studies.plots import plot_multi_study
+    from ..plotting.studies import plot_multi_study
 
     start = time.perf_counter()
     sizes = args.n if args.n != parser_defaults["n"] else ([500, 2000, 10000] if args.full else [500, 2000])
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         from ..studies.config import FIG1_EPSILONS, FIG1_NS
 
         return run_multi(args, {"n": list(FIG1_NS), "reps": 200, "eps": list(FIG1_EPSILONS)})
-    from ..studies.plots import plot_simulation
+    from ..plotting.studies import plot_simulation
     from ..studies.simulation import run_simulation
 
     start = time.perf_counter()

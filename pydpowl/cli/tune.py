@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_public(args: argparse.Namespace) -> int:
-    from ..studies.plots import plot_tuning_curves
+    from ..plotting.studies import plot_tuning_curves
     from ..studies.config import FIG1_EPSILONS, FIG1_NS
     from ..studies.config import DEFAULT_GAMMA_GRID
     from ..studies.gamma_tuning import tune_gamma_table

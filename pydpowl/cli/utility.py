@@ -56,7 +56,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..studies.plots import plot_utility
+    from ..plotting.studies import plot_utility
     from ..studies.utility import REDUCED_EPSILONS, REDUCED_NS, UTILITY_EPSILONS, UTILITY_NS, run_utility
 
     start = time.perf_counter()

@@ -563,7 +563,7 @@ def _csv_arrays(parsed: Dict[str, Any], spec: _CsvSpec, arms: Mapping[str, float
     table: treatment +1 or -1 by its (stripped) text value (``arms``, from the in-memory rule on the distinct
     values), benefits shifted by the public lower bound, P(A_i | x_i) of the received arm."""
     from ..estimators.benefits import shift_benefits
-    from ..evaluation.empirical import arm_propensity
+    from ..estimators.propensity_received import arm_propensity
 
     lookup = np.array([arms[label] for label in parsed["labels"]], dtype=np.float64)
     A = lookup[parsed["codes"]] if len(lookup) else np.empty(0)

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .._validation import check_int, resolve_rng
 from ._container import DesignTruth, OWLData
-from ..evaluation.empirical import arm_propensity
+from ..estimators.propensity_received import arm_propensity
 
 __all__ = [
     "make_cyp_guides_style",

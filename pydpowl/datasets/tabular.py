@@ -21,7 +21,7 @@ import pandas as pd
 from .._validation import check_bounds, check_positive, resolve_feature_bounds
 from ..estimators.benefits import shift_benefits
 from ._container import OWLData
-from ..evaluation.empirical import arm_propensity
+from ..estimators.propensity_received import arm_propensity
 
 __all__ = ["read_table", "parse_bounds", "parse_propensity", "owl_data_from_frame", "treatment_codes",
            "propensity_statement", "treatment_levels", "parse_arm_propensity"]

@@ -171,14 +171,14 @@ def as_matrix_chunked(name: str, value: Any, *others: Any):
     return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
 
 
-def as_vector_chunked(name: str, value: Any, n: int, rows: Tuple[int, ...]):
+def as_vector_chunked(name: str, value: Any, n: int, rows: Tuple[int, ...], length_of: Optional[str] = None):
     import dask.array as da
 
     v = _dask_array(name, value)
     if v is None:  # an in-memory array beside Dask ones: chunked like X
         from .._validation import check_vector
 
-        return da.from_array(check_vector(name, value, length=n), chunks=(rows,))
+        return da.from_array(check_vector(name, value, length=n, length_of=length_of), chunks=(rows,))
     check_numeric_dtype(name, v.dtype)
     if v.ndim == 2 and 1 in v.shape:
         v = v.ravel()
@@ -186,7 +186,8 @@ def as_vector_chunked(name: str, value: Any, n: int, rows: Tuple[int, ...]):
         raise ValueError(f"{name} must be 1-D, got shape {v.shape}.")
     v = _known_chunks(v)
     if v.shape[0] != n:
-        raise ValueError(f"{name} must have length {n}, got length {v.shape[0]}.")
+        raise ValueError(f"{name} must have length {n}{f' ({length_of})' if length_of else ''}, got length "
+                         f"{v.shape[0]}.")
     return v if v.chunks[0] == rows else v.rechunk((rows,))
 
 

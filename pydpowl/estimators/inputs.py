@@ -28,10 +28,10 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import (as_matrix, as_target, as_vector, binary_target_error, check_bool, check_diagnose_bounds,
                            check_positive, check_vector, check_nonnegative, code_labels, columns_by_name,
                            diagnose_bounds as diagnose_bounds_of, feature_names_of, finite_counts, is_chunked,
-                           label_counts, nonnegative_message, one_arm_message, raise_nonfinite, treatment_counts,
-                           treatment_error)
+                           label_counts, nonnegative_message, one_arm_message, position_base, raise_nonfinite,
+                           treatment_counts, treatment_error)
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
-from ..evaluation.empirical import received_propensity_error, received_propensity_outside
+from .propensity_received import received_propensity_error, received_propensity_outside
 
 __all__ = ["ERMData", "OWLProblem", "check_erm_inputs", "prepare_owl", "erm_block", "owl_block", "merge_counts",
            "raise_from_counts", "row_norms", "clip_row_norms", "owl_weights", "clip_benefits", "check_benefit",
@@ -41,8 +41,9 @@ __all__ = ["ERMData", "OWLProblem", "check_erm_inputs", "prepare_owl", "erm_bloc
 NORM_SLACK = 1e-12
 
 #: why benefits must be non-negative, and what to do (the message of :func:`check_benefit`)
-BENEFIT_WHY = "OWL weights are B / P(A | x)"
-BENEFIT_HINT = "Shift benefits by a public lower bound with pydpowl.shift_benefits(benefit, lower_bound=...)."
+BENEFIT_WHY = "OWL weights are benefit / propensity"
+BENEFIT_HINT = ("Give benefit_bounds (public bounds: the benefits are then shifted and clipped to them, counted), or "
+                "shift them by a public lower bound first (in Python pydpowl.shift_benefits).")
 
 Counts = Dict[str, Any]
 
@@ -124,7 +125,7 @@ def _propensity_message(c: Counts, n: int, **_: Any) -> str:
 
 
 #: (argument, the count that triggers the rule or None for "always ask", the message) in the order of the checks
-_RULES: Tuple[Tuple[str, Optional[str], Callable[..., Optional[str]]], ...] = (
+_RULES: Tuple[Tuple[str, Optional[str], Optional[Callable[..., Optional[str]]]], ...] = (
     ("X", None, None),  # non-finite entries (every argument's first rule: raise_nonfinite)
     ("y", None, None),
     ("y", "values_y", lambda c, n, **_: binary_target_error("y", c)),
@@ -149,9 +150,13 @@ def raise_from_counts(counts: Counts, n: int, *, n_features: int, weights_upper_
     """Raise the error of the first rule the counts (of one block or merged) say the data breaks.
 
     Rules whose counts are absent (another estimator's arguments) are skipped.
+    Positions count from 0, or from the caller's base inside
+    :func:`~pydpowl._validation.caller_words`, which also names the arguments.
     ``n_features`` is X's number of columns (the size of X in the non-finite
     message), ``columns`` X's column names (None: numbered).
     """
+    base = position_base()  # the caller's first position (caller_words; 0 in Python)
+    counts = {k: v + base if k.startswith("first_") and v >= 0 else v for k, v in counts.items()}
     for name, key, message in _RULES:
         if message is None:
             if f"{name}_nan" in counts:
@@ -256,31 +261,34 @@ def check_erm_inputs(X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLi
     come back as Dask arrays chunked alike.
     """
     names = feature_names_of(X)
-    if is_chunked(X, y, sample_weight):
+    Xa: Any = X  # the data as arrays from here on (numpy, or Dask for Dask inputs)
+    ya: Any = y
+    w: Any
+    if is_chunked(Xa, ya, sample_weight):
         from .dask_inputs import as_matrix_chunked, as_vector_chunked, map_blocks
 
-        X = as_matrix_chunked("X", X, y, sample_weight)
-        n, rows = X.shape[0], X.chunks[0]
-        y = as_vector_chunked("y", y, n, rows)
+        Xa = as_matrix_chunked("X", Xa, ya, sample_weight)
+        n, rows = Xa.shape[0], Xa.chunks[0]
+        ya = as_vector_chunked("y", ya, n, rows)
         w = None if sample_weight is None else as_vector_chunked("sample_weight", sample_weight, n, rows)
-        label_dtype = y.dtype
-        (X, y, w), counts = map_blocks(erm_block, [X, y, w], out_columns=(X.shape[1], None, None),
-                                       merge=merge_counts, weights_upper_bound=weights_upper_bound,
-                                       clip_rows=clip_rows)
+        label_dtype = ya.dtype
+        (Xa, ya, w), counts = map_blocks(erm_block, [Xa, ya, w], out_columns=(Xa.shape[1], None, None),
+                                         merge=merge_counts, weights_upper_bound=weights_upper_bound,
+                                         clip_rows=clip_rows)
     else:
-        X = as_matrix("X", X)
-        n = X.shape[0]
-        y = as_target("y", y, length=n)
+        Xa = as_matrix("X", Xa)
+        n = Xa.shape[0]
+        ya = as_target("y", ya, length=n)
         w = None if sample_weight is None else as_vector("sample_weight", sample_weight, length=n)
-        label_dtype = y.dtype
-        (X, y, w), counts = erm_block(X, y, w, weights_upper_bound=weights_upper_bound, clip_rows=clip_rows)
-    raise_from_counts(counts, n, n_features=X.shape[1], weights_upper_bound=weights_upper_bound, columns=names)
+        label_dtype = ya.dtype
+        (Xa, ya, w), counts = erm_block(Xa, ya, w, weights_upper_bound=weights_upper_bound, clip_rows=clip_rows)
+    raise_from_counts(counts, n, n_features=Xa.shape[1], weights_upper_bound=weights_upper_bound, columns=names)
     classes = np.array(counts["values_y"], dtype=label_dtype)
-    if is_chunked(y) and classes[0] == -1 and classes[1] == 1:
-        labels = y  # already coded: no lazy recoding in every pass of the solver
+    if is_chunked(ya) and classes[0] == -1 and classes[1] == 1:
+        labels = ya  # already coded: no lazy recoding in every pass of the solver
     else:
-        labels = code_labels(y, classes)
-    return ERMData(X=X, labels=labels, weights=w, classes=classes, n_clipped_rows=counts["rows_clipped"])
+        labels = code_labels(ya, classes)
+    return ERMData(X=Xa, labels=labels, weights=w, classes=classes, n_clipped_rows=counts["rows_clipped"])
 
 
 # --------------------------------------------------------------------------- DP-OWL
@@ -481,13 +489,13 @@ def prepare_owl(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensi
         (n, p), rows = Xm.shape, Xm.chunks[0]
 
         def vector(name, value):
-            return as_vector_chunked(name, value, n, rows)
+            return as_vector_chunked(name, value, n, rows, length_of="one per subject")
     else:
         Xm = as_matrix("X", X)
         n, p = Xm.shape
 
         def vector(name, value):
-            return as_vector(name, value, length=n)
+            return as_vector(name, value, length=n, length_of="one per subject")
     bounds = feature_bounds
     if isinstance(bounds, str) and bounds == "data":  # emits PrivacyLeakWarning: the guarantee is void
         bounds = bounds_from_chunks(Xm) if chunked else bounds_from_data(X if names is not None else Xm)

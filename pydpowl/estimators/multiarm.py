@@ -36,7 +36,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import _check_finite, check_choice, check_positive
+from .._validation import _check_finite, check_choice, check_positive, position_base
 from ..engine.losses import HuberHingeLoss
 from ..engine.multicategory import arm_scores, expand_rows, recommend, simplex_vertices
 from ..engine.preprocessing import FeatureScaler
@@ -51,7 +51,7 @@ PROBABILITY_SUM_TOL = 1e-6
 
 
 def encode_arms(name: str, values: ArrayLike, *, length: Optional[int] = None,
-                index_base: int = 0) -> Tuple[NDArray[Any], NDArray[np.intp]]:
+                index_base: Optional[int] = None) -> Tuple[NDArray[Any], NDArray[np.intp]]:
     """Treatment labels of any kind as ``(classes, codes)``.
 
     ``classes`` are the distinct labels, sorted (numbers numerically, strings
@@ -67,6 +67,7 @@ def encode_arms(name: str, values: ArrayLike, *, length: Optional[int] = None,
         For a wrong length, missing or non-finite labels, or fewer than two
         distinct arms (nothing to choose between).
     """
+    index_base = position_base(index_base)  # None: the caller's (caller_words), else 0
     arr = np.asarray(values)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
@@ -125,7 +126,7 @@ class ArmPropensity:
 
 def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArray[np.intp], *,
                            weight_sensitivity: Any = None, weights_upper_bound: float = 1.0,
-                           name: str = "propensity", index_base: int = 0) -> ArmPropensity:
+                           name: str = "propensity", index_base: Optional[int] = None) -> ArmPropensity:
     """``P(A_i | x_i)`` of the arm each subject received, for ``K = len(classes)`` arms.
 
     ``propensity`` may be
@@ -154,6 +155,7 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
     TypeError
         For a LogisticPropensity with three or more arms, or another kind of value.
     """
+    index_base = position_base(index_base)  # None: the caller's (caller_words), else 0
     K, n = len(classes), codes.shape[0]
     stated = _stated_C(weight_sensitivity, n, weights_upper_bound)  # the binary rule's statement of C
     if isinstance(propensity, LogisticPropensity):

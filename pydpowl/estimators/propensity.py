@@ -77,7 +77,7 @@ from .._validation import (
 )
 from ..engine.losses import sigmoid
 from ..exceptions import ConvergenceError, PrivacyLeakWarning
-from ..evaluation.empirical import received_propensity
+from .propensity_received import received_propensity
 
 __all__ = [
     "LogisticPropensity",
@@ -269,6 +269,13 @@ class LogisticPropensity(BoundedLogitModel, DPEstimator):
     feature_norm_bound_ : float
         C_x.
     """
+
+    # fitted attributes (set by fit)
+    coef_: NDArray[np.float64]
+    n_samples_: int
+    feature_norm_bound_: float
+    hessian_lower_bound_: float
+    hessian_bound_kind_: str
 
     def __init__(self, *, feature_bounds, benefit_bound: float, logit_bound: float = 3.0,
                  ridge: float = 0.0, hessian_lower_bound: Optional[float] = None,

@@ -340,6 +340,8 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
             obj = release_weighted_objective(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max,
                                              loss=loss, tol=tol, rng=resolve_rng(self.random_state))
             cal = obj.calibration
+            if cal is None:  # release_weighted_objective always calibrates; a release without it is refused
+                raise RuntimeError("the objective-perturbation release came without its calibration.")
             self.coef_, self.sensitivity_, self.release_grid_ = obj.coef, math.nan, obj.grid
             self.ridge_, self.epsilon_prime_ = cal.ridge, cal.epsilon_linear
             self.epsilon_smoothing_, self.noise_rate_ = obj.epsilon_smoothing, cal.rate

@@ -9,14 +9,14 @@ instead of reproducing that).
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_labels, check_same_length, check_treatment, check_vector
+from ..estimators.propensity_received import received_propensity
 
 __all__ = [
     "empirical_value",
@@ -26,58 +26,8 @@ __all__ = [
     "AssociationTest",
     "association_test",
     "allocation_test",
-    "received_propensity",
-    "received_propensity_outside",
-    "received_propensity_error",
-    "arm_propensity",
     "ipw_values",
 ]
-
-
-def received_propensity(propensity: Any, treatment: NDArray[np.float64]) -> NDArray[np.float64]:
-    """P(A_i | x_i) of the treatment each subject received.
-
-    The one place where the received arm's probability is formed from P(A = +1):
-    ``p`` where ``A_i = +1`` and ``1 - p`` where ``A_i = -1``.
-
-    Parameters
-    ----------
-    propensity : float or array-like of shape (n,)
-        A scalar is P(A = +1) for everyone (a randomised trial) and must lie in
-        (0, 1); an array already holds P(A_i | x_i) of the received treatment,
-        in (0, 1].
-    treatment : ndarray of shape (n,)
-        Received treatments in {-1, 1}.
-    """
-    if isinstance(propensity, numbers.Real) and not isinstance(propensity, (bool, np.bool_)):
-        pi = float(propensity)
-        if not 0.0 < pi < 1.0:
-            raise ValueError(f"propensity (the probability of treatment +1) must be in (0, 1), got propensity={pi!r}.")
-        return np.where(treatment > 0, pi, 1.0 - pi)
-    p = check_vector("propensity", propensity, length=treatment.shape[0])
-    bad = received_propensity_outside(p)
-    if bad.any():
-        raise received_propensity_error(int(bad.sum()), p.size, int(np.flatnonzero(bad)[0]))
-    return p
-
-
-def received_propensity_outside(p: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """Where an array of P(A_i | x_i) of the received treatment is not in (0, 1] (the one range rule)."""
-    return (p <= 0) | (p > 1)
-
-
-def received_propensity_error(n_outside: int, size: int, first: int) -> ValueError:
-    """The error for propensities outside (0, 1], from counts (in-memory and chunked checks alike)."""
-    return ValueError(
-        f"propensity must be in (0, 1] (P(A_i | x_i) of the received treatment); "
-        f"{n_outside} of {size} entries are outside (first at position {first})."
-    )
-
-
-def arm_propensity(p_plus: ArrayLike, treatment: NDArray[np.float64]) -> NDArray[np.float64]:
-    """P(A_i | x_i) of the received arm from per-subject P(A_i = +1 | x_i) (``p`` or ``1 - p``)."""
-    p_plus = np.asarray(p_plus, dtype=np.float64)
-    return np.where(treatment > 0, p_plus, 1.0 - p_plus)
 
 
 def ipw_values(recommends_plus: ArrayLike, treatment: ArrayLike, benefit: ArrayLike,
@@ -115,12 +65,14 @@ def ipw_values(recommends_plus: ArrayLike, treatment: ArrayLike, benefit: ArrayL
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def _inputs(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any):
-    rule = check_labels("rule", rule)
-    treatment = check_treatment("treatment", treatment)
-    benefit = check_vector("benefit", benefit)
-    check_same_length(("rule", "treatment", "benefit"), (rule.size, treatment.size, benefit.size))
-    return rule, treatment, benefit, received_propensity(propensity, treatment)
+def _inputs(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any
+            ) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The checked rule, treatments, benefits and the received arms' probabilities."""
+    d = check_labels("rule", rule)
+    A = check_treatment("treatment", treatment)
+    B = check_vector("benefit", benefit)
+    check_same_length(("rule", "treatment", "benefit"), (d.size, A.size, B.size))
+    return d, A, B, received_propensity(propensity, A)
 
 
 def empirical_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> float:
@@ -140,14 +92,14 @@ def empirical_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, p
     propensity : float or array-like, default=0.5
         Scalar P(A = +1) (randomised trial) or P(A_i | x_i) per subject.
     """
-    rule, treatment, benefit, p = _inputs(rule, treatment, benefit, propensity)
-    return float(ipw_values((rule > 0)[:, None], treatment, benefit, p)[0])
+    d, A, B, p = _inputs(rule, treatment, benefit, propensity)
+    return float(ipw_values((d > 0)[:, None], A, B, p)[0])
 
 
 def ipw_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity: Any = 0.5) -> float:
     """Plain IPW value ``mean(1{d_i = A_i} B_i / p_i)`` (unbiased, higher variance)."""
-    rule, treatment, benefit, p = _inputs(rule, treatment, benefit, propensity)
-    return float(np.mean((rule == treatment) * benefit / p))
+    d, A, B, p = _inputs(rule, treatment, benefit, propensity)
+    return float(np.mean((d == A) * B / p))
 
 
 def accuracy(rule: ArrayLike, optimal: ArrayLike) -> float:

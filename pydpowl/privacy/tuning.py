@@ -175,9 +175,10 @@ def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike,
 
     cands = _candidates(models)
     columns = feature_names_of(X)  # candidates' bounds given by name are matched to them
-    X = check_array("X", X)
-    n = X.shape[0]
-    classes, y_pm = check_binary_target("y", y, length=n, classes=classes)
+    Xa = check_array("X", X)
+    n = Xa.shape[0]
+    labels, y_pm = check_binary_target("y", y, length=n, classes=classes)
+    y_pm = np.asarray(y_pm, dtype=np.float64)
     w = None if sample_weight is None else check_vector("sample_weight", sample_weight, length=n)
     split_rows(n, len(cands))
     rng = resolve_rng(random_state)
@@ -186,14 +187,15 @@ def tune_classification_model(models: Sequence[Any], X: ArrayLike, y: ArrayLike,
         model = clone(cands[i])
         model.set_params(random_state=rng)  # after clone: the stream itself, not a copy
         if isinstance(model, DPSVM):
-            return model._fit_checked(X[rows], y_pm[rows], None if w is None else w[rows], classes, columns=columns)
+            return model._fit_checked(Xa[rows], y_pm[rows], None if w is None else w[rows], labels,
+                                      columns=columns)
         if w is not None:
             raise ValueError(f"sample_weight is supported for DPSVM candidates only, got {type(model).__name__}.")
-        return model._fit_checked(X[rows], y_pm[rows], classes, columns=columns)
+        return model._fit_checked(Xa[rows], y_pm[rows], labels, columns=columns)
 
     def misclassified(model: Any, val: np.ndarray) -> float:
-        truth = np.where(y_pm[val] > 0, classes[1], classes[0])
-        return float(np.count_nonzero(model.predict(X[val]) != truth))
+        truth = np.where(y_pm[val] > 0, labels[1], labels[0])
+        return float(np.count_nonzero(model.predict(Xa[val]) != truth))
 
     k, fitted, val = select_on_validation(n, len(cands), fit, misclassified, epsilon=cands[0].epsilon,
                                           sensitivity=1.0, rng=rng)
@@ -240,23 +242,23 @@ def tune_linear_regression_model(models: Sequence[Any], X: ArrayLike, y: ArrayLi
                       "the target bounds.", PrivacyLeakWarning, stacklevel=2)
     from sklearn.base import clone
 
-    frame = X if feature_names_of(X) is not None else None  # a DataFrame's rows keep their column names
-    X = check_array("X", X)
-    n = X.shape[0]
-    y = check_vector("y", y, length=n)
+    frame: Any = X if feature_names_of(X) is not None else None  # a DataFrame's rows keep their column names
+    Xa = check_array("X", X)
+    n = Xa.shape[0]
+    ya = check_vector("y", y, length=n)
     split_rows(n, len(cands))
     rng = resolve_rng(random_state)
 
     def rows_of(rows: np.ndarray) -> Any:
-        return X[rows] if frame is None else frame.iloc[rows]
+        return Xa[rows] if frame is None else frame.iloc[rows]
 
     def fit(i: int, rows: np.ndarray) -> Any:
         model = clone(cands[i])
         model.set_params(random_state=rng)
-        return model.fit(rows_of(rows), y[rows])
+        return model.fit(rows_of(rows), ya[rows])
 
     def sse(model: Any, val: np.ndarray) -> float:
-        return squared_error_score(model.predict(rows_of(val)), y[val], (lo, hi), clip=not reproduce_dppack)
+        return squared_error_score(model.predict(rows_of(val)), ya[val], (lo, hi), clip=not reproduce_dppack)
 
     sens = (hi - lo) * (hi - lo)
     k, fitted, val = select_on_validation(n, len(cands), fit, sse, epsilon=cands[0].epsilon, sensitivity=sens,

@@ -24,7 +24,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -61,12 +61,13 @@ def run_coverage(*, designs: Sequence[str] = COVERAGE_DESIGNS, ns: Sequence[int]
             best_arm = max(truth.arm_value(1), truth.arm_value(-1))
             for r in range(reps):
                 data = design.draw(n, rng)
+                propensity: Dict[str, Any] = ({"propensity_model": propensity_model} if propensity_model else
+                                              {"propensity": design.propensity(n)})
                 res = run_analysis(
                     data.X, data.treatment, data.benefit, feature_bounds=design.feature_bounds,
                     benefit_bounds=design.benefit_bounds, weights_upper_bound=design.weights_upper_bound,
                     total_epsilon=eps, level=level, random_state=rng,
-                    **({"propensity_model": propensity_model} if propensity_model else
-                       {"propensity": design.propensity(n)}))
+                    **propensity)
                 mc = res.model_content
                 v_true = truth.linear_rule_value(mc["intercept"], np.asarray(mc["coef"]))
                 d_true = v_true - best_arm

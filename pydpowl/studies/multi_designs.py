@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import List, Sequence
+from typing import Any, Dict, List, Sequence
 
 import numpy as np
 import pandas as pd
@@ -145,6 +145,7 @@ class KStageDesign:
         X, A, R = data
         n = len(X)
         reward_bounds = [(0.0, 1e-9), (-float(self.T) - 4.0, float(self.T) + 4.0)]
+        settings: Dict[str, Any]
         if mechanism == "output":  # the paper's mechanism with the classic BOWL weights and the fixed lambda
             settings = dict(gamma=self.lam * n, mechanism="output", residual=False)
         else:
@@ -167,7 +168,7 @@ class KStageDesign:
         return self._features(size, rng)
 
 
-DESIGNS = {"multiarm": MultiarmDesign, "kstage": KStageDesign}
+DESIGNS: Dict[str, Any] = {"multiarm": MultiarmDesign, "kstage": KStageDesign}
 
 
 @dataclass

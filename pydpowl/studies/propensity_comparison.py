@@ -52,7 +52,7 @@ from ..engine.preprocessing import FeatureScaler
 from ..estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from ..estimators.inputs import owl_weights
 from ..estimators.propensity import LogisticPropensity, proposition8_H
-from ..evaluation.empirical import arm_propensity
+from ..estimators.propensity_received import arm_propensity
 from .analysis_designs import get_design
 
 __all__ = ["run_propensity_comparison", "summarise_comparison", "comparison_table", "main"]

@@ -247,3 +247,19 @@ def test_n_features_in_and_another_number_of_columns(data):
         model.predict_proba(X[:, :1])
     with pytest.raises(ValueError, match=r"all 3 entries are \+1 \(one class only\)"):
         LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1).fit(X[:3], np.ones(3))
+
+
+def test_a_dataframe_fit_keeps_feature_names_and_predicts_by_name(data):
+    """scikit-learn's convention: feature_names_in_ after a DataFrame fit; predict matches columns by name."""
+    import pandas as pd
+
+    X, A, _ = data
+    frame = pd.DataFrame(X[:500], columns=["age", "dose"])
+    model = LogisticPropensity(feature_bounds=([0, 0], [1, 1]), benefit_bound=5.0, ridge=0.1).fit(frame, A[:500])
+    assert list(model.feature_names_in_) == ["age", "dose"]
+    np.testing.assert_array_equal(model.predict_proba(frame[["dose", "age"]]), model.predict_proba(frame))
+    with pytest.raises(ValueError, match=r"^X lacks the column\(s\) \['age'\] that LogisticPropensity was fitted on "
+                                         r"\(columns are matched by name\); X has \['agee', 'dose'\]\.$"):
+        model.predict_proba(frame.rename(columns={"age": "agee"}))
+    refit = model.fit(X[:500], A[:500])  # an array fit forgets the names of an earlier one
+    assert not hasattr(refit, "feature_names_in_")

@@ -8,10 +8,8 @@ from pydpowl.evaluation.empirical import (
     association_test,
     concordance,
     empirical_value,
-    arm_propensity,
     ipw_value,
     ipw_values,
-    received_propensity,
 )
 
 
@@ -95,26 +93,3 @@ def test_ipw_values_batches_constant_propensity_and_nobody_following():
     assert got[0, 0] == pytest.approx((1.0 + 2.0) / 2)
     assert got[1, 0] == pytest.approx((3.0 + 5.0) / 2)
     assert np.isnan(ipw_values(np.array([[True]]), np.array([-1.0]), np.array([1.0]))[0])
-
-
-def test_arm_propensity_and_received_propensity():
-    A = np.array([1.0, -1.0, 1.0])
-    assert np.allclose(arm_propensity(0.7, A), [0.7, 0.3, 0.7])
-    assert np.allclose(arm_propensity([0.2, 0.4, 0.9], A), [0.2, 0.6, 0.9])
-    assert np.allclose(received_propensity(0.7, A), [0.7, 0.3, 0.7])
-    with pytest.raises(ValueError, match=r"propensity \(the probability of treatment \+1\) must be in \(0, 1\)"):
-        received_propensity(1.0, A)
-    with pytest.raises(ValueError, match=r"1 of 3 entries are outside \(first at position 1\)"):
-        received_propensity([0.5, 0.0, 0.5], A)
-
-
-def test_the_received_propensity_range_rule_is_one_function():
-    from pydpowl.evaluation.empirical import received_propensity_error, received_propensity_outside
-
-    np.testing.assert_array_equal(received_propensity_outside(np.array([0.0, 0.5, 1.0, 1.5, -0.1])),
-                                  [True, False, False, True, True])
-    err = received_propensity_error(2, 5, 3)
-    with pytest.raises(ValueError) as info:
-        received_propensity([0.5, 0.5, 0.5, 1.5, 0.0], np.ones(5))
-    assert str(info.value) == str(err) == ("propensity must be in (0, 1] (P(A_i | x_i) of the received treatment); "
-                                           "2 of 5 entries are outside (first at position 3).")

@@ -130,13 +130,14 @@ def test_svmdp_fit_checks_speak_r(change, exc, match):
         rcalls.svmdp_fit(**kw)
 
 
-def test_fit_owl_checks_its_arguments_before_the_engine():
+def test_fit_owl_leaves_the_checks_to_dpowl_in_r_words():
     X, y01, w = _data(50)
     kw = dict(x=X, treatment=2 * y01 - 1, benefit=w, propensity=0.5, lower=LOWER, upper=UPPER, intercept=True,
               epsilon=1.0, gamma=50.0, weights_upper_bound=40.0, huber_h=0.5, random_seed=None)
     out = rcalls.fit_owl(**kw)
     assert out["random_seed"] is None and out["coef"].shape == (3,)
-    with pytest.raises(ValueError, match=r"^propensity must be in \(0, 1\), got propensity = 1\.$"):
+    with pytest.raises(ValueError, match=r"^propensity \(the probability of treatment \+1\) must be in \(0, 1\), "
+                                         r"got propensity = 1\.$"):
         rcalls.fit_owl(**{**kw, "propensity": 1.0})
     p = np.full(50, 0.5)
     p[7] = 0.0
@@ -145,8 +146,31 @@ def test_fit_owl_checks_its_arguments_before_the_engine():
     B = w.copy()
     B[2] = -1
     with pytest.raises(ValueError, match=r"^benefit must be non-negative \(OWL weights are benefit / propensity\); "
-                                         r"1 of 50 entries are negative \(first at position 3\)\. Shift"):
+                                         r"1 of 50 entries are negative \(first at position 3\)\. Give benefit_bounds"):
         rcalls.fit_owl(**{**kw, "benefit": B})
+
+
+def test_fit_owl_errors_name_r_arguments_and_count_from_1():
+    """dpowl()'s values reach DPOWL unchecked: its one check speaks R's names (x, bounds$lower, intercept)."""
+    X, y01, w = _data(50)
+    kw = dict(x=X, treatment=2 * y01 - 1, benefit=w, propensity=0.5, lower=LOWER, upper=UPPER, intercept=True,
+              epsilon=1.0, gamma=50.0, weights_upper_bound=40.0, huber_h=0.5, random_seed=None)
+    with pytest.raises(ValueError, match=r"^bounds\$lower must have length 3 \(one per feature\), got length 1\.$"):
+        rcalls.fit_owl(**{**kw, "lower": LOWER[:1]})
+    with pytest.raises(ValueError, match=r"^bounds\$lower must be <= bounds\$upper for every feature; reversed at "
+                                         r"position\(s\) 2\.$"):
+        rcalls.fit_owl(**{**kw, "lower": np.array([LOWER[0], UPPER[1] + 1.0, LOWER[2]])})
+    Xi = X.copy()
+    Xi[3, 1] = np.inf
+    with pytest.raises(ValueError, match=r"^x must be finite; it has 0 NaN and 1 infinite entries of 150 in "
+                                         r"column\(s\) 2 \(rows 4\)\."):
+        rcalls.fit_owl(**{**kw, "x": Xi})
+    with pytest.raises(TypeError, match=r"^intercept must be TRUE or FALSE, got character\.$"):
+        rcalls.fit_owl(**{**kw, "intercept": "yes"})
+    from pydpowl import DPOWL
+
+    with pytest.raises(ValueError, match=r"^feature_bounds: lower bounds must have length 3"):  # Python's own words
+        DPOWL(epsilon=1.0, weights_upper_bound=40.0, feature_bounds=(LOWER[:1], UPPER)).fit(X, 2 * y01 - 1, w)
 
 
 def test_propensity_logistic_and_make_data_check_r_numbers():

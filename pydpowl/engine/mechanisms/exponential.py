@@ -44,6 +44,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..._validation import check_int, check_positive
 from ._common import is_r_stream, r_cumsum, r_sum
@@ -141,14 +142,14 @@ def sample_exact_index(exponents: Sequence[Fraction], bits: Any) -> int:
             return k
 
 
-def _check_scores(scores: Sequence[float]) -> np.ndarray:
+def _check_scores(scores: ArrayLike) -> np.ndarray:
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)):
         raise ValueError("scores must be a non-empty 1-D array of finite numbers.")
     return s
 
 
-def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivity: float, rng: Any) -> int:
+def exponential_mechanism(scores: ArrayLike, *, epsilon: float, sensitivity: float, rng: Any) -> int:
     """Index k drawn with probability proportional to ``exp(epsilon * s_k / (2 * sensitivity))``.
 
     With a numpy Generator the law is exactly that (the exact sampler of the
@@ -162,7 +163,7 @@ def exponential_mechanism(scores: Sequence[float], *, epsilon: float, sensitivit
 
     Parameters
     ----------
-    scores : sequence of float
+    scores : array-like of float
         Utilities (larger is better), finite.
     epsilon : float
         Budget in (0, inf).

@@ -2,7 +2,10 @@
 
 Each takes R's arguments as keywords (R's ``weights.upper.bound`` arrives as
 ``weights_upper_bound``), checks them with :mod:`pydpowl._validation` under
-the names the R user typed and with positions counted from 1, and returns a
+the names the R user typed and with positions counted from 1 (``dpowl()``'s
+:func:`fit_owl` checks nothing itself: it runs :class:`pydpowl.DPOWL` inside
+:func:`pydpowl._validation.caller_words`, whose map names DPOWL's arguments
+as R does), and returns a
 dict that goes back to R as a named list (its keys spelled the R way). Every
 check of a value lives in Python; R only turns its objects (data frames,
 factors, logical columns) into numbers and raises the classed conditions this
@@ -342,22 +345,6 @@ def propensity_logistic(*, benefit_bound: Any, logit_bound: Any, ridge: Any, hes
     }
 
 
-def _owl_propensity(propensity: Any, n: int, lower: np.ndarray, upper: np.ndarray) -> Any:
-    if isinstance(propensity, dict):  # propensity_logistic() from R
-        from pydpowl.estimators.propensity import LogisticPropensity
-
-        keys = ("benefit_bound", "logit_bound", "ridge", "hessian_lower_bound", "hessian_bound_kind",
-                "assume_hessian_bound")
-        spec = propensity_logistic(**{k: propensity[k] for k in keys if k in propensity})
-        return LogisticPropensity(feature_bounds=(lower, upper), fitted_on=str(propensity["fitted_on"]), **spec)
-    if isinstance(propensity, float):
-        return v.check_probability("propensity", propensity, high_open=True)
-    p = v.check_vector("propensity", propensity, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-    v.check_in_interval("propensity", p, 0.0, 1.0, why="P(A_i | x_i) of the treatment received",
-                        index_base=R_INDEX)
-    return p
-
-
 def _names(values: Any) -> list:
     """R's character vector (one string arrives as a str) as a list of str."""
     return [values] if isinstance(values, str) else [str(x) for x in values]
@@ -403,6 +390,11 @@ def _arm_propensity(propensity: Any, classes: np.ndarray, codes: np.ndarray, *, 
     return form, resolved
 
 
+#: DPOWL's argument names as dpowl() calls them (:func:`pydpowl._validation.caller_words`)
+_DPOWL_NAMES = {"X": "x", "fit_intercept": "intercept", "feature_bounds": "bounds",
+                "feature_bounds.lower": "bounds$lower", "feature_bounds.upper": "bounds$upper"}
+
+
 @_for_r
 def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any, upper: Any, intercept: Any,
             epsilon: Any, gamma: Any, weights_upper_bound: Any, huber_h: Any, random_seed: Any = None,
@@ -427,47 +419,38 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
     from OS entropy.
     """
     from pydpowl.estimators.multiarm import encode_arms
-
-    eps = v.check_epsilon(epsilon)
-    gam = "auto" if gamma is None else v.check_positive("gamma", gamma)
-    W = v.check_positive("weights_upper_bound", weights_upper_bound)
-    h = "auto" if huber_h is None else v.check_positive("huber_h", huber_h)
-    res = "auto" if residual is None or (isinstance(residual, str) and residual == "auto") else \
-        v.check_bool("residual", residual)
-    bb = None
-    if benefit_bounds is not None:
-        bb = tuple(v.check_vector("benefit_bounds", benefit_bounds, length=2))
-    fit_intercept = v.check_bool("intercept", intercept)
-    X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
-    n, p = X.shape
-    classes, codes = encode_arms("treatment", treatment, length=n, index_base=R_INDEX)
-    A = np.where(codes == 1, 1.0, -1.0) if len(classes) == 2 else np.asarray(treatment, dtype=np.float64)
-    B = v.check_vector("benefit", benefit, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-    if bb is None:  # with benefit_bounds the benefits are clipped and shifted by DPOWL
-        v.check_nonnegative("benefit", B, why="OWL weights are benefit / propensity", index_base=R_INDEX,
-                            hint="Shift by a public lower bound first, or give benefit_bounds.")
-    lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
-    names = _names(levels) if levels is not None else [r_number(float(c)) for c in classes]
-    if len(classes) > 2 or (isinstance(propensity, dict) and "per_arm" in propensity) or np.ndim(propensity) == 2:
-        form, resolved = _arm_propensity(propensity, classes, codes, name="propensity", levels=names,
-                                         weight_sensitivity=weight_sensitivity, weights_upper_bound=W)
-        # two arms: DP-OWL's own forms (the probability of the arm coded +1, or the received arm's per subject)
-        prop = form if len(classes) > 2 else (resolved.probability if np.ndim(form) == 2 else form[classes[1].item()])
-    else:
-        prop = _owl_propensity(propensity, n, lo, up)
-
     from pydpowl.interop.dppack import r_state_out, r_stream
     from pydpowl.estimators.owl import DPOWL
     from pydpowl.estimators.propensity import LogisticPropensity
 
-    rng, kind = r_stream(random_seed)
-    if isinstance(prop, LogisticPropensity):
-        prop = prop.fit(X, A)
-    model = DPOWL(epsilon=eps, gamma=gam, weights_upper_bound=W, feature_bounds=(lo, up), huber_h=h,
-                  mechanism="auto" if mechanism is None else mechanism, residual=res, benefit_bounds=bb,
-                  fit_intercept=fit_intercept, weight_sensitivity=weight_sensitivity,
-                  reproduce_dppack=v.check_bool("reproduce_dppack", reproduce_dppack),
-                  random_state=rng).fit(X, A, B, prop)
+    with v.caller_words(_DPOWL_NAMES, index_base=R_INDEX):  # DPOWL's checks, in R's names
+        classes, codes = encode_arms("treatment", treatment)
+        A = np.where(codes == 1, 1.0, -1.0) if len(classes) == 2 else np.asarray(treatment, dtype=np.float64)
+        names = _names(levels) if levels is not None else [r_number(float(c)) for c in classes]
+        if len(classes) > 2 or (isinstance(propensity, dict) and "per_arm" in propensity) or np.ndim(propensity) == 2:
+            form, resolved = _arm_propensity(propensity, classes, codes, name="propensity", levels=names,
+                                             weight_sensitivity=weight_sensitivity)
+            # two arms: DP-OWL's own forms (the probability of the arm coded +1, or the received arm's per subject)
+            prop = form if len(classes) > 2 else (resolved.probability if np.ndim(form) == 2
+                                                  else form[classes[1].item()])
+        elif isinstance(propensity, dict):  # propensity_logistic() from R: fitted here on the same data
+            keys = ("benefit_bound", "logit_bound", "ridge", "hessian_lower_bound", "hessian_bound_kind",
+                    "assume_hessian_bound")
+            spec = propensity_logistic(**{k: propensity[k] for k in keys if k in propensity})
+            prop = LogisticPropensity(feature_bounds=(lower, upper), fitted_on=str(propensity["fitted_on"]),
+                                      **spec).fit(x, A)
+        else:
+            prop = propensity
+        rng, kind = r_stream(random_seed)
+        model = DPOWL(epsilon=epsilon, gamma="auto" if gamma is None else gamma,
+                      weights_upper_bound=weights_upper_bound, feature_bounds=(lower, upper),
+                      huber_h="auto" if huber_h is None else huber_h,
+                      mechanism="auto" if mechanism is None else mechanism,
+                      residual="auto" if residual is None else residual,
+                      benefit_bounds=benefit_bounds,
+                      fit_intercept=intercept, weight_sensitivity=weight_sensitivity,
+                      reproduce_dppack=reproduce_dppack, random_state=rng).fit(x, A, benefit, prop)
+    n = int(np.shape(x)[0])
     from pydpowl.interop.noise import owl_noise_scale
 
     noise = owl_noise_scale(model, n)

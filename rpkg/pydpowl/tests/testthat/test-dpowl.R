@@ -165,11 +165,12 @@ test_that("dpowl input errors name the argument", {
   expect_error(call_dpowl(weights_upper_bound = "30"),
                regexp = "^weights_upper_bound must be a real number, got character\\.$", class = "pydpowl_type_error")
   expect_error(call_dpowl(huber_h = 0), regexp = "^huber_h must be in \\(0, Inf\\)")
-  expect_error(call_dpowl(propensity = 1), regexp = "^propensity must be in \\(0, 1\\), got propensity = 1\\.$")
+  expect_error(call_dpowl(propensity = 1),
+               regexp = "^propensity \\(the probability of treatment \\+1\\) must be in \\(0, 1\\), got propensity = 1\\.$")
   expect_error(call_dpowl(propensity = rep(0.5, 99)),
                regexp = "^propensity must have length 100 \\(one per subject\\), got length 99\\.$")
   expect_error(call_dpowl(propensity = c(0, rep(0.5, 99))),
-               regexp = paste0("^propensity must be in \\(0, 1\\] \\(P\\(A_i \\| x_i\\) of the treatment received\\); ",
+               regexp = paste0("^propensity must be in \\(0, 1\\] \\(P\\(A_i \\| x_i\\) of the received treatment\\); ",
                                "1 of 100 entries are outside \\(first at position 1\\)\\.$"))
   expect_error(call_dpowl(bounds = list(lower = c(18, 0, 0), upper = c(89, 1, 1))),
                regexp = "bounds\\$lower must have length 4 .*got length 3")
@@ -187,8 +188,7 @@ test_that("dpowl input errors name the argument", {
   dn$benefit[3] <- -1
   expect_error(call_dpowl(data = dn),
                regexp = paste0("^benefit must be non-negative \\(OWL weights are benefit / propensity\\); 1 of 100 ",
-                               "entries are negative \\(first at position 3\\)\\. Shift by a public lower bound first, ",
-                               "or give benefit_bounds\\.$"))
+                               "entries are negative \\(first at position 3\\)\\. Give benefit_bounds"))
   dn$benefit[3] <- 1
   dn$age[4] <- 200
   expect_error(call_dpowl(data = dn, bounds = list(lower = c(age = 89, male = 0, nonwhite = 0, mdd = 0),

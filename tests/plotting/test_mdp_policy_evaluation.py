@@ -1,10 +1,10 @@
-"""Tests of pydpowl.mdp_policy_evaluation.plotting."""
+"""Tests of pydpowl.plotting.mdp_policy_evaluation (and the former path pydpowl.mdp_policy_evaluation.plotting)."""
 
 import matplotlib
 import pytest
 
 from pydpowl.mdp_policy_evaluation.experiment import run_experiment
-from pydpowl.mdp_policy_evaluation.plotting import plot_experiment
+from pydpowl.plotting.mdp_policy_evaluation import plot_experiment
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -128,3 +128,11 @@ def test_regularisation_panel_plots_what_its_title_and_axis_say(hand_figure):
             break
     else:
         raise AssertionError("no LSL line in the last panel")
+
+
+def test_the_former_path_named_by_the_user_guide_still_imports_the_figure():
+    from pydpowl.mdp_policy_evaluation import plotting as former
+    from pydpowl.plotting import mdp_policy_evaluation as current
+
+    assert former.plot_experiment is current.plot_experiment
+    assert former.highlighted_epsilons is current.highlighted_epsilons and former.__all__ == current.__all__

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any, Dict, Union
 
-from .._plotting import pyplot, save_figure
+from .figure import pyplot, save_figure
 
 __all__ = ["plot_case_study", "case_study_figure", "plot_simulation", "plot_gamma_sensitivity",
            "plot_tuning_curves", "plot_utility", "plot_multi_study"]
@@ -193,6 +193,11 @@ def plot_utility(table, path: Union[str, Path]) -> Path:
     return save_figure(fig, path)
 
 
+def _half_width(se) -> Any:
+    """1.96 standard errors, or None (no bars) where there are none (one repetition gives NaN)."""
+    return None if se.isna().any() else 1.96 * se
+
+
 def plot_multi_study(result, path: Union[str, Path]) -> Path:
     """Value and agreement with the non-private rule against epsilon, one line per n
     (a :class:`~pydpowl.studies.multi_designs.MultiStudyResult`), written as a PNG at ``path``."""
@@ -204,8 +209,9 @@ def plot_multi_study(result, path: Union[str, Path]) -> Path:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for n, sub in t.groupby("n"):
         x = [pos.get(e, inf_x) for e in sub.epsilon]
-        axes[0].errorbar(x, sub.value, yerr=1.96 * sub.value_se, marker="o", capsize=3, label=f"n = {n}")
-        axes[1].errorbar(x, sub.agreement, yerr=1.96 * sub.agreement_se, marker="o", capsize=3, label=f"n = {n}")
+        axes[0].errorbar(x, sub.value, yerr=_half_width(sub.value_se), marker="o", capsize=3, label=f"n = {n}")
+        axes[1].errorbar(x, sub.agreement, yerr=_half_width(sub.agreement_se), marker="o", capsize=3,
+                         label=f"n = {n}")
     labels = [f"{e:g}" for e in finite] + ["inf"]
     for ax, ylabel in zip(axes, ("value of the rule (test set)", "agreement with the non-private rule")):
         ax.set_xticks(range(len(labels)))
@@ -215,6 +221,7 @@ def plot_multi_study(result, path: Union[str, Path]) -> Path:
         ax.grid(alpha=0.3)
     axes[0].legend()
     title = {"multiarm": "3 arms (angle-based DP-OWL)", "kstage": "2 stages (DP backward OWL, sim_Kstage design)"}
-    fig.suptitle(f"{title[result.design]}: {result.reps} repetitions per n")
+    bars = "bars: 95% intervals of the mean" if result.reps > 1 else "one repetition: no standard errors, no bars"
+    fig.suptitle(f"{title[result.design]}: {result.reps} repetition(s) per n ({bars})")
     fig.tight_layout()
     return save_figure(fig, path)

@@ -1,4 +1,4 @@
-"""Tests of pydpowl.studies.plots: every figure is written as a PNG."""
+"""Tests of pydpowl.plotting.studies: every figure is written as a PNG."""
 
 import math
 
@@ -6,7 +6,7 @@ import pandas as pd
 
 from pydpowl.studies.casestudy import gamma_sensitivity, run_case_study
 from pydpowl.datasets import make_cyp_guides_style, make_synthetic_owl
-from pydpowl.studies.plots import plot_case_study, plot_gamma_sensitivity, plot_simulation, plot_tuning_curves
+from pydpowl.plotting.studies import plot_case_study, plot_gamma_sensitivity, plot_simulation, plot_tuning_curves
 from pydpowl.studies.simulation import run_simulation
 from pydpowl.studies.gamma_tuning import tune_gamma_table
 
@@ -34,7 +34,7 @@ def test_all_figures_are_written(tmp_path):
 def test_concordance_bars_stay_within_zero_one():
     """Issue 22.5: mean +- SD bars of concordance ran past 1; the bars are the runs' 2.5%-97.5% quantiles."""
     from pydpowl.studies.casestudy import CaseStudyResult
-    from pydpowl.studies.plots import case_study_figure
+    from pydpowl.plotting.studies import case_study_figure
 
     table = pd.DataFrame([dict(epsilon=1.0, value_mean=4.2, value_sd=0.1, concordance_mean=0.97, concordance_sd=0.06,
                                concordance_lo=0.85, concordance_hi=1.0)])
@@ -45,3 +45,13 @@ def test_concordance_bars_stay_within_zero_one():
     assert min(lows) >= 0 and max(highs) <= 1
     assert (lows, highs) == ([0.85], [1.0])
     assert "2.5%" in fig.axes[1].get_legend().get_texts()[0].get_text()
+
+
+def test_multi_study_figure_with_one_repetition(tmp_path):
+    """One repetition gives no standard error (NaN): the figure is drawn without error bars, not refused."""
+    from pydpowl.studies.multi_designs import run_multi_study
+    from pydpowl.plotting.studies import plot_multi_study
+
+    result = run_multi_study("multiarm", [300], [2.0, math.inf], reps=1, test_size=500)
+    assert result.table.value_se.isna().all()
+    assert _is_png(plot_multi_study(result, tmp_path / "one.png"))
