@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export PYDPOWL_REQUIRE_R := 1
 
 .PHONY: setup run test test-fast check lint typecheck lint-r test-r test-slow simulate tune validate validate-full audit audit-full \
-	bench bench-cold bench-dask study-multiarm-analysis \
+	bench bench-cold bench-dask study-multiarm-analysis study-multiarm-objective study-stage-split study-owl-r-mechanism \
 	bench-dask-csv bench-family bench-family-r bench-r-worker lint clean coverage propensity-study policy-eval utility \
 	utility-full docs
 
@@ -119,10 +119,25 @@ bench-r-worker: setup
 	$(PY) benchmarks/bench_r_worker.py
 
 ## The whole private analysis with three arms (pydpowl simulate --design multiarm's design): value of the private
-## rule vs the non-private rule and the best single arm, interval widths and coverage (n 1500, epsilon 1, 30 runs)
-MULTIARM_ANALYSIS_ARGS ?= --n 1500 --epsilon 1 --runs 30
+## rule vs the non-private rule and the best single arm, interval widths and coverage (n 1500, epsilon 1, 50 runs;
+## MULTIARM_ANALYSIS_ARGS="... --mechanism output" for the paper's mechanism)
+MULTIARM_ANALYSIS_ARGS ?= --n 1500 --epsilon 1 --runs 50
 study-multiarm-analysis: setup
 	$(PY) benchmarks/multiarm_analysis.py $(MULTIARM_ANALYSIS_ARGS)
+
+## K-arm rules: objective perturbation with residual weights (the default) vs output perturbation, 3 arms,
+## n 500/1500/5000, epsilon 0.5/1/2/5, 100 repetitions: value, regret and agreement (about 1 min; docs/utility.md)
+MULTIARM_OBJECTIVE_ARGS ?= --runs 100
+study-multiarm-objective: setup
+	$(PY) benchmarks/multiarm_objective.py $(MULTIARM_OBJECTIVE_ARGS) --out results/multiarm-objective
+
+## Equal vs non-equal budget split across the stages of a regime (sim_Kstage design): make study-stage-split
+study-stage-split: setup
+	$(PY) benchmarks/stage_split.py $(STAGE_SPLIT_ARGS)
+
+## R owl(): the default mechanism vs mechanism = "output" on sim_Kstage data: make study-owl-r-mechanism
+study-owl-r-mechanism: setup
+	Rscript benchmarks/owl_r_mechanism.R $(OWL_R_MECHANISM_ARGS)
 
 ## The guides in docs/ as a static site in results/site (mkdocs, offline; not part of `make test`)
 docs: setup

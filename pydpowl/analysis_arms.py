@@ -3,8 +3,10 @@
 The steps and the composition are those of :mod:`pydpowl.analysis` with K
 arms: the rows are split at random (data-independent) into a learning and an
 evaluation part; on the learning part the angle-based K-arm DP-OWL rule is
-released (:class:`pydpowl.DPOWL`, output perturbation with OWL weights, C = 0:
-the design's randomisation probabilities are public); on the evaluation part
+released (:class:`pydpowl.DPOWL` with its defaults, as the two-arm analysis:
+weighted objective perturbation with residual weights, C = 0: the design's
+randomisation probabilities are public; ``mechanism="output"``,
+``residual=False`` give the paper's mechanism); on the evaluation part
 the rule's value, the value of giving everyone each single arm, and the
 rule's gain over each arm and over the best one are released with intervals
 that include the privacy noise
@@ -84,10 +86,6 @@ def run_arm_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, 
         raise ValueError(f"the private selection of gamma (gammas=...) scores two-arm rules; treatment has {K} arms: "
                          "fix gamma in advance (gamma=...) or leave both out for DPOWL's public rule.")
     gamma = "auto" if gamma is None else check_positive("gamma", gamma)
-    if mechanism not in ("auto", "output") or residual not in ("auto", False):
-        raise ValueError(f"with {K} arms the rule is released by output perturbation with OWL weights: use "
-                         f"mechanism 'auto' or 'output' and residual 'auto' or False, got mechanism={mechanism!r}, "
-                         f"residual={residual!r}.")
     probs = design_probabilities(propensity, classes)
     eps = allocate_budget(E, split, propensity_model=False, tune=False)
     shares = budget_shares(E, split, propensity_model=False, tune=False)
@@ -117,7 +115,8 @@ def run_arm_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, 
     with learn_acc.release(eps["rule"], label=f"{RELEASE_NAMES['rule']}, {K} arms"):
         model = fit_rule(X[learn], labels[learn], shifted[learn], p_received[learn], epsilon=eps["rule"],
                          gamma=gamma, weights_upper_bound=W, feature_bounds=feature_bounds, weight_sensitivity=0.0,
-                         huber_h=huber_h, mechanism="output", residual=False, random_state=rng)
+                         huber_h=huber_h, mechanism=mechanism, residual=residual, benefit_range=hi - lo,
+                         random_state=rng)
     public_rule = gamma == "auto"
     model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
     diagnostics.update(n_clipped_weights=model.n_clipped_weights_, n_clipped_features=model.n_clipped_features_,

@@ -18,6 +18,7 @@ from ._validation import (check_array, check_choice, check_positive, check_proba
 from .estimators.dp_propensity import DPLogisticPropensity
 from .estimators.owl import DPOWL
 from .privacy.accountant import BudgetAccountant, rounded_release_spent
+from .privacy.accountant import double_at_most as _double_at_most
 from .evaluation.private import PrivateValue
 
 #: the two ways the analysis composes its releases (see :class:`BudgetSplit`)
@@ -195,12 +196,6 @@ class BudgetSplit:
 def _decimal(value: float) -> Fraction:
     """The decimal number a float was written as (its shortest repr), exactly: 0.1 is 1/10."""
     return Fraction(repr(float(value)))
-
-
-def _double_at_most(q: Fraction) -> float:
-    """The largest double not above ``q`` (a mechanism calibrated with it spends at most ``q``)."""
-    f = float(q)
-    return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
 
 
 def exact_number(q: Fraction) -> float:

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Union
 
 from .analysis import AnalysisResult
-from .plotting.analysis import plot_coefficients, plot_value
+from .plotting.analysis import plot_coefficients, plot_regime_value, plot_value
 
-__all__ = ["write_analysis", "report_markdown"]
+__all__ = ["write_analysis", "report_markdown", "write_regime_analysis", "regime_report_markdown"]
 
 
 def _json(path: Path, content: Dict[str, Any]) -> Path:
@@ -47,6 +47,22 @@ def _value(result: AnalysisResult, iv, *, gain: bool) -> str:
     scale = result.benefit_scale
     clinical = (scale.gain_text if gain else scale.value_text)(iv.estimate, iv.ci_low, iv.ci_high)
     return _ci(iv) + f" ({'difference in ' if gain else ''}mean benefit" + (f"; {clinical}" if clinical else "") + ")"
+
+
+def _data_line(description: str, sizes: bool) -> str:
+    """The report's data line: the description and, unless n was declared public, that n is not released."""
+    return (description or "Data: the analyst's.") + ("" if sizes else " Number of subjects: n not released (not "
+                                                      "declared public).")
+
+
+def _ledger_table(led: Dict[str, Any], sizes: bool) -> List[str]:
+    """The ledger's releases as a Markdown table (rows only when n was declared public)."""
+    from .estimators.summary import delta_text
+
+    return (["| release | epsilon | delta | part |" + (" rows |" if sizes else ""),
+             "|---|---|---|---|" + ("---|" if sizes else "")]
+            + [f"| {r['name']} | {number_text(r['epsilon'])} | {delta_text(r['delta'])} | {r['part']} |"
+               + (f" {r['rows']} |" if sizes else "") for r in led["releases"]])
 
 
 def number_text(x: float) -> str:
@@ -79,8 +95,7 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
     lines = [
         "# Private treatment-rule analysis",
         "",
-        (description or "Data: the analyst's.") + ("" if sizes else " Number of subjects: n not released (not "
-                                                   "declared public)."),
+        _data_line(description, sizes),
         "",
         "## The answer",
         "",
@@ -117,11 +132,8 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
         "|---|---|",
     ]
     lines += [f"| {name} | {value:.6g} |" for name, value in result.coefficients()]
-    lines += ["", "## Privacy budget (ledger.json)", "", led["composition"] + ".", "",
-              "| release | epsilon | delta | part |" + (" rows |" if sizes else ""),
-              "|---|---|---|---|" + ("---|" if sizes else "")]
-    lines += [f"| {r['name']} | {number_text(r['epsilon'])} | {delta_text(r['delta'])} | {r['part']} |"
-              + (f" {r['rows']} |" if sizes else "") for r in led["releases"]]
+    lines += ["", "## Privacy budget (ledger.json)", "", led["composition"] + ".", ""]
+    lines += _ledger_table(led, sizes)
     parts = {p["name"]: p for p in led["parts"]}
     rows = {k: (f"{parts[k]['rows']} rows, " if sizes else "") for k in parts}
     lines += ["", f"Learning part: {rows['learning']}epsilon {number_text(parts['learning']['epsilon'])}; evaluation "
@@ -173,3 +185,104 @@ def _arm_answer(result: AnalysisResult, level: str) -> List[str]:
     lines.append(f"* The {result.n_arms} differences hold together at {level}; each arm's value interval holds at "
                  f"{level} on its own.")
     return lines
+
+
+# ---- a multi-stage regime (pydpowl.analysis_regime) --------------------------------------------------------------
+
+def write_regime_analysis(result: Any, out_dir: Union[str, Path], *, description: str = "") -> List[Path]:
+    """The files of a regime analysis (:class:`pydpowl.analysis_regime.RegimeAnalysisResult`): ``model.json``
+    (the whole regime, for ``pydpowl predict``), ``ledger.json`` (one release per stage), ``value.json``,
+    ``report.md`` and ``value.png``. Only releases and public settings; sizes only when declared public."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [_json(out / "model.json", result.model_content), _json(out / "ledger.json", result.ledger()),
+             _json(out / "value.json", result.value_summary())]
+    png = plot_regime_value(result, out / "value.png")
+    report = out / "report.md"
+    report.write_text(regime_report_markdown(result, description=description, figures=[png.name]), encoding="utf-8")
+    return paths + [report, png]
+
+
+def regime_report_markdown(result: Any, *, description: str = "", figures: List[str] = ()) -> str:
+    """The regime's report: the answer (values with intervals), the stages' rules, the ledger, the settings."""
+    from .estimators.summary import delta_text
+
+    v = result.value
+    level = f"{100 * result.level:g}%"
+    led = result.ledger()
+    eps, delta = result.privacy_spent
+    sizes = result.public_n
+    T = result.n_stages
+    lines = [
+        f"# Private analysis of a {T}-stage treatment regime",
+        "",
+        _data_line(description, sizes),
+        "",
+        "## The answer",
+        "",
+        "Outcome: the total reward, each stage's reward clipped to its public bounds. Treatment sequences are "
+        "written stage 1 | stage 2" + (" | ..." if T > 2 else "") + ".",
+        "",
+        f"* **Value of the released regime** (mean total reward if everyone followed it), {level} interval: "
+        f"{_ci(v.value)}.",
+        f"* **Gain over the best fixed treatment sequence**: {_ci(v.difference)}.",
+    ]
+    lines += [f"* Everyone on {seq}: value {_ci(v.arm_values[seq])}; the regime minus it: {_ci(v.versus[seq])}."
+              for seq in v.arms]
+    lines += [f"* The {len(v.arms)} differences hold together at {level}; each sequence's value interval holds at "
+              f"{level} on its own.",
+              f"* Privacy: the analysis is **({eps:g}, {delta_text(delta)})-DP** (total epsilon allowed "
+              f"{result.total_epsilon:g}); delta comes from the floating-point-safe rounding of each release.",
+              "",
+              "The values are estimated on the evaluation part, which the regime never saw (inverse probability "
+              "weighting of the subjects whose whole received sequence is the one evaluated); the intervals account "
+              "for the sampling error and for the privacy noise, and assume the design's propensities below.",
+              "",
+              "## The regime",
+              "",
+              "One rule per stage, learnt last stage first (backward OWL), each on its own history columns; "
+              "`pydpowl predict --model model.json` applies them stage by stage. With two arms a stage recommends "
+              "the second arm where `intercept + x'coef` > 0; with more, the arm a with the largest "
+              "`<V_a, intercept + Theta x>` (vertices in model.json).",
+              ""]
+    for k, st in enumerate(result.model_content["stages"]):
+        arms = ", ".join(str(a) for a in st["arms"])
+        mech = result.regime.stages_[k]
+        lines += [f"### Stage {k + 1}: arms {arms}",
+                  "",
+                  f"Released by {mech.mechanism} perturbation"
+                  + (" with residual weights (a private mean baseline first)" if mech.residual else "")
+                  + f", epsilon {number_text(result.stage_epsilons[k])}, gamma {st['gamma']:.6g}, Huber h "
+                  f"{st['huber_h']:g}, weight bound W = {st['weights_upper_bound']:.6g}.",
+                  "",
+                  "| coefficient | " + " | ".join(f"f{j + 1}" for j in range(len(st["coef"]))) + " |",
+                  "|---|" + "---|" * len(st["coef"])]
+        rows = [("intercept", st["intercept"])] + [(name, [c[j] for c in st["coef"]])
+                                                   for j, name in enumerate(st["feature_names"])]
+        lines += [f"| {name} | " + " | ".join(f"{x:.6g}" for x in values) + " |" for name, values in rows]
+        lines.append("")
+    lines += ["## Privacy budget (ledger.json)", "", led["composition"] + ".", "",
+              "The rule's share is divided across the stages in the ratios "
+              + ":".join(number_text(s) for s in led["stage_split"])
+              + (" (chosen by the analyst, public)." if result.stage_split is not None else " (equal, the default)."),
+              ""]
+    lines += _ledger_table(led, sizes)
+    lines += ["", f"The analysis is ({number_text(led['spent'])}, {delta_text(led['spent_delta'])})-DP (total "
+              f"epsilon allowed {number_text(led['total_epsilon'])}).", ""]
+    split = (f"{result.n_evaluation} of {result.n} rows for evaluation" if sizes else
+             "a random part of the rows for evaluation (sizes not released)")
+    lines += ["## Public settings", ""]
+    for k, st in enumerate(result.model_content["stages"]):
+        fb = st["feature_bounds"]
+        bounds = ", ".join(f"{n} [{a:g}, {b:g}]" for n, a, b in zip(st["feature_names"], fb["lower"], fb["upper"]))
+        lo, hi = result.reward_bounds[k]
+        design = ", ".join(f"P({a}) = {q:.6g}" for a, q in result.arm_probabilities[k].items())
+        lines.append(f"* Stage {k + 1}: history {bounds}; reward bounds [{lo:g}, {hi:g}]; design {design} "
+                     "(values outside the bounds are clipped by design).")
+    lines += [f"* Split: {split}.", "", "## How to read the numbers", "",
+              "Every number here is a differentially private release or a public setting. Counts computed from the "
+              "private data (followers of the later rules, values clipped by design) are not reported; the number of "
+              "subjects only when the analyst declared it public. See docs/multiarm_multistage.md.", ""]
+    for name in figures:
+        lines += [f"![{name}]({name})", ""]
+    return "\n".join(lines)

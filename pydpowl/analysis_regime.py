@@ -3,7 +3,8 @@
 :func:`run_regime_analysis` splits the subjects at random (data-independent)
 into a learning and an evaluation part, releases the regime on the learning
 part (:class:`pydpowl.estimators.multistage.DPMultiStageOWL`, backward OWL,
-one release per stage, the rule's share of E split equally across the stages)
+one release per stage, the rule's share of E split across the stages equally or in
+the public ratios ``stage_split``)
 and, on the evaluation part, the value of the regime and of every fixed
 treatment sequence (everyone on ``(a_1, ..., a_T)``) with intervals that
 include the privacy noise.
@@ -76,6 +77,12 @@ class RegimeAnalysisResult:
     public_n : bool
     diagnostics : dict
         NON-PRIVATE counts (followers per stage, clipped values): never written.
+    stage_split : list of Fraction or None
+        The public ratios that divided the rule's share across the stages (None: equal).
+    reward_bounds : list of (float, float)
+        Each stage's public reward bounds.
+    arm_probabilities : list of dict
+        Each stage's design probabilities, ``{arm text: probability}`` (public).
     """
 
     regime: Any
@@ -92,6 +99,9 @@ class RegimeAnalysisResult:
     composition: str = "sequential"
     public_n: bool = False
     diagnostics: Dict[str, Any] = field(default_factory=dict)
+    stage_split: Optional[List[Fraction]] = None
+    reward_bounds: List[Tuple[float, float]] = field(default_factory=list)
+    arm_probabilities: List[Dict[str, float]] = field(default_factory=list)
 
     @property
     def n_stages(self) -> int:
@@ -119,8 +129,10 @@ class RegimeAnalysisResult:
         rows = {"learning": self.n_learning, "evaluation": self.n_evaluation}
         releases = []
         for k, (eps, delta) in enumerate(zip(self.stage_epsilons, self.deltas["stages"])):
+            st = self.regime.stages_[k]
             K = len(self.regime.classes_[k])
-            releases.append({"name": f"stage {k + 1} rule (DP-OWL, backward OWL weights, {K} arms, C = 0; output "
+            weights = "residual weights (private mean baseline first)" if st.residual else "backward OWL weights"
+            releases.append({"name": f"stage {k + 1} rule (DP-OWL, {weights}, {K} arms, C = 0; {st.mechanism} "
                                      "perturbation)", "stage": k + 1, "epsilon": exact_number(eps), "delta": delta,
                              "part": "learning"})
         releases.append({"name": "value of the regime and of every treatment sequence: noisy cell sums (Laplace)",
@@ -133,15 +145,34 @@ class RegimeAnalysisResult:
             for r in releases:
                 r["rows"] = rows[r["part"]]
         eps, delta = self.privacy_spent
+        split = self.stage_split if self.stage_split is not None else [Fraction(1)] * self.n_stages
         return {"total_epsilon": exact_number(_decimal(self.total_epsilon)), "spent": eps, "spent_delta": delta,
                 "guarantee": guarantee_text(eps, delta), "composition": COMPOSITION_TEXT[self.composition],
                 "parts": [{"name": k, **({"rows": rows[k]} if self.public_n else {}), "epsilon": exact_number(v[0]),
                            "delta": v[1]} for k, v in self._parts().items()],
                 "releases": releases,
+                "stage_split": [exact_number(q) for q in split],
                 "notes": ["the stages are released last first (backward OWL); each stage's epsilon is its exact "
-                          "share of the rule's budget",
+                          "share of the rule's budget, divided across the stages in the ratios stage_split "
+                          + ("(public, chosen by the analyst)" if self.stage_split is not None else
+                             "(equal: the default)"),
                           "rows: " + ("the number of subjects was declared public" if self.public_n else
                                       "n not released (it was not declared public)")]}
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain JSON-ready dict of everything released (for bridges such as R's): ``model`` (model.json's
+        content), ``value`` (value.json's), ``ledger``, ``stages`` (each stage's mechanism, residual weights,
+        epsilon), ``privacy_spent``; the sizes only when n was declared public."""
+        out: Dict[str, Any] = {
+            "model": self.model_content, "value": self.value_summary(), "ledger": self.ledger(),
+            "stages": [{"stage": k + 1, "mechanism": st.mechanism, "residual": bool(st.residual),
+                        "epsilon": exact_number(self.stage_epsilons[k])}
+                       for k, st in enumerate(self.regime.stages_)],
+            "public_n": self.public_n, "privacy_spent": list(self.privacy_spent),
+        }
+        if self.public_n:
+            out.update(n=self.n, n_learning=self.n_learning, n_evaluation=self.n_evaluation)
+        return out
 
     def value_summary(self) -> Dict[str, Any]:
         """``value.json``: the regime's value, each fixed sequence's, the gains, what they mean."""
@@ -170,7 +201,9 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
                         total_epsilon: float, gamma: Any, level: float = 0.95, split: Optional[BudgetSplit] = None,
                         feature_names: Optional[Sequence[Sequence[str]]] = None,
                         evaluation_rows: Optional[Sequence[int]] = None, public_n: bool = False,
-                        random_state: Any = None) -> RegimeAnalysisResult:
+                        stage_split: Optional[Sequence[Any]] = None, mechanism: str = "auto",
+                        residual: Any = "auto", huber_h: Any = "auto", random_state: Any = None
+                        ) -> RegimeAnalysisResult:
     """The whole private analysis of a T-stage regime (see the module docstring).
 
     Parameters
@@ -191,6 +224,12 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
         As in :func:`pydpowl.analysis.run_analysis` (``split.propensity`` and ``split.selection`` unused).
     feature_names : list of T lists of str, optional
         Names of each stage's history columns (written to ``model.json``).
+    stage_split : sequence of T positive numbers, optional
+        Public ratios dividing the rule's share of E across the stages (``[1, 2]``: a third to stage 1, two
+        thirds to stage 2), exact (fractions); None: equal shares. Recorded on the ledger.
+    mechanism, residual, huber_h
+        How each stage's rule is released (:class:`~pydpowl.estimators.multistage.DPMultiStageOWL`'s; by
+        default weighted objective perturbation with residual weights for two-arm stages).
 
     Raises
     ------
@@ -198,7 +237,7 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
         For lists of different lengths (stages), bad budgets or bounds, a stage with an arm nobody
         received in the learning part.
     """
-    from .estimators.multistage import DPMultiStageOWL
+    from .estimators.multistage import DPMultiStageOWL, stage_shares as split_stage_budget
 
     T = len(A)
     for name, value in (("H", H), ("R", R), ("feature_bounds", feature_bounds), ("reward_bounds", reward_bounds),
@@ -212,7 +251,7 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     E = check_positive("total_epsilon", total_epsilon)
     level = check_probability("level", level, low_open=True, high_open=True)
     shares = budget_shares(E, split, propensity_model=False, tune=False)
-    stage_shares = [shares["rule"] / T] * T
+    stage_shares = split_stage_budget(shares["rule"], stage_split, T)
     stage_eps = [_double_at_most(s) for s in stage_shares]
     lows = [float(lo) for lo, _ in reward_bounds]
     highs = [float(hi) for _, hi in reward_bounds]
@@ -226,7 +265,9 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
         raise ValueError(f"H[{bad[0]}] (stage {bad[0] + 1}'s history) has {Hs[bad[0]].shape[0]} rows but H[0] has {n}.")
     encoded = [encode_arms(f"A[{k}]", a, length=n) for k, a in enumerate(A)]
     probs = [design_probabilities(propensity[k], encoded[k][0]) for k in range(T)]
-    Rs = [np.clip(check_vector(f"R[{k}]", r, length=n), lows[k], highs[k]) for k, r in enumerate(R)]
+    raw_R = [check_vector(f"R[{k}]", r, length=n) for k, r in enumerate(R)]
+    n_clipped_rewards = [int(np.count_nonzero((r < lows[k]) | (r > highs[k]))) for k, r in enumerate(raw_R)]
+    Rs = [np.clip(r, lows[k], highs[k]) for k, r in enumerate(raw_R)]
     rng = resolve_rng(random_state)
     learn, ev = split_rows(n, split, evaluation_rows, rng)
     for k, (classes, codes) in enumerate(encoded):
@@ -236,7 +277,8 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     learn_acc = BudgetAccountant(E, dataset="learning part" if split.composition == "parallel" else "whole dataset")
     regime = DPMultiStageOWL(
         epsilon=stage_eps, gamma=gamma, feature_bounds=list(feature_bounds), reward_bounds=list(reward_bounds),
-        propensity_floor=[float(p.min()) for p in probs], accountant=learn_acc, random_state=rng,
+        propensity_floor=[float(p.min()) for p in probs], mechanism=mechanism, residual=residual, huber_h=huber_h,
+        accountant=learn_acc, random_state=rng,
     ).fit([h[learn] for h in Hs], [np.asarray(encoded[k][0])[encoded[k][1][learn]] for k in range(T)],
           [r[learn] for r in Rs], [{c.item() if hasattr(c, "item") else c: float(q)
                                     for c, q in zip(encoded[k][0], probs[k])} for k in range(T)])
@@ -270,9 +312,14 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
         stage_deltas[k] += rel.delta
     deltas = {"stages": stage_deltas, "value": _laplace_sums_delta(eps_value, first.ravel()),
               "variance": _laplace_sums_delta(eps_variance, second.ravel())}
-    diagnostics = {"n_followed": list(regime.n_followed_), "n_clipped_weights": list(regime.n_clipped_weights_),
+    diagnostics = {"n_followed": list(regime.n_followed_), "n_clipped_rewards": n_clipped_rewards,
+                   "n_clipped_weights": list(regime.n_clipped_weights_),
                    "n_clipped_features": list(regime.n_clipped_features_)}
     return RegimeAnalysisResult(regime=regime, model_content=content, value=value, stage_epsilons=stage_shares,
                                 shares=shares, deltas=deltas, total_epsilon=E, n=n, n_learning=int(learn.size),
                                 n_evaluation=int(ev.size), level=level, composition=split.composition,
-                                public_n=bool(public_n), diagnostics=diagnostics)
+                                public_n=bool(public_n), diagnostics=diagnostics,
+                                stage_split=None if stage_split is None else [Fraction(q) for q in stage_split],
+                                reward_bounds=list(zip(lows, highs)),
+                                arm_probabilities=[{str(c): float(q) for c, q in zip(classes[k], probs[k])}
+                                                   for k in range(T)])

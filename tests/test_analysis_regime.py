@@ -62,3 +62,28 @@ def test_mismatched_stages_are_named():
     with pytest.raises(ValueError, match=r"R must be a list with one entry per stage \(T=2"):
         run_regime_analysis(H, A, R[:1], feature_bounds=[None, None], reward_bounds=[(0, 1), (0, 1)],
                             propensity=[0.5, 0.5], total_epsilon=1.0, gamma=10.0)
+
+
+def test_stage_split_shares_the_rule_budget_and_the_ledger_records_it():
+    """stage_split=(1, 2): of the rule's share 3.6 of E = 6, stage 1 gets 1.2 and stage 2 2.4 (exact), and the
+    ledger says how it was split and which mechanism each stage used."""
+    H, A, R = _smart(600)
+    res = run_regime_analysis(H, A, R, feature_bounds=[([-1, -1], [1, 1]), ([-1, -1, -1], [1, 1, 1])],
+                              reward_bounds=[(0.0, 0.1), (0.0, 3.5)], propensity=[0.5, 0.5], total_epsilon=6.0,
+                              gamma=40.0, stage_split=[1, 2], random_state=1)
+    led = res.ledger()
+    stages = [r for r in led["releases"] if "stage" in r]
+    assert [r["epsilon"] for r in stages] == [1.2, 2.4]
+    assert led["spent"] == 6.0
+    assert led["stage_split"] == [1, 2]
+    assert "objective perturbation" in stages[0]["name"]  # the engine's default for a two-arm stage
+    with pytest.raises(ValueError, match=r"stage_split\[0\] must be in \(0, inf\), got -1"):
+        run_regime_analysis(H, A, R, feature_bounds=[([-1, -1], [1, 1]), ([-1, -1, -1], [1, 1, 1])],
+                            reward_bounds=[(0.0, 0.1), (0.0, 3.5)], propensity=[0.5, 0.5], total_epsilon=6.0,
+                            gamma=40.0, stage_split=[-1, 2])
+
+
+def test_to_dict_is_plain_and_holds_the_sizes_only_when_public(result):
+    d = json.loads(json.dumps(result.to_dict()))
+    assert d["model"]["kind"] == "multistage" and set(d["value"]["value_of_sequence"]) == set(result.value.arms)
+    assert [s["stage"] for s in d["stages"]] == [1, 2] and "n" not in d and "n_learning" not in d

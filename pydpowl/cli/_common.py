@@ -262,6 +262,17 @@ def output_file(path: Path, option: str = "--out") -> Path:
     return path
 
 
+def positive_option(flag: str, value, *, upper=None, upper_open: bool = True) -> float:
+    """``value`` of option ``flag`` checked to lie in (0, inf) or (0, upper) / (0, upper]: the message names both."""
+    ok = value is not None and math.isfinite(value) and value > 0
+    if ok and upper is not None:
+        ok = value < upper if upper_open else value <= upper
+    if not ok:
+        interval = f"(0, {upper:g}{')' if upper_open else ']'}" if upper is not None else "(0, inf)"
+        raise ValueError(f"{flag} must be in {interval}, got {flag} {value!r}.")
+    return float(value)
+
+
 def say(text: str = "") -> None:
     """Print to stdout (the CLI's output channel)."""
     print(text, file=sys.stdout)

@@ -38,6 +38,8 @@ COUNT_LABELS = {
     "n_clipped_benefits": "benefits clipped to the bounds",
     "n_clipped_logits": "propensity logits clipped to [-M, M]",
     "n_iter": "Newton iterations of the solver",
+    "n_clipped_rewards": "rewards clipped to the bounds",
+    "n_followed": "learning subjects whose later treatments followed the released later rules",
 }
 
 

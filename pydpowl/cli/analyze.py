@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ._common import add_mechanism_options, arm_labels, mechanism_settings, name_list, say
+from ._common import positive_option as _positive
 from ._disclosure import add_disclosure_options, rows_text, say_data, say_diagnostics
 
 EPILOG = """examples:
@@ -29,6 +30,20 @@ EPILOG = """examples:
                   --total-epsilon 2 --out results/analysis
   pydpowl analyze --data cyp_guides_clinical.csv --data-format cyp-guides --benefit-bounds 0:9.0780 \\
                   --propensity 0.6667 --total-epsilon 1 --out results/analysis-cyp
+  pydpowl analyze --data smart.csv --stages 2 --treatment A1,A2 --reward R1,R2 \\
+                  --reward-bounds=0:1,-3:3 --features-stage1 age,score0 --features-stage2 age,score0,A1,score1 \\
+                  --bounds age=18:90,score0=0:10,A1=-1:1,score1=0:10 --propensity 0.5 \\
+                  --stage-split 1:1 --total-epsilon 2 --out results/regime
+
+Several stages (--stages T, a dynamic treatment regime as DTRlearn2's owl(H, AA, RR, n, K, pi)): one
+treatment and one reward column per stage (--treatment, --reward: comma-separated, stage 1 first; every
+column matched by name), each stage's history columns (--features-stage1 ... --features-stageT: any
+columns, the earlier treatments and rewards included) and the public bounds of every one of them by name
+(--bounds name=lo:hi,...), each stage's reward bounds (--reward-bounds, one LO:HI for every stage or one
+per stage) and design (--propensity: 1/K or arm=P,... for every stage, or one per stage separated by ';').
+The regime is learnt last stage first on the learning part (each two-arm stage by objective perturbation
+with residual weights by default), its value and every fixed treatment sequence's on the evaluation part;
+the rule's share of E is split across the stages equally or by --stage-split 1:2 (exact ratios).
 
 Default budget split (--budget-split): evaluation=0.4 of E for the evaluation part (the value and its
 interval), 0.6 of E for the learning part; there propensity=0.2 and selection=0.2 of the part (when
@@ -63,9 +78,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "name; the cyp-guides format states its coding and the length of stay in hours)")
     g.add_argument("--features", type=name_list, metavar="COLS", help="comma-separated numeric feature columns")
     g.add_argument("--bounds", metavar="SPEC", help="public feature bounds: name=lo:hi,... or lo:hi,... in order")
-    g.add_argument("--benefit-bounds", required=True, metavar="LO:HI",
+    g.add_argument("--benefit-bounds", metavar="LO:HI",
                    help="public bounds of the benefit (values outside are clipped); write --benefit-bounds=-5:5 "
-                        "when LO is negative")
+                        "when LO is negative (required for one stage)")
     g.add_argument("--weights-upper-bound", type=float, metavar="W",
                    help="public bound W on (benefit - LO) / P(A | x); larger weights are clipped")
     prop = g.add_mutually_exclusive_group(required=True)
@@ -92,20 +107,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--labels", metavar="PLUS,MINUS", help="names of the arms coded +1 and -1")
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="seed every random draw (reproduction and tests only: a known seed reveals the noise)")
+    from .analyze_regime import add_stage_options
+
+    add_stage_options(parser)
     add_disclosure_options(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     parser.set_defaults(func=run)
     return parser
-
-
-def _positive(flag: str, value, *, upper=None, upper_open: bool = True) -> float:
-    ok = value is not None and math.isfinite(value) and value > 0
-    if ok and upper is not None:
-        ok = value < upper if upper_open else value <= upper
-    if not ok:
-        interval = f"(0, {upper:g}{')' if upper_open else ']'}" if upper is not None else "(0, inf)"
-        raise ValueError(f"{flag} must be in {interval}, got {flag} {value!r}.")
-    return float(value)
 
 
 def _benefit_bounds(text: str):
@@ -207,9 +215,17 @@ def _replace(data, **changes):
 def run(args: argparse.Namespace) -> int:
     from ..analysis import BudgetSplit, run_analysis
     from ..analysis_output import number_text, write_analysis
+    from .analyze_regime import run_regime, stage_options_given
 
     start = time.perf_counter()
+    if args.stages is not None:
+        return run_regime(args)
+    given = stage_options_given(args)
+    if given:
+        raise ValueError(f"{', '.join(given)} describe several stages and need --stages T (T >= 2 decision points).")
     E = _positive("--total-epsilon", args.total_epsilon)
+    if args.benefit_bounds is None:
+        raise ValueError("--benefit-bounds LO:HI is required (the public bounds of the benefit).")
     lo, hi = _benefit_bounds(args.benefit_bounds)
     if args.weights_upper_bound is not None:
         _positive("--weights-upper-bound", args.weights_upper_bound)

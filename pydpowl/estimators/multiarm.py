@@ -4,10 +4,13 @@ A rule for ``K >= 2`` arms is the angle-based linear rule of
 :mod:`pydpowl.engine.multicategory`: ``Theta`` is ``(K-1) x d`` (intercept
 first in each row, DPpack's scaled space) and the rule recommends
 ``argmax_a <V_a, Theta z>``. Its weighted objective is the binary weighted
-ERM objective over expanded rows, so it is minimised by the one solver and
-released by the one output-perturbation release with ``(K-1) d``
-coefficients and Theorem 7's sensitivity in Frobenius norm
-(docs/privacy_audit.md, "Multi-arm rules").
+ERM objective over expanded rows ``V_a kron z`` (norm <= 1), so it is
+minimised by the one solver and released by two-arm DP-OWL's mechanisms
+(:mod:`pydpowl.estimators.owl_mechanism`) in ``(K-1) d`` coordinates: by
+default weighted objective perturbation with residual weights (C = 0), else
+output perturbation with Theorem 7's sensitivity in Frobenius norm
+(docs/privacy_audit.md, "Multi-arm rules" and "K arms: weighted objective
+perturbation").
 
 * :func:`encode_arms`: treatment labels of any kind -> sorted ``classes`` and
   integer codes (the arms' order is the sorted labels');
@@ -15,10 +18,10 @@ coefficients and Theorem 7's sensitivity in Frobenius norm
   weight sensitivity ``C`` and the public propensity floor, from a scalar
   ``1/K``, a mapping ``{arm: probability}``, a vector of received-arm
   probabilities or an ``(n, K)`` matrix;
-* :func:`prepare_arm_problem` / :func:`release_arm_rule`: the problem and its
-  release (also used stage by stage by
+* :func:`prepare_arm_problem`: the problem (also used stage by stage by
   :class:`~pydpowl.estimators.multistage.DPMultiStageOWL`, with signed
-  weights for residual outcomes);
+  weights for residual outcomes); :func:`release_arm_rule`: its output
+  perturbation (validation's cross-checks and the tests);
 * :class:`ArmRule`: a released rule (public), which scores and recommends.
 
 :class:`pydpowl.DPOWL` uses these for ``K >= 3`` labels; with two arms the
@@ -318,17 +321,6 @@ def prepare_arm_problem(Z: NDArray[np.float64], codes: NDArray[np.intp], n_arms:
                       n_clipped_weights=n_over, n_negative=int(np.count_nonzero(signs < 0)))
 
 
-def release_spent(out: OutputRelease, *, epsilon: float, stream: str = "numpy") -> Tuple[float, float]:
-    """``(epsilon, delta)`` of :func:`release_arm_rule`'s release: the floating-point rounding's delta in
-    dimension ``(K - 1) d`` (:func:`pydpowl.privacy.accountant.rounded_release_spent`) under the sampler
-    model ``stream`` (``"numpy"``, or ``"R"`` for a replayed R stream)."""
-    from ..privacy.accountant import rounded_release_spent
-
-    eps = float(epsilon)
-    return rounded_release_spent(eps, dim=out.coef.size, grid=out.grid, noise_scale=out.sensitivity / eps,
-                                 full_precision=out.grid is None and math.isfinite(eps), stream=stream)
-
-
 def release_arm_rule(problem: ArmProblem, *, epsilon: float, gamma: float, huber_h: float = 0.5,
                      tol: float, rng: Any, reproduce_dppack: bool = False) -> OutputRelease:
     """The one output-perturbation release of a K-arm problem (``coef`` has ``(K - 1) d`` entries, ``vec(Theta)``).
@@ -423,8 +415,14 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
                      propensity: Any, names: Optional[list]) -> Any:
     """:meth:`pydpowl.DPOWL.fit` for three or more arms: set the fitted attributes of ``estimator`` and return it.
 
-    The settings are the estimator's (checked here before the data are used);
-    the release is :func:`release_arm_rule` of :func:`prepare_arm_problem`.
+    The settings are the estimator's (checked here before the data are used).
+    The problem is :func:`prepare_arm_problem`'s expanded rows; the plan and
+    the release are two-arm DP-OWL's (:func:`~.owl_mechanism.plan_rule`,
+    :func:`~.owl_mechanism.release_rule`): by default (C = 0, the benefit's
+    public range known from ``benefit_bounds`` or from W and the design's
+    smallest probability) weighted objective perturbation with residual
+    weights in ``(K - 1) d`` coordinates, otherwise output perturbation
+    (docs/privacy_audit.md, "K arms: weighted objective perturbation").
     ``scaled_coef_`` is ``Theta`` (``(K-1) x d``, scaled space, the release),
     ``coef_`` and ``intercept_`` its original-space form (post-processing).
     """
@@ -432,25 +430,25 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     from .._validation import (check_array, check_bool, check_diagnose_bounds, check_epsilon, diagnose_bounds,
                                resolve_rng)
     from ..engine.preprocessing import bounds_from_data
+    from .benefits import shift_benefits
     from .inputs import check_benefit
-
-    from .owl_mechanism import AUTO, MECHANISM_CHOICES, check_residual, plan_rule, store_plan_attributes
+    from .owl_mechanism import (AUTO, MECHANISM_CHOICES, check_residual, plan_rule, release_rule, rule_privacy_spent,
+                                store_plan_attributes)
+    from .residual import check_benefit_bounds
 
     eps = check_epsilon(estimator.epsilon)
     for name in ("gamma", "huber_h"):
         if getattr(estimator, name) != AUTO:
             check_positive(name, getattr(estimator, name))
-    if check_choice("mechanism", estimator.mechanism, MECHANISM_CHOICES) == "objective" or \
-            check_residual(estimator.residual) not in (AUTO, False):
-        raise ValueError(f"with {len(classes)} arms ({arm_labels_text(classes)}) DPOWL releases by output "
-                         "perturbation with OWL weights (the K-arm rule has no objective perturbation or residual "
-                         "weights yet): use mechanism='output' (or 'auto') and residual=False (or 'auto').")
+    check_choice("mechanism", estimator.mechanism, MECHANISM_CHOICES)
+    check_residual(estimator.residual)
     w_max = check_positive("weights_upper_bound", estimator.weights_upper_bound)
     tol = check_positive("tol", estimator.tol)
     fit_intercept = check_bool("fit_intercept", estimator.fit_intercept)
     if check_bool("reproduce_dppack", estimator.reproduce_dppack):
         raise ValueError(f"reproduce_dppack=True reproduces DPpack's svmDP, which has two arms; treatment has "
                          f"{len(classes)} ({arm_labels_text(classes)}).")
+    lo_hi = None if estimator.benefit_bounds is None else check_benefit_bounds(estimator.benefit_bounds)
     X = check_array("X", X)
     n, p = X.shape
     if codes.shape[0] != n:
@@ -461,43 +459,53 @@ def fit_multiarm_owl(estimator: Any, X: ArrayLike, classes: NDArray[Any], codes:
     scaler = FeatureScaler.from_bounds(bounds, p, fit_intercept, columns=names)  # bounds by name: X's columns
     diagnose_bounds(X, scaler.lower, scaler.upper, check_diagnose_bounds(estimator.diagnose_bounds), columns=names,
                     owner="DPOWL")
-    B = check_benefit(benefit, n)
+    n_clipped_b = 0
+    if lo_hi is not None:  # shifted by the public lower bound (so benefits may be negative), clipped, counted
+        shifted, n_clipped_b = shift_benefits(benefit, lo_hi[0], lo_hi[1])
+        B = check_benefit(shifted, n)
+    else:
+        B = check_benefit(benefit, n)
     prop = resolve_arm_propensity(propensity, classes, codes, weight_sensitivity=estimator.weight_sensitivity,
                                   weights_upper_bound=w_max)
+    # the benefit's public range: given, or the one W implies for known design probabilities (B / p <= W for
+    # every arm: B <= W min_a p_a), as two-arm DPOWL's W min(p, 1 - p)
+    benefit_range = (lo_hi[1] - lo_hi[0]) if lo_hi is not None else (
+        w_max * prop.floor if prop.floor is not None else None)
     Z, n_clipped_x = scaler.transform_checked(X)
     K = len(classes)
     problem = prepare_arm_problem(Z, codes, K, B, prop.probability, weights_upper_bound=w_max,
                                   weight_sensitivity=prop.C)
-    plan = plan_rule(mechanism="output", residual=False, gamma=estimator.gamma, huber_h=estimator.huber_h,
-                     epsilon=eps, n_samples=n, dim=(K - 1) * scaler.n_coefficients, weights_upper_bound=w_max,
-                     C=prop.C, reproduce_dppack=False, benefit_range=None)
-    gamma, huber_h = plan.gamma, plan.huber_h
-    out = release_arm_rule(problem, epsilon=eps, gamma=gamma, huber_h=huber_h, tol=tol,
-                           rng=resolve_rng(estimator.random_state))
-    rule = ArmRule(classes=classes, scaled_coef=out.coef.reshape(K - 1, -1), scaler=scaler)
+    plan = plan_rule(mechanism=estimator.mechanism, residual=estimator.residual, gamma=estimator.gamma,
+                     huber_h=estimator.huber_h, epsilon=eps, n_samples=n, dim=problem.rows.shape[1],
+                     weights_upper_bound=w_max, C=prop.C, reproduce_dppack=False, benefit_range=benefit_range)
+    rel = release_rule(problem.rows, problem.labels, problem.weights, plan=plan, C=prop.C, tol=tol,
+                       reproduce_dppack=False, rng=resolve_rng(estimator.random_state), benefit=B,
+                       propensity_received=prop.probability, n_clipped_weights=problem.n_clipped_weights)
+    rule = ArmRule(classes=classes, scaled_coef=rel.coef.reshape(K - 1, -1), scaler=scaler)
     estimator.classes_ = classes
     estimator.scaler_ = scaler
     estimator.scaled_coef_ = rule.scaled_coef
     estimator.coef_, estimator.intercept_ = rule.coef, rule.intercept
-    estimator.release_grid_ = out.grid
-    estimator.sensitivity_ = out.sensitivity
+    estimator.release_grid_ = rel.grid
+    estimator.sensitivity_ = rel.sensitivity
     estimator.sampler_model_ = "R" if is_r_stream(estimator.random_state) else "numpy"
-    estimator.privacy_spent_ = release_spent(out, epsilon=eps, stream=estimator.sampler_model_)
+    estimator.privacy_spent_ = rule_privacy_spent(rel, reproduce_dppack=False, stream=estimator.sampler_model_)
     estimator.weight_sensitivity_ = prop.C
-    store_plan_attributes(estimator, plan, ridge=gamma,
-                          noise_scale=out.sensitivity / eps if math.isfinite(eps) else 0.0)
-    estimator.n_iter_ = out.n_iter
+    store_plan_attributes(estimator, plan, ridge=rel.ridge, noise_scale=rel.noise_scale,
+                          baseline=None if rel.baseline is None else rel.baseline.value,
+                          n_clipped_residuals=rel.n_clipped_residuals)
+    estimator.n_iter_ = rel.n_iter
     estimator.n_samples_ = n
     estimator.n_features_in_ = p
-    estimator.n_clipped_weights_ = problem.n_clipped_weights
+    estimator.n_clipped_weights_ = rel.n_clipped_weights
     estimator.n_clipped_features_ = n_clipped_x
     estimator.n_clipped_logits_ = 0
-    estimator.n_clipped_benefits_ = 0
+    estimator.n_clipped_benefits_ = n_clipped_b + rel.n_clipped_benefits
     store_feature_names(estimator, names)  # prediction matches a DataFrame's columns by name
     if estimator.keep_nonprivate:
-        estimator.nonprivate_scaled_coef_ = out.nonprivate_coef.reshape(K - 1, -1)
+        estimator.nonprivate_scaled_coef_ = rel.minimiser.reshape(K - 1, -1)
         full = scaler.coef_to_original(estimator.nonprivate_scaled_coef_)
         estimator.nonprivate_intercept_ = full[:, 0] if fit_intercept else np.zeros(K - 1)
         estimator.nonprivate_coef_ = full[:, 1:] if fit_intercept else full
-        estimator.noise_scaled_ = out.noise.reshape(K - 1, -1)
+        estimator.noise_scaled_ = rel.noise.reshape(K - 1, -1)
     return estimator

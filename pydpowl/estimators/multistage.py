@@ -14,8 +14,8 @@ constant, or a linear model of ``Y_k`` on ``H_k`` released privately first
 (a negative residual flips the label). Each stage is one DP-wERM release
 (two arms, or K arms by the angle-based rule of
 :mod:`pydpowl.estimators.multiarm`), made as :class:`pydpowl.DPOWL` makes
-its rule (:mod:`pydpowl.estimators.owl_mechanism`): by default, for a two-arm
-stage with known propensities (C = 0), weighted objective perturbation with
+its rule (:mod:`pydpowl.estimators.owl_mechanism`): by default, for a stage
+of two or K arms with known propensities (C = 0), weighted objective perturbation with
 residual weights (``|clip(Y_k - m_k, -R_k, R_k)|``, ``m_k`` the private mean of
 ``Y_k`` over the n subjects, released first on a share of the stage's
 budget); otherwise, and with ``mechanism="output"``, output perturbation.
@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -49,11 +50,11 @@ from .._validation import check_array, check_bool, check_choice, check_epsilon, 
 from ..engine.mechanisms import is_r_stream
 from ..engine.preprocessing import FeatureScaler
 from ..engine.solver import DEFAULT_TOL
-from ..privacy.accountant import BudgetAccountant
+from ..privacy.accountant import BudgetAccountant, double_at_most
 from .multiarm import ArmRule, encode_arms, prepare_arm_problem, resolve_arm_propensity
 from .owl_mechanism import AUTO, MECHANISM_CHOICES, check_residual, plan_rule, release_rule, rule_release_parts
 
-__all__ = ["DPMultiStageOWL", "StageRelease", "ipw_value", "gamma_for_cost"]
+__all__ = ["DPMultiStageOWL", "StageRelease", "ipw_value", "gamma_for_cost", "stage_shares"]
 
 #: baselines that are not numbers
 BASELINES = ("lower", "linear", "ols")
@@ -112,6 +113,31 @@ class StageRelease:
     baseline: Optional[float] = None
     noise_scale: float = math.nan
     delta: float = 0.0
+
+
+def stage_shares(total: Fraction, stage_split: Any, T: int, *, name: str = "stage_split") -> List[Fraction]:
+    """Each stage's exact share of ``total``: ``total * s_k / sum(s)`` for the public ratios ``stage_split``
+    (``None``: equal shares). The shares add up to ``total`` exactly (Fraction arithmetic).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``name``, the stage and the value, for anything but ``T`` positive finite numbers.
+    """
+    if stage_split is None:
+        return [total / T] * T
+    if isinstance(stage_split, (str, bytes)) or not isinstance(stage_split, (list, tuple, np.ndarray)):
+        raise TypeError(f"{name} must be a sequence of positive numbers, one share per stage (e.g. [1, 2]: a third "
+                        f"to stage 1, two thirds to stage 2), got {type(stage_split).__name__} {stage_split!r}.")
+    if len(stage_split) != T:
+        raise ValueError(f"{name} must have one share per stage (T={T}), got {len(stage_split)}.")
+    ratios = []
+    for k, s in enumerate(stage_split):
+        if not _is_number(s) or not (0 < s < math.inf):  # NaN fails too
+            raise ValueError(f"{name}[{k}] must be in (0, inf), got {s!r} (stage {k + 1}'s share).")
+        ratios.append(Fraction(s))
+    whole = sum(ratios, Fraction(0))
+    return [total * r / whole for r in ratios]
 
 
 def _per_stage(name: str, value: Any, T: int, one: Any) -> List[Any]:
@@ -175,36 +201,42 @@ class DPMultiStageOWL(DPEstimator):
     The private counterpart of DTRlearn2's ``owl(H, AA, RR, n, K, pi,
     loss = "hinge", kernel = "linear", augment = FALSE)``: one linear rule per
     stage, learned last stage first by weighted (Huber-hinge) classification,
-    each released as :class:`pydpowl.DPOWL` releases its rule (two arms: by
-    default weighted objective perturbation with residual weights; three or
-    more arms: output perturbation of the angle-based rule of
-    :mod:`pydpowl.estimators.multiarm`).
+    each released as :class:`pydpowl.DPOWL` releases its rule (by default
+    weighted objective perturbation with residual weights; three or more arms
+    by the angle-based rule of :mod:`pydpowl.estimators.multiarm`).
 
     Parameters
     ----------
     epsilon : float or sequence of float
-        The privacy budget in (0, inf]: the total (split equally across the
-        stages) or one budget per stage (stage 1 first). ``inf`` releases the
-        exact, non-private regime (validation only).
+        The privacy budget in (0, inf]: the total (split across the stages
+        by ``stage_split``, equally by default) or one budget per stage
+        (stage 1 first). ``inf`` releases the exact, non-private regime
+        (validation only).
     gamma : float, "auto" or sequence of them, default="auto"
         Regularisation constant of each stage's rule (DPpack's convention), in
         (0, inf); ``"auto"`` is :class:`pydpowl.DPOWL`'s public rule for the
         stage's mechanism (a function of n, the stage's epsilon, d and W).
     mechanism : {"auto", "output", "objective"}, default="auto"
         How each stage's rule is released. ``"auto"``: weighted objective
-        perturbation for a two-arm stage whose weights do not move with other
-        records (C = 0: known propensities), output perturbation (Algorithm 1)
-        otherwise; ``"output"``: output perturbation at every stage (the
-        paper's mechanism; for comparison); ``"objective"``: refused for a
-        stage with three or more arms or with C > 0 (no proof).
+        perturbation for a stage (two or K arms) whose weights do not move with
+        other records (C = 0: known propensities), output perturbation
+        (Algorithm 1) otherwise; ``"output"``: output perturbation at every
+        stage (the paper's mechanism; for comparison); ``"objective"``:
+        refused for a stage with C > 0 (no proof).
     residual : {"auto", True, False} or ResidualWeights, default="auto"
         Residual weights per stage (:class:`pydpowl.DPOWL`'s): the mean of
         ``Y_k`` over the n subjects released first (Laplace, on
         ``baseline_share`` of the stage's budget, 0.1 by default), the residual
         clipped to ``+-R_k = clip_share S_k`` (``S_k`` the public range of
         ``Y_k``; 1/16 by default), so that the weights are bounded by
-        ``W_k clip_share``. ``"auto"``: on for two-arm stages with C = 0 and
+        ``W_k clip_share``. ``"auto"``: on for stages with C = 0 and
         ``baseline="lower"``. Needs ``baseline="lower"`` (it replaces the baseline).
+    stage_split : sequence of float, optional
+        Public ratios dividing a total ``epsilon`` across the stages (stage 1
+        first): stage ``k`` gets ``epsilon * s_k / sum(s)``, computed exactly
+        (fractions) and rounded down to a double, so that the stages never
+        spend more than the total. ``None``: equal shares. Refused with a
+        per-stage ``epsilon``.
     feature_bounds : (lower, upper) or sequence of them
         Public bounds of each stage's history features (one pair used at every
         stage, or one per stage); features are clipped to them (counted).
@@ -284,7 +316,7 @@ class DPMultiStageOWL(DPEstimator):
     """
 
     def __init__(self, *, epsilon: Any, feature_bounds: Any, reward_bounds: Any, gamma: Any = AUTO,
-                 mechanism: str = AUTO, residual: Any = AUTO,
+                 mechanism: str = AUTO, residual: Any = AUTO, stage_split: Any = None,
                  propensity_floor: Any = None, baseline: Any = "lower", baseline_share: float = 0.25,
                  baseline_gamma: float = 1.0, huber_h: Any = AUTO, fit_intercept: bool = True,
                  weight_sensitivity: Any = None, tol: float = DEFAULT_TOL, accountant: Any = None,
@@ -293,6 +325,7 @@ class DPMultiStageOWL(DPEstimator):
         self.gamma = gamma
         self.mechanism = mechanism
         self.residual = residual
+        self.stage_split = stage_split
         self.feature_bounds = feature_bounds
         self.reward_bounds = reward_bounds
         self.propensity_floor = propensity_floor
@@ -313,9 +346,15 @@ class DPMultiStageOWL(DPEstimator):
         if isinstance(eps, (list, tuple, np.ndarray)):
             if len(eps) != T:
                 raise ValueError(f"epsilon must be one number (the total) or one per stage (T={T}), got {len(eps)}.")
+            if self.stage_split is not None:
+                raise ValueError("stage_split divides a total epsilon; epsilon is already one per stage: give "
+                                 "one of the two.")
             return [check_epsilon(e, f"epsilon[{k}]") for k, e in enumerate(eps)]
         total = check_epsilon(eps)
-        return [total / T] * T
+        if total == math.inf:
+            stage_shares(Fraction(1), self.stage_split, T)  # checked all the same
+            return [math.inf] * T
+        return [double_at_most(q) for q in stage_shares(Fraction(total), self.stage_split, T)]
 
     def _baselines(self, T: int) -> List[Any]:
         out = []
@@ -539,19 +578,9 @@ class DPMultiStageOWL(DPEstimator):
 
     def _stage_plan(self, stage: int, K: int, baseline: Any, *, gamma: Any, epsilon: float, n: int, dim: int,
                     W: float, C: float, benefit_range: float):
-        """The stage's :class:`~pydpowl.estimators.owl_mechanism.RulePlan`: DPOWL's plan, with what has no
-        proof here refused (objective perturbation and residual weights for three or more arms; residual
-        weights with another baseline)."""
+        """The stage's :class:`~pydpowl.estimators.owl_mechanism.RulePlan`: DPOWL's plan (two arms or K arms
+        alike), with what has no proof here refused (residual weights with another baseline)."""
         mechanism, residual = self.mechanism, check_residual(self.residual)
-        if K > 2:
-            if mechanism == "objective":
-                raise ValueError(f"mechanism='objective' (stage {stage}) needs two arms: stage {stage} has {K}, and "
-                                 "K-arm rules are released by output perturbation; use mechanism='output' or "
-                                 "'auto'.")
-            if residual is not False and residual != AUTO:
-                raise ValueError(f"residual weights (stage {stage}) need two arms: stage {stage} has {K}; use "
-                                 "residual=False or 'auto'.")
-            mechanism, residual = "output", False
         if baseline != "lower":
             if residual is not False and residual != AUTO:
                 raise ValueError(f"residual weights (a private mean baseline) replace baseline={baseline!r}: use "

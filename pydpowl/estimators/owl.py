@@ -355,8 +355,9 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
                 n_samples=self.n_samples_,
                 coefficient_names=tuple(f"f{k + 1}:{name}" for k in range(full.shape[0]) for name in coef_names),
                 coefficients=tuple(float(v) for v in full.ravel()),
-                notes=("Delta bounds the Frobenius norm of Theta; rule: argmax_a <V_a, f(x)>",)
-                + release_notes(self), privacy_spent=self.privacy_spent_)
+                notes=(("Delta bounds the Frobenius norm of Theta; " if self.mechanism_ == "output" else "")
+                       + "rule: argmax_a <V_a, f(x)>",) + release_notes(self), privacy_spent=self.privacy_spent_,
+                mechanism=self._mechanism_text())
         return FitSummary(
             estimator="DPOWL", epsilon=float(self.epsilon), gamma=float(self.gamma_),
             weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,
@@ -364,6 +365,9 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
             coefficient_names=tuple(coef_names), coefficients=tuple(float(v) for v in self.dppack_coeff_),
             notes=("features clipped to public bounds and weights clipped at W by design",) + release_notes(self),
             privacy_spent=self.privacy_spent_,
-            mechanism=("output perturbation" if self.mechanism_ == "output" and not self.residual_
-                       else self.mechanism_description_),
+            mechanism=self._mechanism_text(),
         )
+
+    def _mechanism_text(self) -> str:
+        return ("output perturbation" if self.mechanism_ == "output" and not self.residual_
+                else self.mechanism_description_)

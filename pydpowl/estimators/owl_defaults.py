@@ -20,6 +20,11 @@ in {0.25, 0.5, 1, 2, 5}. What it chose, and why:
 * **gamma** by :func:`default_gamma`, a function of n, epsilon, d and W only
   (public), fitted to the oracle gammas of the paper's and the CYP-style
   designs and checked on the third (Zhao et al.'s).
+
+The K-arm rule (``d = (K - 1)(p + 1)``) uses the same defaults: on the
+three-arm design (``benchmarks/multiarm_objective.py``, docs/utility.md,
+"K arms") objective perturbation with residual weights was the best release
+or tied with the best in 10 of 12 cells.
 """
 
 from __future__ import annotations

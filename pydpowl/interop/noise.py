@@ -11,7 +11,7 @@ import numpy as np
 from ..engine.losses import huber_hinge_value
 from ..engine.mechanisms import weighted_objective_split
 
-__all__ = ["owl_noise_scale", "release_noise", "noise_summary"]
+__all__ = ["owl_noise_scale", "release_noise", "noise_summary", "stage_noise"]
 
 
 def owl_noise_scale(model: Any, n: int) -> Dict[str, Any]:
@@ -28,16 +28,39 @@ def owl_noise_scale(model: Any, n: int) -> Dict[str, Any]:
     if eps == math.inf:
         scale = 0.0
     elif model.mechanism_ == "objective":
-        _, cal = weighted_objective_split(n=n, epsilon=float(model.epsilon_rule_), gamma=float(model.gamma_),
-                                          weights_upper_bound=float(model.rule_weights_upper_bound_),
-                                          curvature=1.0 / (2.0 * float(model.huber_h_)), lipschitz=1.0,
-                                          tol=float(model.tol))
-        scale = 1.0 / (cal.rate * cal.ridge)
+        scale, _ = _objective_scale(n=n, epsilon=float(model.epsilon_rule_), gamma=float(model.gamma_),
+                                    weights_upper_bound=float(model.rule_weights_upper_bound_),
+                                    huber_h=float(model.huber_h_), tol=float(model.tol))
     else:
         scale = float(model.sensitivity_) / float(model.epsilon_rule_)
     return noise_summary(model.scaler_, np.size(model.scaled_coef_), scale=scale,
                          weights_upper_bound=float(model.rule_weights_upper_bound_), ridge=float(model.ridge_),
                          huber_h=float(model.huber_h_), n=n)
+
+
+def _objective_scale(*, n: int, epsilon: float, gamma: float, weights_upper_bound: float, huber_h: float,
+                     tol: float):
+    """Objective perturbation's bound on the move of the minimiser per unit of noise scale (``1 / (rate
+    lambda)``, see :func:`owl_noise_scale`) and the ridge ``lambda`` of the perturbed objective."""
+    _, cal = weighted_objective_split(n=n, epsilon=epsilon, gamma=gamma, weights_upper_bound=weights_upper_bound,
+                                      curvature=1.0 / (2.0 * huber_h), lipschitz=1.0, tol=tol)
+    return 1.0 / (cal.rate * cal.ridge), cal.ridge
+
+
+def stage_noise(stage: Any, *, n: int, tol: float) -> Dict[str, Any]:
+    """The noise summary of one stage of a :class:`pydpowl.estimators.multistage.DPMultiStageOWL` (its
+    ``StageRelease``): :func:`release_noise` for output perturbation, :func:`owl_noise_scale`'s bounds for
+    objective perturbation (public quantities only)."""
+    rule = stage.rule
+    if stage.mechanism != "objective":
+        return release_noise(rule.scaler, rule.scaled_coef.size, epsilon=stage.epsilon, sensitivity=stage.sensitivity,
+                             weights_upper_bound=stage.weights_upper_bound, gamma=stage.gamma,
+                             huber_h=stage.huber_h, n=n)
+    scale, ridge = (0.0, stage.gamma) if stage.epsilon == math.inf else _objective_scale(
+        n=n, epsilon=stage.epsilon, gamma=stage.gamma, weights_upper_bound=stage.weights_upper_bound,
+        huber_h=stage.huber_h, tol=tol)
+    return noise_summary(rule.scaler, rule.scaled_coef.size, scale=scale,
+                         weights_upper_bound=stage.weights_upper_bound, ridge=ridge, huber_h=stage.huber_h, n=n)
 
 
 def release_noise(scaler: Any, n_released: int, *, epsilon: float, sensitivity: float, weights_upper_bound: float,

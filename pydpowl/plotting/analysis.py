@@ -2,7 +2,9 @@
 
 Drawn from the analysis' releases and public settings only (an
 :class:`~pydpowl.analysis_base.AnalysisResult`): the value with its interval
-and the rule's gains, and the released coefficients on comparable scales.
+and the rule's gains, and the released coefficients on comparable scales; for a
+multi-stage regime (:func:`pydpowl.analysis_output.write_regime_analysis`) the
+values of the regime and of each fixed treatment sequence and the regime's gains.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Union
 from ..analysis_base import AnalysisResult
 from .figure import pyplot, save_figure
 
-__all__ = ["plot_value", "plot_coefficients"]
+__all__ = ["plot_value", "plot_coefficients", "plot_regime_value"]
 
 
 def plot_value(result: AnalysisResult, path: Union[str, Path]) -> Path:
@@ -115,5 +117,36 @@ def _plot_arm_coefficients(result: AnalysisResult, path: Union[str, Path]) -> Pa
     ax.set_xlabel("coefficient x (upper - lower bound)")
     ax.set_title(f"released {result.n_arms}-arm rule: the arm a with the largest <V_a, f(x)>\n(gamma "
                  f"{result.gamma:.3g}; arms {', '.join(result.treatment_labels)})", fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def plot_regime_value(result: Any, path: Union[str, Path]) -> Path:
+    """The regime's value and each fixed sequence's with their intervals, and the regime's gains."""
+    plt = pyplot()
+    v = result.value
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+    shown = [("regime", v.value)] + [(seq, v.arm_values[seq]) for seq in v.arms]
+    ax = axes[0]
+    for k, (_, iv) in enumerate(shown):
+        ax.errorbar([k], [iv.estimate], yerr=[[iv.estimate - iv.ci_low], [iv.ci_high - iv.estimate]], fmt="o",
+                    capsize=6, color="tab:blue" if k == 0 else "tab:grey")
+    ax.set_xticks(range(len(shown)))
+    ax.set_xticklabels([label for label, _ in shown], fontsize=7, rotation=30)
+    ax.set_ylabel("value = mean total reward")
+    ax.set_title(f"value, {100 * result.level:g}% interval")
+    ax = axes[1]
+    items = [("vs best sequence", v.difference)] + [(f"vs all {seq}", v.versus[seq]) for seq in v.arms]
+    for k, (_, iv) in enumerate(items):
+        ax.errorbar([iv.estimate], [k], xerr=[[iv.estimate - iv.ci_low], [iv.ci_high - iv.estimate]], fmt="o",
+                    capsize=5, color="tab:orange" if k == 0 else "tab:grey")
+    ax.axvline(0.0, color="k", lw=0.8, ls="--")
+    ax.set_yticks(range(len(items)))
+    ax.set_yticklabels([label for label, _ in items], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("gain in value (difference in mean total reward)")
+    ax.set_title("gain of the regime")
+    fig.suptitle(f"private {result.n_stages}-stage regime analysis, total epsilon = {result.total_epsilon:g}",
+                 fontsize=9)
     fig.tight_layout()
     return save_figure(fig, path)

@@ -55,13 +55,21 @@ import secrets
 import stat
 import tempfile
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 from ..exceptions import BudgetExceededError
 
-__all__ = ["BudgetAccountant", "Release", "compose", "rounded_release_spent", "dataset_fingerprint",
+__all__ = ["BudgetAccountant", "Release", "compose", "rounded_release_spent", "double_at_most", "dataset_fingerprint",
            "fingerprint_key_path", "BUDGET_FILE_FORMAT", "BUDGET_FILE_VERSION", "KEY_FILE_ENV"]
+
+
+def double_at_most(q: Fraction) -> float:
+    """The largest double not above the exact share ``q`` (a mechanism calibrated with it spends at most ``q``)."""
+    f = float(q)
+    return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
+
 
 #: ``format`` field of a budget file
 BUDGET_FILE_FORMAT = "pydpowl-budget"

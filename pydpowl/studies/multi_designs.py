@@ -31,11 +31,10 @@ perturbation ``gamma`` is public and fixed in advance as ``lambda n``
 (DPpack's convention): ``lambda = 0.05`` for the three-arm rule, ``0.005``
 for each stage of the regime (its features, bounded by +-12, are scaled far
 down; with 0.05 even the non-private regime is nearly flat). With
-``"auto"`` the two-stage regime takes its defaults: weighted objective
-perturbation with residual weights at each stage and gamma by the public
-rule (``gamma="auto"``; the non-private comparison fit at ``epsilon = inf``
-then has gamma 1); the three-arm rule is released by output perturbation
-either way. The budget of the two-stage regime is split equally between the
+``"auto"`` the three-arm rule and the two-stage regime take their defaults:
+weighted objective perturbation with residual weights (at each stage) and
+gamma by the public rule (``gamma="auto"``; the non-private comparison fit at
+``epsilon = inf`` then has gamma 1). The budget of the two-stage regime is split equally between the
 stages.
 """
 
@@ -83,8 +82,13 @@ class MultiarmDesign:
 
         X, A, B = data
         W = self.benefit_bounds[1] * self.n_arms
-        return DPOWL(epsilon=epsilon, gamma=self.lam * len(A), weights_upper_bound=W, mechanism=mechanism,
-                     feature_bounds=self.feature_bounds, random_state=rng).fit(X, A, B, 1 / 3)
+        settings: Dict[str, Any]
+        if mechanism == "output":  # the paper's mechanism with OWL weights and the fixed lambda
+            settings = dict(gamma=self.lam * len(A), mechanism="output", residual=False)
+        else:  # DPOWL's defaults for K arms: objective perturbation, residual weights, the public gamma rule
+            settings = dict(mechanism=mechanism)
+        return DPOWL(epsilon=epsilon, weights_upper_bound=W, feature_bounds=self.feature_bounds, random_state=rng,
+                     **settings).fit(X, A, B, 1 / 3)
 
     def recommend(self, model, test) -> np.ndarray:
         return model.predict(test)

@@ -1,5 +1,7 @@
 """Multi-arm DP-OWL pieces (pydpowl.estimators.multiarm): labels, propensities, the problem and its release."""
 
+import math
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -228,16 +230,16 @@ def test_k_arm_fit_reports_epsilon_and_the_rounding_delta():
     from pydpowl.engine.mechanisms import floating_point_delta
 
     X, A, B = _data(n=300, K=3, seed=4)
-    m = DPOWL(epsilon=1.5, gamma=20.0, weights_upper_bound=10.0, feature_bounds=BOUNDS, random_state=0).fit(X, A, B,
-                                                                                                            1 / 3)
+    m = DPOWL(epsilon=1.5, gamma=20.0, weights_upper_bound=10.0, feature_bounds=BOUNDS, mechanism="output",
+              residual=False, random_state=0).fit(X, A, B, 1 / 3)
     fp = floating_point_delta(epsilon=1.5, dim=2 * 4, grid=m.release_grid_, noise_scale=m.sensitivity_ / 1.5)
     assert m.privacy_spent_ == (1.5, fp) and 0 < fp < 1e-7 and m.summary().privacy_spent == m.privacy_spent_
     assert m.release_delta_ == fp and m.sampler_model_ == "numpy"
     # replaying R's stream: the rounding's delta under R's samplers, as the two-arm rule's
     from pydpowl import RRandom
 
-    r = DPOWL(epsilon=1.5, gamma=20.0, weights_upper_bound=10.0, feature_bounds=BOUNDS,
-              random_state=RRandom(1)).fit(X, A, B, 1 / 3)
+    r = DPOWL(epsilon=1.5, gamma=20.0, weights_upper_bound=10.0, feature_bounds=BOUNDS, mechanism="output",
+              residual=False, random_state=RRandom(1)).fit(X, A, B, 1 / 3)
     fp_r = floating_point_delta(epsilon=1.5, dim=2 * 4, grid=r.release_grid_, noise_scale=r.sensitivity_ / 1.5,
                                 stream="R")
     assert r.sampler_model_ == "R" and r.privacy_spent_ == (1.5, fp_r) == (1.5, r.release_delta_) and fp_r != fp
@@ -257,3 +259,82 @@ def test_propensity_positions_count_from_index_base(propensity, message):
     classes, codes = encode_arms("t", ["a", "b", "c", "a"])
     with pytest.raises(ValueError, match=message):
         resolve_arm_propensity(propensity, classes, codes, weight_sensitivity=0, index_base=1)
+
+
+# ------------------------------------------------------------------ K arms: weighted objective perturbation
+@pytest.mark.parametrize("propensity, mechanism, residual", [(0.5, "auto", "auto"), (0.3, "auto", "auto"),
+                                                             (0.5, "objective", False), (0.5, "output", False)])
+def test_the_k_arm_route_with_two_arms_is_dpowls_two_arm_release(propensity, mechanism, residual):
+    """Issue 25: the K-arm fit (objective perturbation and residual weights included) reduces exactly to the
+    two-arm release for K = 2: the same plan, the same floats, the same noise, the same ledger."""
+    from pydpowl.estimators.multiarm import fit_multiarm_owl
+
+    X, A01, B = _data(n=400, K=2, seed=5)
+    settings = dict(epsilon=1.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, mechanism=mechanism,
+                    residual=residual, keep_nonprivate=True, random_state=11)
+    two = DPOWL(**settings).fit(X, np.where(A01 == 1, 1.0, -1.0), B, propensity)
+    classes, codes = encode_arms("treatment", A01)
+    karm = fit_multiarm_owl(DPOWL(**settings), X, classes, codes, B, propensity, None)
+    assert (karm.mechanism_, karm.residual_) == (two.mechanism_, two.residual_)
+    assert karm.gamma_ == two.gamma_ and karm.baseline_ == two.baseline_
+    assert_array_equal(karm.scaled_coef_.ravel(), two.scaled_coef_)
+    assert_array_equal(karm.nonprivate_scaled_coef_.ravel(), two.nonprivate_scaled_coef_)
+    assert karm.release_grid_ == two.release_grid_ and karm.privacy_spent_ == two.privacy_spent_
+    assert karm.n_clipped_residuals_ == two.n_clipped_residuals_
+
+
+def test_k_arm_default_is_objective_perturbation_with_residual_weights_on_the_budget():
+    """Issue 25: three arms, known probabilities (C = 0): the baseline on 10% of epsilon, then weighted objective
+    perturbation of vec(Theta) in (K - 1) d coordinates with W_r = W / 16 and its ridge floor; every
+    released number on its grid; privacy_spent_ composes the two releases' (epsilon, delta)."""
+    from pydpowl.engine.mechanisms import objective_ridge_floor
+    from pydpowl.privacy.accountant import rounded_release_spent
+
+    X, A, B = _data(n=500, K=3, seed=6)
+    m = DPOWL(epsilon=2.0, weights_upper_bound=9.0, feature_bounds=BOUNDS, keep_nonprivate=True,
+              random_state=2).fit(X, A, B, 1 / 3)
+    assert (m.mechanism_, m.residual_, m.huber_h_) == ("objective", True, 1.0)
+    assert m.epsilon_baseline_ == pytest.approx(0.2) and m.epsilon_rule_ == pytest.approx(1.8)
+    assert m.rule_weights_upper_bound_ == 9.0 / 16 and math.isnan(m.sensitivity_)
+    floor = objective_ridge_floor(epsilon=1.8 * (1 - 1e-3), weights_upper_bound=9.0 / 16, curvature=0.5)
+    assert m.ridge_ >= m.gamma_ and m.ridge_ >= floor * 0.99
+    assert m.scaled_coef_.shape == m.noise_scaled_.shape == m.nonprivate_scaled_coef_.shape == (2, 4)
+    assert np.all(np.round(m.scaled_coef_ / m.release_grid_) * m.release_grid_ == m.scaled_coef_)
+    rule = rounded_release_spent(m.epsilon_rule_, dim=8, grid=m.release_grid_, noise_scale=m.release_scale_)
+    # the rule's rounding delta plus the baseline's (a one-dimensional Laplace release): both tiny, both counted
+    assert m.privacy_spent_[0] == pytest.approx(2.0) and rule[1] < m.privacy_spent_[1] < 1e-6
+    text = str(m.summary())
+    assert "weighted objective perturbation with residual weights" in text and "Frobenius" not in text
+
+
+@pytest.mark.parametrize("K", [3, 4])
+def test_k_arm_residual_objective_at_infinite_epsilon_is_the_direct_solve(K):
+    """The residual route for K arms: a negative residual is label -1 on the subject's own row V_a kron z
+    (weight |r| / p): the released rule at epsilon = inf minimises that objective (direct scipy solve)."""
+    X, A, B = _data(n=240, K=K, seed=K)
+    m = DPOWL(epsilon=np.inf, gamma=3.0, weights_upper_bound=2.0 * K, feature_bounds=BOUNDS, huber_h=1.0,
+              residual=True, mechanism="objective").fit(X, A, B, 1 / K)
+    classes, Z, codes, _ = _problem(X, A, B, K)
+    span = 2.0 * K / K  # W min_a p_a: the benefit range W implies
+    r = np.clip(np.clip(B, 0, span) - m.baseline_, -span / 16, span / 16)
+    assert m.baseline_ == pytest.approx(np.mean(np.clip(B, 0, span)), abs=1e-12)  # exact mean at epsilon = inf
+    signs, w = np.where(r < 0, -1.0, 1.0), np.minimum(np.abs(r) * K, 2.0 * K / 16)
+    parts = _direct_objective(Z, codes, signs, w, 3.0, K, h=1.0)
+    sol = optimize.minimize(lambda t: parts(t)[0], np.zeros((K - 1) * 4), jac=lambda t: parts(t)[1],
+                            hess=lambda t: parts(t)[2], method="trust-exact", options={"gtol": 1e-12})
+    assert np.any(signs < 0) and np.any(signs > 0)
+    assert_allclose(m.scaled_coef_.ravel(), sol.x, atol=1e-7)
+
+
+def test_k_arm_benefit_bounds_shift_and_clip_the_benefits():
+    """benefit_bounds was ignored with three arms (negative benefits were refused): they are now shifted by the
+    public lower bound and clipped (counted), as for two arms, and give residual weights their range."""
+    X, A, B = _data(n=300, K=3, seed=8)
+    B = B - 1.0  # in [-1, 2]
+    B[0] = -3.0  # below the bound: clipped
+    m = DPOWL(epsilon=1.0, weights_upper_bound=9.0, feature_bounds=BOUNDS, benefit_bounds=(-1.0, 2.0),
+              random_state=0).fit(X, A, B, 1 / 3)
+    assert m.residual_ and m.n_clipped_benefits_ == 1 and -1.0 <= m.baseline_ + 0.0 <= 3.0
+    ref = DPOWL(epsilon=1.0, weights_upper_bound=9.0, feature_bounds=BOUNDS, random_state=0).fit(
+        X, A, np.clip(B, -1.0, 2.0) + 1.0, 1 / 3)
+    assert m.baseline_ == ref.baseline_ and ref.residual_

@@ -276,13 +276,20 @@ def test_output_mechanism_stays_available_and_objective_is_refused_where_unprove
     out = _default(epsilon=2.0, mechanism="output", random_state=0).fit(X, A, R, [0.5, 0.5])
     assert [s.mechanism for s in out.stages_] == ["output", "output"]
     assert all(s.sensitivity > 0 for s in out.stages_)
-    # three arms at stage 2: 'auto' keeps output perturbation there (no proof for K arms yet), objective at stage 1
+    # three arms at stage 2: 'auto' releases it as K-arm DPOWL does (objective perturbation, residual weights)
     X3, A3, R3, _ = _two_stage(arms2=("a", "b", "c"))
     mixed = _default(epsilon=2.0, random_state=0).fit(X3, A3, R3, [0.5, 1 / 3])
-    assert [s.mechanism for s in mixed.stages_] == ["objective", "output"]
-    assert [s.residual for s in mixed.stages_] == [True, False]
-    with pytest.raises(ValueError, match=r"^mechanism='objective' \(stage 2\) needs two arms"):
-        _default(epsilon=2.0, mechanism="objective").fit(X3, A3, R3, [0.5, 1 / 3])
+    assert [s.mechanism for s in mixed.stages_] == ["objective", "objective"]
+    assert [s.residual for s in mixed.stages_] == [True, True]
+    assert [r.label for r in mixed.ledger_.releases] == [
+        "stage 2 baseline (mean, Laplace)", "stage 2 rule (3 arms, objective perturbation)",
+        "stage 1 baseline (mean, Laplace)", "stage 1 rule (2 arms, objective perturbation)"]
+    assert mixed.privacy_spent_[0] == pytest.approx(2.0)
+    forced = _default(epsilon=2.0, mechanism="objective", residual=False, random_state=0)
+    forced.fit(X3, A3, R3, [0.5, 1 / 3])
+    assert [s.mechanism for s in forced.stages_] == ["objective", "objective"]
+    out3 = _default(epsilon=2.0, mechanism="output", random_state=0).fit(X3, A3, R3, [0.5, 1 / 3])
+    assert [s.mechanism for s in out3.stages_] == ["output", "output"]
     # estimated propensities with C > 0: output perturbation and the classic weights
     P = np.full(len(X), 0.5)
     c = _default(epsilon=2.0, propensity_floor=0.2, weight_sensitivity=0.5, random_state=0).fit(X, A, R, [0.5, P])
@@ -313,3 +320,34 @@ def test_an_r_stream_is_accounted_under_rs_samplers():
                                      noise_scale=s.noise_scale, stream="R")[1]
     assert s.delta == expected and m.ledger_.releases[-1].delta == expected
     assert _default(epsilon=2.0, random_state=0).fit(X, A, R, [0.5, 0.5]).sampler_model_ == "numpy"
+
+
+def test_stage_split_divides_the_total_in_the_given_ratios_exactly():
+    """stage_split = (1, 2): stage 1 gets a third of the total, stage 2 two thirds (exact shares, rounded down)."""
+    from fractions import Fraction
+
+    X, A, R, _ = _two_stage()
+    m = _model(epsilon=1.5, stage_split=[1, 2], random_state=0).fit(X, A, R, [0.5, 0.5])
+    assert m.epsilon_stages_ == [0.5, 1.0]
+    assert [r.epsilon for r in m.ledger_.releases] == [1.0, 0.5]  # stage 2 first
+    m = _model(epsilon=1.0, stage_split=[1, 2], random_state=0).fit(X, A, R, [0.5, 0.5])
+    assert sum(Fraction(e) for e in m.epsilon_stages_) <= 1  # each share rounded down: never above the total
+    assert m.epsilon_stages_[1] == pytest.approx(2 / 3, rel=1e-15)
+
+
+@pytest.mark.parametrize("split, message", [
+    ([1, 0], r"stage_split\[1\] must be in \(0, inf\), got 0"),
+    ([1, -2], r"stage_split\[1\] must be in \(0, inf\), got -2"),
+    ([1, 2, 3], r"stage_split must have one share per stage \(T=2\), got 3"),
+    ("1:2", r"stage_split must be a sequence of positive numbers"),
+])
+def test_bad_stage_split_is_named(split, message):
+    X, A, R, _ = _two_stage(n=200)
+    with pytest.raises((TypeError, ValueError), match=message):
+        _model(epsilon=1.0, stage_split=split).fit(X, A, R, [0.5, 0.5])
+
+
+def test_stage_split_needs_a_total_not_per_stage_budgets():
+    X, A, R, _ = _two_stage(n=200)
+    with pytest.raises(ValueError, match=r"stage_split divides a total epsilon; epsilon is already one per stage"):
+        _model(epsilon=[0.5, 0.5], stage_split=[1, 2]).fit(X, A, R, [0.5, 0.5])

@@ -448,13 +448,15 @@ def test_three_arms_release_the_angle_based_rule():
     _, codes = encode_arms("A", A)
     B = 1.0 + (codes == best) + rng.uniform(0, 0.2, n)
     bounds = ([-2.0] * 3, [2.0] * 3)
-    m = DPOWL(epsilon=np.inf, gamma=1.0, weights_upper_bound=10.0, feature_bounds=bounds).fit(X, A, B, 1 / 3)
+    m = DPOWL(epsilon=np.inf, gamma=1.0, weights_upper_bound=10.0, feature_bounds=bounds, mechanism="output",
+              residual=False).fit(X, A, B, 1 / 3)  # OWL weights (the defaults: tests/estimators/test_multiarm.py)
     np.testing.assert_array_equal(m.classes_, ["high", "low", "mid"])
     assert m.scaled_coef_.shape == (2, 4) and m.coef_.shape == (2, 3) and m.intercept_.shape == (2,)
     assert m.decision_function(X).shape == (n, 3)
     assert np.mean(m.predict(X) == m.classes_[best]) > 0.7  # 0.77 here; a constant rule gets 0.35, chance 0.33
     # the estimator's release is the multi-arm release of the same problem and noise
-    priv = DPOWL(epsilon=1.0, gamma=4.0, weights_upper_bound=10.0, feature_bounds=bounds, random_state=3).fit(
+    priv = DPOWL(epsilon=1.0, gamma=4.0, weights_upper_bound=10.0, feature_bounds=bounds, random_state=3,
+                 mechanism="output", residual=False).fit(
         X, A, B, {"low": 1 / 3, "mid": 1 / 3, "high": 1 / 3})
     Z, _ = priv.scaler_.transform_checked(X)
     problem = prepare_arm_problem(Z, codes, 3, B, np.full(n, 1 / 3), weights_upper_bound=10.0)

@@ -106,12 +106,27 @@ def test_a_propensity_model_on_the_same_data_keeps_output_perturbation(synth):
             synth.X, synth.treatment, B, prop)
 
 
-def test_three_arms_use_output_perturbation_and_refuse_the_rest():
+def test_three_arms_use_dpowls_plan_objective_with_residual_weights_by_default():
+    """Issue 25 (K-arm objective perturbation): K arms get two-arm DPOWL's plan; what has no proof is refused."""
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (300, 4))
     A = rng.choice(["a", "b", "c"], 300)
     B = rng.uniform(0, 2, 300)
     m = DPOWL(epsilon=1.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, random_state=1).fit(X, A, B, 1 / 3)
-    assert (m.mechanism_, m.residual_, m.huber_h_) == ("output", False, 0.5) and m.gamma_ > 0
-    with pytest.raises(ValueError, match="3 arms"):
-        DPOWL(epsilon=1.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, mechanism="objective").fit(X, A, B, 1 / 3)
+    assert (m.mechanism_, m.residual_, m.huber_h_) == ("objective", True, 1.0) and m.gamma_ > 0
+    assert m.rule_weights_upper_bound_ == 6.0 / 16 and m.epsilon_baseline_ == pytest.approx(0.1)
+    assert 0.0 <= m.baseline_ <= 6.0 / 3  # the released mean of the benefits, range W min_a p_a = 2
+    out = DPOWL(epsilon=1.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, mechanism="output", residual=False,
+                random_state=1).fit(X, A, B, 1 / 3)
+    assert (out.mechanism_, out.residual_, out.huber_h_) == ("output", False, 0.5)
+    # received-arm probabilities with a stated C > 0: output perturbation only, as for two arms
+    P = np.full(300, 1 / 3)
+    c = DPOWL(epsilon=1.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, weight_sensitivity=0.5,
+              random_state=1).fit(X, A, B, P)
+    assert (c.mechanism_, c.residual_) == ("output", False)
+    with pytest.raises(ValueError, match=r"^mechanism='objective' needs C = 0"):
+        DPOWL(epsilon=1.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, mechanism="objective",
+              weight_sensitivity=0.5).fit(X, A, B, P)
+    with pytest.raises(ValueError, match=r"^residual weights cannot be used here: the benefit's public range"):
+        DPOWL(epsilon=1.0, weights_upper_bound=6.0, feature_bounds=BOUNDS, residual=True,
+              weight_sensitivity=0.0).fit(X, A, B, P)

@@ -372,11 +372,15 @@ def test_fit_owl_with_three_arms_releases_what_dpowl_releases_and_names_the_leve
         out = rcalls.fit_owl(**kw, propensity={"per_arm": np.array([0.5, 0.25, 0.25])},
                              random_seed=RRandom(11).get_state())
     model = DPOWL(epsilon=1.0, gamma=20.0, weights_upper_bound=10.0, feature_bounds=(-np.ones(3), np.ones(3)),
-                  random_state=RRandom(11)).fit(X, codes, B, {1.0: 0.5, 2.0: 0.25, 3.0: 0.25})
+                  huber_h=0.5, random_state=RRandom(11)).fit(X, codes, B, {1.0: 0.5, 2.0: 0.25, 3.0: 0.25})
     np.testing.assert_array_equal(out["coef"], model.coef_)
     np.testing.assert_array_equal(out["intercept"], model.intercept_)
+    assert (out["mechanism"], out["residual"]) == ("objective", True)  # DPOWL's K-arm default (issue 25)
     assert out["vertices"].shape == (3, 2) and out["noise"]["sd"].shape == (2, 4)
-    assert out["noise"]["expected_norm"] == pytest.approx(8 * out["sensitivity"] / 1.0, rel=1e-14)
+    with pytest.warns(ReplayStreamWarning):  # the paper's mechanism: the noise of the output release
+        paper = rcalls.fit_owl(**kw, propensity={"per_arm": np.array([0.5, 0.25, 0.25])}, mechanism="output",
+                               residual=False, random_seed=RRandom(11).get_state())
+    assert paper["noise"]["expected_norm"] == pytest.approx(8 * paper["sensitivity"] / 1.0, rel=1e-14)
     with pytest.raises(ValueError, match=r'^propensity\["b"\] must be a probability in \(0, 1\], got 1\.25\.$'):
         rcalls.fit_owl(**kw, propensity={"per_arm": np.array([0.5, 1.25, 0.25])})
     with pytest.raises(ValueError, match=r"^propensity = 0\.5: one number means balanced randomisation, 1/3 for the 3 "
@@ -408,9 +412,9 @@ def test_owl_fit_releases_what_dpmultistageowl_releases():
     kw = _stages()
     with pytest.warns(ReplayStreamWarning):
         out = rcalls.owl_fit(**kw, epsilon=np.array([2.0]), gamma=np.array([30.0]), baseline="linear",
-                             random_seed=RRandom(3).get_state())
+                             mechanism="output", huber_h=0.5, random_seed=RRandom(3).get_state())
     model = DPMultiStageOWL(epsilon=2.0, gamma=30.0, baseline="linear", reward_bounds=[(0.0, 0.1), (-1.0, 4.0)],
-                            mechanism="output", residual=False, huber_h=0.5,  # owl()'s settings
+                            mechanism="output", residual=False, huber_h=0.5,  # owl(mechanism = "output")'s
                             feature_bounds=[([-3] * 3, [3] * 3), ([-3] * 3 + [-1], [3] * 3 + [1])],
                             random_state=RRandom(3)).fit(kw["H"], kw["AA"], kw["RR"], [0.5, 0.5])
     for got, st in zip(out["stages"], model.stages_):
@@ -419,6 +423,17 @@ def test_owl_fit_releases_what_dpmultistageowl_releases():
         np.testing.assert_array_equal(got["baseline_coef"], st.baseline_coef)
     assert out["ledger"]["release"] == [r.label for r in model.ledger_.releases]
     np.testing.assert_array_equal(out["random_seed"][1:], model.random_state.get_state()[1:])
+    # owl()'s default (mechanism "auto", huber_h NULL, baseline "lower"): the engine's defaults
+    with pytest.warns(ReplayStreamWarning):
+        out = rcalls.owl_fit(**kw, epsilon=np.array([2.0]), gamma=np.array([30.0]), baseline="lower",
+                             random_seed=RRandom(4).get_state())
+    model = DPMultiStageOWL(epsilon=2.0, gamma=30.0, reward_bounds=[(0.0, 0.1), (-1.0, 4.0)],
+                            feature_bounds=[([-3] * 3, [3] * 3), ([-3] * 3 + [-1], [3] * 3 + [1])],
+                            random_state=RRandom(4)).fit(kw["H"], kw["AA"], kw["RR"], [0.5, 0.5])
+    for got, st in zip(out["stages"], model.stages_):
+        np.testing.assert_array_equal(got["coef"], st.rule.coef)
+        assert got["mechanism"] == st.mechanism == "objective" and got["residual"] and got["huber_h"] == 1.0
+    assert out["ledger"]["release"] == [r.label for r in model.ledger_.releases]
     # DTRlearn2's c: gamma_k = n / (c d_k s_k^2), s_k the stage's largest bound
     out = rcalls.owl_fit(**kw, epsilon=np.inf, c=np.array([0.5]))
     assert [s["gamma"] for s in out["stages"]] == pytest.approx([400 / (0.5 * 4 * 9), 400 / (0.5 * 5 * 9)], rel=1e-15)

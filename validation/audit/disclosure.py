@@ -18,6 +18,14 @@ count computed from the data differs:
 * ``weight``: record 0's weight ``B / P(A | x)`` equals W in D and exceeds it
   in D' (clipped to W): the count of clipped weights differs.
 
+The regime analysis (``pydpowl analyze --stages 2``, ``"(2 stages)"`` in the
+name) reads the same table as two stages: stage 1 treatment ``arm`` with
+history ``x1, x2``, stage 2 treatment ``arm2`` (a fixed alternation, the same
+in D and D') with history ``x1..x4``, rewards ``R1`` (0) and ``B``; it is
+audited on the ``benefit`` and ``feature`` pairs (residual weights give a
+record at the lower bound a positive weight, so the ``arm`` pair is not
+invisible to it).
+
 Then everything the user sees must be byte for byte the same (after removing
 the wall time and the folder names, which are not data). A positive control
 runs the same pair with ``--diagnostics`` (the opt-in that prints the
@@ -148,17 +156,27 @@ def audited_commands(diagnostics: bool = False) -> List[Tuple[str, List[str], Tu
     extra = ["--diagnostics"] if diagnostics else []
     lo, hi = BENEFIT_BOUNDS
     arms3 = [a for a in data if a not in ("--treated", "new")]  # three arms: no arm is coded +1
+    analyze3 = [f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound", "40", "--propensity",
+                "mid=0.3333333333,new=0.3333333334,old=0.3333333333", "--total-epsilon", "2", "--seed", "11",
+                "--out", "{root}/out"]
     return [
         ("pydpowl fit (3 arms)", ["fit", *arms3, "--weights-upper-bound", f"{WEIGHT_BOUND:g}", "--epsilon", "1",
                                   "--gamma", "50", "--seed", "11", "--out", "{root}/model.json", *extra],
          ("arm", "feature")),
-        ("pydpowl analyze (3 arms)", ["analyze", *arms3, f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound",
-                                      "40", "--propensity", "mid=0.3333333333,new=0.3333333334,old=0.3333333333",
-                                      "--total-epsilon", "2",
-                                      "--seed", "11", "--out", "{root}/out", *extra], ("arm", "feature")),
+        # the default (objective perturbation with residual weights): a benefit at the lower bound has a residual
+        # weight, so the "arm" pair is not invisible to it; the paper's mechanism (OWL weights) keeps that pair
+        ("pydpowl analyze (3 arms)", ["analyze", *arms3, *analyze3, *extra], ("benefit", "feature")),
+        ("pydpowl analyze --mechanism output (3 arms)", ["analyze", *arms3, *analyze3, "--mechanism", "output",
+                                                         "--residual", "no", *extra], ("arm",)),
         ("pydpowl analyze", ["analyze", *data, f"--benefit-bounds={lo:g}:{hi:g}", "--weights-upper-bound", "40",
                              "--propensity", "0.5", "--total-epsilon", "2", "--gammas", "20,200", "--seed", "11",
                              "--out", "{root}/out", *extra], ("arm", "benefit", "feature")),
+        ("pydpowl analyze (2 stages)", ["analyze", "--data", "{root}/trial.csv", "--stages", "2", "--treatment",
+                                        "arm,arm2", "--reward", "R1,B", f"--reward-bounds=0:1,{lo:g}:{hi:g}",
+                                        "--features-stage1", "x1,x2", "--features-stage2", ",".join(FEATURES),
+                                        "--bounds", ",".join(f"{f}=0:1" for f in FEATURES), "--propensity", "0.5",
+                                        "--total-epsilon", "2", "--gamma", "50", "--seed", "11",
+                                        "--out", "{root}/out", *extra], ("benefit", "feature")),
         ("pydpowl fit", ["fit", *data, "--weights-upper-bound", f"{WEIGHT_BOUND:g}", "--epsilon", "1",
                          "--gamma", "50", "--seed", "11", "--out", "{root}/model.json", *extra],
          ("arm", "feature", "weight")),
@@ -212,9 +230,11 @@ def seen_pair(command: str, neighbour: str, workdir: Path, *, diagnostics: bool 
     seen = []
     arms = THREE_ARMS if "(3 arms)" in command else ("new", "old")
     for label, frame in zip(("D", "D1"), neighbour_frames(neighbour, arms=arms)):
-        tag = command.split()[1] + ("-3arms" if len(arms) > 2 else "")
+        tag = command.split()[1] + ("-3arms" if len(arms) > 2 else "") + ("-stages" if "stages" in command else "")
         root = Path(workdir) / f"{tag}-{neighbour}-{int(diagnostics)}-{label}"
         root.mkdir(parents=True, exist_ok=True)
+        if "(2 stages)" in command:  # the second stage's treatment and the first stage's reward: not data-dependent
+            frame = frame.assign(arm2=np.where(np.arange(len(frame)) % 2 == 0, "a", "b"), R1=0.0)
         frame.to_csv(root / "trial.csv", index=False)
         seen.append(cli_seen(argv, root))
     return seen[0], seen[1]

@@ -65,8 +65,8 @@ class MultiArmConfig(AuditConfig):
 
     def estimator(self, epsilon: float, random_state: Any = None) -> Any:
         return DPOWL(epsilon=epsilon, gamma=self.gamma, weights_upper_bound=self.weights_upper_bound,
-                     feature_bounds=self.bounds, huber_h=self.huber_h, fit_intercept=True,
-                     random_state=random_state)
+                     feature_bounds=self.bounds, huber_h=self.huber_h, fit_intercept=True, mechanism="output",
+                     residual=False, random_state=random_state)
 
     def fit(self, data: Dataset, epsilon: float, random_state: Any = None, propensity: Any = None) -> Any:
         return self.estimator(epsilon, random_state).fit(data.X, data.y, data.v, 1.0 / self.n_arms)

@@ -144,8 +144,9 @@ class DensitySearchResult:
         return self.worst.log_ratio / self.epsilon
 
 
-def _unpack(u: NDArray[np.float64], d: int, k: int, W: float):
-    """Variables -> (base rows, base weights, record in D, record in D', theta)."""
+def _unpack(u: NDArray[np.float64], d: int, k: int, W: float, d_theta: Optional[int] = None):
+    """Variables -> (base rows, base weights, record in D, record in D', theta); rows in R^d, theta in
+    R^d_theta (``d`` unless the rows are expanded, :func:`density_search`'s ``n_arms``)."""
     def ball(v):
         v = v.reshape(-1, d)
         return v / np.maximum(1.0, np.linalg.norm(v, axis=1))[:, None]
@@ -166,13 +167,14 @@ def _unpack(u: NDArray[np.float64], d: int, k: int, W: float):
     i += d
     w1 = float(weight(u[i:i + 1])[0])
     i += 1
-    theta = u[i:i + d]
+    theta = u[i:i + (d if d_theta is None else d_theta)]
     return Zb, wb, z0, w0, z1, w1, theta
 
 
 def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_bound: float, huber_h: float = 0.5,
                    n_base: int = 3, n_starts: int = 60, maxiter: int = 400, seed: int = 0,
-                   constants: Optional[Tuple[float, float]] = None, label: str = "") -> DensitySearchResult:
+                   constants: Optional[Tuple[float, float]] = None, label: str = "",
+                   n_arms: Optional[int] = None) -> DensitySearchResult:
     """Search neighbouring datasets and a point that maximise ``log p_D(theta) - log p_D'(theta)``.
 
     Datasets have ``n_base`` common records and record 0 replaced; every row
@@ -191,6 +193,12 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
         :func:`pydpowl.engine.mechanisms.weighted_objective_calibration`, unless
         ``constants=(ridge, rate)`` is given, e.g. :func:`cms_ratio_constants`).
     n_base, n_starts, maxiter, seed : int
+    n_arms : int, optional
+        K >= 3: the K-arm problem's records. Each row is ``V_a kron z`` with ``z`` in the unit ball of R^dim
+        and ``V_a`` an arm's simplex vertex (:func:`pydpowl.engine.multicategory.expand_rows`), theta is
+        ``vec(Theta)`` in R^((K-1) dim); the arms of the common records and of record 0 in D and in D' are
+        drawn per start (different arms for record 0 on every other start) and kept while the continuous
+        variables are optimised.
     """
     from scipy import optimize
 
@@ -204,11 +212,23 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
     d, k = int(dim), int(n_base)
     ones = np.ones(k + 1)
     state = {"n": 0, "grad": 0.0, "jac": 0.0}
+    rng = np.random.default_rng(seed)
+    if n_arms is None:
+        V, d_theta = None, d
+    else:
+        from pydpowl.engine.multicategory import simplex_vertices
+
+        V = simplex_vertices(n_arms)
+        d_theta = (n_arms - 1) * d
+    arms: Dict[str, Any] = {"base": np.zeros(k, dtype=int), "0": 0, "1": 0}  # drawn per start (K arms)
+
+    def expand(Z, a):
+        return Z if V is None else (V[a][:, :, None] * Z[:, None, :]).reshape(len(a), -1)  # rows V_a kron z
 
     def datasets(u):
-        Zb, wb, z0, w0, z1, w1, theta = _unpack(u, d, k, W)
-        D0 = (np.vstack([z0, Zb]), ones, np.r_[w0, wb])
-        D1 = (np.vstack([z1, Zb]), ones, np.r_[w1, wb])
+        Zb, wb, z0, w0, z1, w1, theta = _unpack(u, d, k, W, d_theta)
+        D0 = (expand(np.vstack([z0, Zb]), np.r_[arms["0"], arms["base"]]), ones, np.r_[w0, wb])
+        D1 = (expand(np.vstack([z1, Zb]), np.r_[arms["1"], arms["base"]]), ones, np.r_[w1, wb])
         return D0, D1, theta
 
     def measure(u):
@@ -226,14 +246,17 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
     def neg(u):
         return -measure(u)[0]
 
-    rng = np.random.default_rng(seed)
-    n_var = k * d + k + 2 * (d + 1) + d
+    n_var = k * d + k + 2 * (d + 1) + d_theta
     best = None
     for s in range(n_starts):
+        if V is not None:
+            arms["base"] = rng.integers(0, n_arms, k)
+            arms["0"] = int(rng.integers(0, n_arms))
+            arms["1"] = int((arms["0"] + rng.integers(1, n_arms)) % n_arms) if s % 2 == 0 else arms["0"]
         u = np.empty(n_var)
         u[:k * d] = rng.uniform(-1, 1, k * d)
         u[k * d:k * d + k] = rng.uniform(0, 1, k)
-        rest = rng.uniform(-1, 1, 2 * (d + 1) + d)
+        rest = rng.uniform(-1, 1, 2 * (d + 1) + d_theta)
         u[k * d + k:] = rest
         if s % 2 == 0:  # structured: record 0 of D in the quadratic zone with weight W, its replacement flat
             direction = rng.normal(size=d)
@@ -244,7 +267,7 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
             u[i + d] = 1.0
             u[i + d + 1:i + 2 * d + 1] = -direction * rng.uniform(0.0, 1.0)
             u[i + 2 * d + 1] = rng.uniform(0.5, 1.0)
-            u[-d:] = direction * t
+            u[-d_theta:] = (direction if V is None else np.kron(V[arms["0"]], direction)) * t
             u[:k * d] = np.tile(direction, k) * rng.uniform(2.0, 4.0)  # common rows far in the flat zone
         res = optimize.minimize(neg, u, method="Nelder-Mead", options={"maxiter": maxiter, "xatol": 1e-9,
                                                                        "fatol": 1e-12})
@@ -284,7 +307,10 @@ class ObjectiveAuditConfig:
     the ball as in :class:`~validation.audit.configs.AuditConfig`, ``w`` in
     ``[0, W]``). ``kind="owl"``: :class:`pydpowl.DPOWL(mechanism="objective")`
     with an intercept, features in ``[-1, 1]^p``, benefits in ``[0, W / 2]``
-    and known propensity 1/2 (so weights in ``[0, W]``).
+    and known propensity 1/2 (so weights in ``[0, W]``). ``kind="multiarm"``:
+    the same DPOWL with three arms (-1, 0, 1), benefits in ``[0, W / 3]`` and
+    known propensity 1/3: the release is ``vec(Theta)``, ``2 (p + 1)``
+    numbers, and the rows the mechanism sees are ``V_a kron z``.
 
     The verdict has two parts: the density search (:func:`density_search`, the
     worst ``log p_D / p_D'`` over neighbours and points for the estimator's own
@@ -312,8 +338,12 @@ class ObjectiveAuditConfig:
     delta: float = 0.0
 
     @property
+    def n_arms(self) -> int:
+        return 3 if self.kind == "multiarm" else 2
+
+    @property
     def d(self) -> int:
-        return self.p + 1 if self.kind == "owl" else self.p
+        return self.p if self.kind == "werm" else (self.n_arms - 1) * (self.p + 1)
 
     # -- data ------------------------------------------------------------------
     def _record(self, x: NDArray[np.float64], v: float) -> Tuple[NDArray[np.float64], float]:
@@ -323,20 +353,21 @@ class ObjectiveAuditConfig:
 
     @property
     def _top(self) -> float:
-        return self.weights_upper_bound if self.kind == "werm" else self.weights_upper_bound / 2.0
+        return self.weights_upper_bound if self.kind == "werm" else self.weights_upper_bound / self.n_arms
 
     def audit_pair(self, seed: int):
-        """Balanced base (pairs of equal records with opposite labels), record 0 at a corner with the top
-        weight, its label flipped in D'."""
+        """Balanced base (pairs of equal records with opposite labels; for three arms triples, one per arm),
+        record 0 at a corner with the top weight, its label (arm) changed in D'."""
         from .configs import Dataset
 
         rng = np.random.default_rng([seed, 5])
         X = rng.uniform(-1, 1, (self.n, self.p))
         v = rng.uniform(0, self._top, self.n)
         y = rng.choice([-1.0, 1.0], self.n)
-        for i in range(1, self.n - 1, 2):
-            X[i + 1], v[i + 1] = X[i], v[i]
-            y[i], y[i + 1] = 1.0, -1.0
+        group = self.n_arms
+        for i in range(1, self.n - group + 1, group):
+            X[i + 1:i + group], v[i + 1:i + group] = X[i], v[i]
+            y[i:i + group] = (1.0, -1.0) if group == 2 else (-1.0, 0.0, 1.0)
         rows = [self._record(X[i], v[i]) for i in range(self.n)]
         X = np.array([r[0] for r in rows])
         corner = np.where(rng.integers(0, 2, self.p) > 0, 1.0, -1.0)
@@ -360,10 +391,10 @@ class ObjectiveAuditConfig:
         model = self.estimator(epsilon, random_state)
         if self.kind == "werm":
             return model.fit(data.X, data.y, data.v)
-        return model.fit(data.X, data.y, data.v, 0.5)
+        return model.fit(data.X, data.y, data.v, 1.0 / self.n_arms)
 
     def _released(self, model) -> NDArray[np.float64]:
-        return np.asarray(model.coef_ if self.kind == "werm" else model.scaled_coef_, dtype=np.float64)
+        return np.ravel(np.asarray(model.coef_ if self.kind == "werm" else model.scaled_coef_, dtype=np.float64))
 
     def minimiser(self, data) -> Tuple[NDArray[np.float64], float]:
         """The exact minimiser at ridge gamma (``epsilon = inf``) and nan (no output sensitivity)."""
@@ -376,6 +407,17 @@ class ObjectiveAuditConfig:
         """``(Z, y, w)`` the mechanism solves on (the estimator's own preparation)."""
         if self.kind == "werm":
             return data.X, data.y, data.v
+        if self.kind == "multiarm":
+            from pydpowl import FeatureScaler
+            from pydpowl.estimators.multiarm import encode_arms, prepare_arm_problem, resolve_arm_propensity
+
+            classes, codes = encode_arms("treatment", data.y)
+            prop = resolve_arm_propensity(1.0 / self.n_arms, classes, codes)
+            Z, _ = FeatureScaler.from_bounds((-np.ones(self.p), np.ones(self.p)), self.p, True).transform_checked(
+                data.X)
+            arm = prepare_arm_problem(Z, codes, len(classes), data.v, prop.probability,
+                                      weights_upper_bound=self.weights_upper_bound)
+            return arm.rows, arm.labels, arm.weights
         from pydpowl import prepare_owl
 
         prob = prepare_owl(data.X, data.y, data.v, 0.5, weights_upper_bound=self.weights_upper_bound,
@@ -403,10 +445,11 @@ class ObjectiveAuditConfig:
     def density(self, epsilon: float, *, quick: bool, seed: int) -> DensitySearchResult:
         """The density search with this estimator's constants (the verdict: ratio <= 1)."""
         ridge, rate = self.constants(epsilon)
-        res = density_search(dim=min(self.d, 2), epsilon=epsilon, gamma=self.gamma,
+        multi = self.kind == "multiarm"  # rows V_a kron z, z in R^2, theta = vec(Theta) in R^4
+        res = density_search(dim=2 if multi else min(self.d, 2), epsilon=epsilon, gamma=self.gamma,
                              weights_upper_bound=self.weights_upper_bound, huber_h=self.huber_h,
                              n_starts=6 if quick else 40, maxiter=200 if quick else 600, seed=seed,
-                             constants=(ridge, rate), label=self.name)
+                             constants=(ridge, rate), label=self.name, n_arms=self.n_arms if multi else None)
         # the estimator spends epsilon_objective on the minimiser (the rest on the solver smoothing)
         return res
 
@@ -425,9 +468,13 @@ def objective_configs() -> Tuple[ObjectiveAuditConfig, ...]:
         ObjectiveAuditConfig("owl-objective", "DPOWL(mechanism='objective', residual=False), intercept, x in "
                              "[-1, 1]^2, B in [0, 1.5], propensity 0.5, W=3, gamma=1, n=20", "owl", (1.0,),
                              gamma=1.0, weights_upper_bound=3.0, n=20, p=2),
+        ObjectiveAuditConfig("multiarm-objective", "DPOWL with 3 arms (-1, 0, 1), mechanism='objective', "
+                             "residual=False, intercept, x in [-1, 1]^2, B in [0, 1], propensity 1/3, W=3, gamma=1, "
+                             "n=21 (vec Theta: 6 numbers)", "multiarm", (1.0,), gamma=1.0, weights_upper_bound=3.0,
+                             n=21, p=2),
     )
 
 
 def quick_objective_configs() -> Tuple[ObjectiveAuditConfig, ...]:
-    """One configuration of the quick run."""
-    return (objective_configs()[0].with_epsilons(1.0),)
+    """The quick run's: the weighted ERM configuration and the three-arm one."""
+    return (objective_configs()[0].with_epsilons(1.0), objective_configs()[2])

@@ -15,11 +15,16 @@
 
 owl <- function(H, AA, RR, n, K, pi, ..., epsilon, bounds, reward_bounds, gamma = NULL, c = NULL,
                 res.lasso = TRUE, loss = "hinge", kernel = "linear", augment = FALSE, baseline = NULL,
-                baseline_share = 0.25, propensity_floor = NULL, weight_sensitivity = NULL, huber_h = 0.5,
-                sigma = NULL, s = NULL, m = NULL, solver = NULL, rng = NULL) {
+                baseline_share = 0.25, propensity_floor = NULL, weight_sensitivity = NULL, huber_h = NULL,
+                mechanism = "auto", sigma = NULL, s = NULL, m = NULL, solver = NULL, rng = NULL) {
   call <- match.call()
   call[[1L]] <- as.name("owl")
   check_dots(list(...), call)
+  if (!is.character(mechanism) || length(mechanism) != 1L || !(mechanism %in% c("auto", "output"))) {
+    arg_error(sprintf(paste0("mechanism must be \"auto\" (objective perturbation with residual weights for two-arm ",
+                             "stages) or \"output\" (output perturbation with the classic weights), got %s."),
+                      fmt_value(mechanism)), call)
+  }
   for (arg in names(.OWL_UNSUPPORTED)) {
     if (!is.null(get(arg))) arg_error(sprintf("%s %s.", arg, .OWL_UNSUPPORTED[[arg]]), call, "pydpowl_not_supported")
   }
@@ -86,7 +91,9 @@ owl <- function(H, AA, RR, n, K, pi, ..., epsilon, bounds, reward_bounds, gamma 
   }
   stage_bounds <- owl_bounds(bounds, hist$columns, K, call)
   if (is.null(baseline)) {
-    baseline <- if (!isTRUE(res.lasso) && all(is.infinite(epsilon))) "ols" else "linear"
+    # the engine's default (residual weights: a private mean baseline) unless res.lasso asks for DTRlearn2's residual
+    baseline <- if (missing(res.lasso) && mechanism == "auto") "lower" else
+      if (!isTRUE(res.lasso) && all(is.infinite(epsilon))) "ols" else "linear"
   } else if (!missing(res.lasso)) {
     arg_error("give res.lasso or baseline, not both (res.lasso = TRUE is baseline = \"linear\").", call)
   }
@@ -103,7 +110,8 @@ owl <- function(H, AA, RR, n, K, pi, ..., epsilon, bounds, reward_bounds, gamma 
       as_numeric_arg(propensity_floor, "propensity_floor", call),
     baseline = if (is.character(baseline) && length(baseline) == 1L) baseline else
       lapply(baseline, function(b) if (is.character(b)) b else as.double(b)),
-    baseline_share = as_setting(baseline_share, "baseline_share", call), huber_h = as_setting(huber_h, "huber_h", call),
+    baseline_share = as_setting(baseline_share, "baseline_share", call),
+    huber_h = if (is.null(huber_h)) NULL else as_setting(huber_h, "huber_h", call), mechanism = mechanism,
     weight_sensitivity = as_setting(weight_sensitivity, "weight_sensitivity", call),
     levels = lapply(codings, arm_names), columns = hist$columns
   ), rng, call, state_arg = "random_seed")
@@ -116,7 +124,8 @@ owl <- function(H, AA, RR, n, K, pi, ..., epsilon, bounds, reward_bounds, gamma 
   rownames(diagnostics) <- names(stages)
   structure(c(stages, list(
     K = K, n = as.integer(n), epsilon = sum(ledger$epsilon), ledger = ledger,
-    floating_point_delta = res$floating_point_delta, baseline = baseline, huber_h = as.numeric(huber_h),
+    floating_point_delta = res$floating_point_delta, baseline = baseline,
+    huber_h = unname(vapply(stages, function(st) st$huber_h, numeric(1))),
     named_features = hist$named, rng = rng, call = call, diagnostics = nonprivate(diagnostics)
   )), class = "pydpowl_owl")
 }
@@ -135,7 +144,7 @@ stage_list <- function(x, name, K, call) {
 
 # The histories as the worker receives them: one matrix for every stage (DTRlearn2's H as a matrix or vector) or a
 # list with one per stage; their column names (x1, x2, ... when unnamed).
-owl_histories <- function(H, K, call) {
+owl_histories <- function(H, K, call, arg = "H") {
   one <- function(h, name) {
     if (is.numeric(h) && is.null(dim(h))) h <- matrix(h, ncol = 1L)
     M <- as_feature_matrix(h, name, call)
@@ -144,14 +153,14 @@ owl_histories <- function(H, K, call) {
   }
   if (is.list(H) && !is.data.frame(H)) {
     if (length(H) != K) {
-      arg_error(sprintf(paste("H must be a matrix (the same history at every stage) or a list with one per stage",
-                              "(K = %d), got a list of %d."), K, length(H)), call)
+      arg_error(sprintf(paste("%s must be a matrix (the same history at every stage) or a list with one per stage",
+                              "(K = %d), got a list of %d."), arg, K, length(H)), call)
     }
-    Ms <- lapply(seq_len(K), function(k) one(H[[k]], sprintf("H[[%d]]", k)))
+    Ms <- lapply(seq_len(K), function(k) one(H[[k]], sprintf("%s[[%d]]", arg, k)))
     named <- vapply(H, function(h) !is.null(colnames(h)), logical(1))
     return(list(wire = lapply(Ms, wire_matrix), columns = lapply(Ms, colnames), named = named))
   }
-  M <- one(H, "H")
+  M <- one(H, arg)
   list(wire = wire_matrix(M), columns = rep(list(colnames(M)), K), named = rep(!is.null(colnames(H)), K))
 }
 
@@ -190,7 +199,8 @@ owl_stage <- function(r, coding, columns, k) {
     weights_upper_bound = r$weights_upper_bound, release_grid = r$release_grid,
     baseline_coef = if (is.null(r$baseline_coef)) NULL else
       stats::setNames(as.numeric(r$baseline_coef), c("(Intercept)", columns)),
-    noise = r$noise, stage = k
+    noise = r$noise, mechanism = r$mechanism, residual = r$residual, huber_h = r$huber_h,
+    mean_baseline = if (is.null(r$baseline)) NULL else as.numeric(r$baseline), stage = k
   ), class = "pydpowl_owl_stage")
 }
 
@@ -338,7 +348,7 @@ owl_stage_coef <- function(st) {
 print.pydpowl_owl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   K <- owl_stages(x)
   cat(sprintf("Differentially private %d-stage outcome weighted learning (pydpowl::owl: backward, linear rules, ",
-              K), "Huber hinge, output perturbation)\n", sep = "")
+              K), "Huber hinge; ", owl_mechanism_text(x), ")\n", sep = "")
   call <- .subset2(x, "call")
   if (!is.null(call)) cat("Call: ", paste(deparse(call), collapse = "\n"), "\n", sep = "")
   eps <- vapply(seq_len(K), function(k) {
@@ -363,6 +373,17 @@ print.pydpowl_owl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
   invisible(x)
 }
 
+# How the stages were released: "output perturbation" or, per stage, "stage 1: objective perturbation, residual
+# weights; ...".
+owl_mechanism_text <- function(object) {
+  K <- owl_stages(object)
+  how <- vapply(seq_len(K), function(k) {
+    st <- .subset2(object, paste0("stage", k))
+    paste0(st$mechanism, " perturbation", if (isTRUE(st$residual)) ", residual weights" else "")
+  }, "")
+  if (length(unique(how)) == 1L) how[[1L]] else paste(sprintf("stage %d: %s", seq_len(K), how), collapse = "; ")
+}
+
 summary.pydpowl_owl <- function(object, diagnostics = FALSE, ...) {
   check_flag(diagnostics, "diagnostics", call = sys.call())
   K <- owl_stages(object)
@@ -370,6 +391,7 @@ summary.pydpowl_owl <- function(object, diagnostics = FALSE, ...) {
   baseline <- .subset2(object, "baseline")
   tab <- data.frame(
     arms = vapply(stages, function(st) length(st$coding$levels), integer(1)),
+    mechanism = vapply(stages, function(st) paste0(st$mechanism, if (isTRUE(st$residual)) "+residual" else ""), ""),
     epsilon_rule = vapply(stages, function(st) st$epsilon, numeric(1)),
     epsilon_baseline = vapply(stages, function(st) st$epsilon_baseline, numeric(1)),
     gamma = vapply(stages, function(st) st$gamma, numeric(1)),
@@ -385,25 +407,28 @@ summary.pydpowl_owl <- function(object, diagnostics = FALSE, ...) {
     noise_sd = lapply(stages, function(st) st$noise$sd), ledger = .subset2(object, "ledger"),
     epsilon = .subset2(object, "epsilon"), floating_point_delta = .subset2(object, "floating_point_delta"),
     n = .subset2(object, "n"), huber_h = .subset2(object, "huber_h"), rng = .subset2(object, "rng"),
+    mechanism = owl_mechanism_text(object),
     noise_dominated = vapply(stages, function(st) isTRUE(st$noise$dominated), logical(1)),
     diagnostics = if (diagnostics) .subset2(object, "diagnostics")
   ), class = "summary.pydpowl_owl")
 }
 
 print.summary.pydpowl_owl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  cat("Differentially private K-stage OWL (pydpowl::owl: backward OWL, DP-wERM per stage, Huber hinge, output",
-      "perturbation)\n")
+  cat("Differentially private K-stage OWL (pydpowl::owl: backward OWL, DP-wERM per stage, Huber hinge; ",
+      x$mechanism, ")\n", sep = "")
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(sprintf(paste0("\nPrivacy: epsilon = %s in total over the releases below (sequential composition), plus ",
                      "delta = %s for the floating-point-safe releases; n = %d, huber_h = %s; noise from %s\n"),
-              eps_label(x$epsilon), format(x$floating_point_delta, digits = 3), x$n, format(x$huber_h),
+              eps_label(x$epsilon), format(x$floating_point_delta, digits = 3), x$n,
+              paste(format(unique(x$huber_h)), collapse = "/"),
               if (x$rng == "R") "R's stream (rng = \"R\": replay of set.seed, NOT private)" else
                 "operating-system entropy"))
   cat("Ledger (in the order released):\n")
   print(x$ledger, digits = digits, row.names = FALSE)
-  cat("\nStages: W bounds the stage's weights (from the reward bounds and the propensity floors); Delta = (C + 2W +",
-      "2 n tol)/gamma bounds the (Frobenius) norm of a change in the stage's scaled coefficients; noise norms in the",
-      "scaled space\n")
+  cat("\nStages: W bounds the stage's weights (from the reward bounds and the propensity floors; times the residuals'",
+      "clip share with residual weights); Delta = (C + 2W + 2 n tol)/gamma bounds the (Frobenius) norm of a change in",
+      "an output-perturbation stage's scaled coefficients (NaN for objective perturbation, whose noise norms are",
+      "bounds on the move of the minimiser); noise norms in the scaled space\n")
   print(x$stages, digits = digits)
   if (any(x$noise_dominated)) {
     cat(sprintf(paste("NOTE: noise-dominated stage(s) %s: the expected noise norm reaches the bound on any",

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from validation.audit.disclosure import (NEIGHBOURS, Seen, api_rows, disclosure_rows, disclosure_table,
-                                         first_difference, neighbour_frames)
+from validation.audit.disclosure import (NEIGHBOURS, Seen, api_rows, audited_commands, disclosure_rows,
+                                         disclosure_table, first_difference, neighbour_frames)
 
 
 def test_neighbours_differ_in_record_0_only_and_are_invisible_to_the_mechanism():
@@ -33,5 +33,6 @@ def test_every_default_output_is_identical_and_the_controls_differ(tmp_path):
     rows = disclosure_rows(tmp_path) + api_rows()
     assert all(r.passed for r in rows), disclosure_table(rows)
     controls = [r for r in rows if r.control]
-    assert len(controls) == 3 and all(r.differs == ("stdout",) for r in controls)
-    assert len(rows) == 3 + 3 + 2 + 3 + 2
+    commands = audited_commands()
+    assert len(controls) == len(commands) and all(r.differs == ("stdout",) for r in controls)
+    assert len(rows) == sum(len(kinds) for _, _, kinds in commands) + len(controls) + 2

@@ -79,3 +79,37 @@ def test_audit_configuration_of_the_estimators_passes_and_its_statistic_is_the_d
     expected = (log_density(theta[None, :], Z0, y0, w0, ridge=ridge, rate=rate, loss=loss)
                 - log_density(theta[None, :], Z1, y1, w1, ridge=ridge, rate=rate, loss=loss))[0]
     assert stat == pytest.approx(expected)
+
+
+def test_multiarm_objective_configuration_passes_on_kronecker_rows():
+    """Issue 25: DPOWL with three arms and weighted objective perturbation. The density search over records
+    V_a kron z (arms changed between D and D') with the estimator's constants stays <= epsilon, the gradient
+    change <= 2W and the Jacobian log ratio <= log(1 + W c / lambda); the black box stays below the claim; the
+    audited statistic is the log density ratio of the K-arm problem's own rows."""
+    from pydpowl.engine.multicategory import simplex_vertices
+    from validation.audit.objective import objective_configs
+    from validation.audit.run import black_box_row
+
+    config = next(c for c in objective_configs() if c.kind == "multiarm")
+    ridge, rate = config.constants(1.0)
+    found = density_search(dim=2, epsilon=1.0, gamma=config.gamma, weights_upper_bound=config.weights_upper_bound,
+                           huber_h=config.huber_h, n_starts=4, maxiter=150, seed=2, constants=(ridge, rate), n_arms=3)
+    assert found.ratio <= 1.0 + 1e-9 and found.worst_gradient_ratio <= 1.0 + 1e-9
+    assert found.worst_jacobian_ratio <= 1.0 + 1e-9 and found.ratio > 0.9  # near the claim: the bound is tight
+    Z0 = found.worst.D0[0]
+    V = simplex_vertices(3)
+    for u in Z0:  # every row is V_a kron z = outer(V_a, z) for some arm a, with z = V_a' outer in the unit ball
+        outer = u.reshape(2, 2)
+        assert any(np.allclose(np.outer(V[a], V[a] @ outer), outer) for a in range(3))
+        assert np.linalg.norm(u) <= 1.0 + 1e-12
+    D, D1 = config.audit_pair(3)
+    assert set(D.y[1:4]) == {-1.0, 0.0, 1.0} and D.y[0] != D1.y[0]
+    row = black_box_row(config, D, D1, epsilon=1.0, engine="pydpowl", n_per_split=300, seed=10)
+    assert row.passed and row.epsilon_lb <= 1.0
+    theta = config.minimiser(D)[0]
+    assert theta.shape == (config.d,) == (6,)
+    stat = config.audit_map(D, D1, theta[None, :], 1.0)[0, 0]
+    loss = HuberHingeLoss(config.huber_h)
+    expected = (log_density(theta[None, :], *config.scaled_problem(D), ridge=ridge, rate=rate, loss=loss)
+                - log_density(theta[None, :], *config.scaled_problem(D1), ridge=ridge, rate=rate, loss=loss))[0]
+    assert stat == pytest.approx(expected) and config.scaled_problem(D)[0].shape == (config.n, 6)

@@ -57,7 +57,7 @@ from pydpowl.exceptions import DataClippedWarning
 __all__ = ["svmdp_settings", "svmdp_fit", "svmdp_predict", "svmdp_features", "logistic_regression_dp_settings",
            "logistic_regression_dp_fit", "linear_regression_dp_settings", "linear_regression_dp_fit",
            "tune_classification_model", "tune_linear_regression_model", "fit_owl", "propensity_logistic",
-           "make_data", "analyze", "owl_fit", "owl_evaluate"]
+           "make_data", "analyze", "analyze_regime", "owl_fit", "owl_evaluate"]
 
 #: positions in messages count from 1, as in R
 R_INDEX = 1
@@ -559,8 +559,8 @@ def _stage_reward_bounds(reward_bounds: Any, T: int) -> list:
 @_for_r
 def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: Any, reward_bounds: Any,
             gamma: Any = None, c: Any = None, propensity_floor: Any = None, baseline: Any = "lower",
-            baseline_share: Any = 0.25, huber_h: Any = 0.5, weight_sensitivity: Any = None, levels: Any = None,
-            columns: Any = None, random_seed: Any = None) -> Dict[str, Any]:
+            baseline_share: Any = 0.25, huber_h: Any = None, weight_sensitivity: Any = None, levels: Any = None,
+            columns: Any = None, random_seed: Any = None, mechanism: Any = "auto") -> Dict[str, Any]:
     """``owl()``: :class:`pydpowl.DPMultiStageOWL` with DTRlearn2's argument names.
 
     R sends lists with one entry per stage (K stages, stage 1 first): ``H``
@@ -576,6 +576,12 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
     with n, public, for DTRlearn2's count of followers, and ``s_k`` the
     stage's largest feature bound). Every value is checked here under R's
     names, positions from 1, before the engine sees it.
+
+    ``mechanism``: ``"auto"`` (the engine's default: weighted objective
+    perturbation for two-arm stages with known propensities, with residual
+    weights when ``baseline = "lower"``) or ``"output"`` (output perturbation
+    with the classic BOWL weights at every stage); ``huber_h`` None is the
+    engine's ``"auto"`` (1 for objective, 0.5 for output perturbation).
 
     Returns each stage's release (public) and, apart, the non-private
     diagnostics (followers, clipped counts) that ``summary(fit, diagnostics =
@@ -655,15 +661,16 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
                              f"stage {k + 1}'s weight bound W_{k + 1} is computed from a public lower bound on "
                              "P(A | H) (the design's smallest allocation probability).")
     baselines = baseline if isinstance(baseline, list) else baseline
-    h = v.check_positive("huber_h", huber_h)
+    h = "auto" if huber_h is None else v.check_positive("huber_h", huber_h)
+    mech = v.check_choice("mechanism", mechanism, ("auto", "output"))
 
     from pydpowl.interop.dppack import r_state_out, r_stream
+    from pydpowl.interop.noise import stage_noise
 
     rng, kind = r_stream(random_seed)
-    # owl() releases each stage by output perturbation with the BOWL weights (its print/summary report Delta);
-    # DPMultiStageOWL's default (objective perturbation, residual weights) is not wired to R yet
-    model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds, mechanism="output",
-                            residual=False, reward_bounds=_stage_reward_bounds(reward_bounds, T),
+    model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds, mechanism=mech,
+                            residual="auto" if mech == "auto" else False,
+                            reward_bounds=_stage_reward_bounds(reward_bounds, T),
                             propensity_floor=None if propensity_floor is None else floors, baseline=baselines,
                             baseline_share=v.check_positive("baseline_share", baseline_share), huber_h=h,
                             weight_sensitivity=weight_sensitivity, random_state=rng)
@@ -673,16 +680,15 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
 
     for k, s in enumerate(model.stages_):
         rule = s.rule
-        from pydpowl.interop.noise import release_noise
-
-        noise = release_noise(rule.scaler, rule.scaled_coef.size, epsilon=s.epsilon, sensitivity=s.sensitivity,
-                              weights_upper_bound=s.weights_upper_bound, gamma=gammas[k], huber_h=h, n=n)
+        noise = stage_noise(s, n=n, tol=float(model.tol))
         if noise["dominated"]:
+            how = (f"Delta = {_r3(s.sensitivity)}" if s.mechanism == "output" else
+                   "objective perturbation" + (", residual weights" if s.residual else ""))
             warnings.warn(NoiseDominatedWarning(
                 f"stage {k + 1}: the release is noise-dominated: its noise has expected norm "
                 f"{_r3(noise['expected_norm'])} (scaled space), at least the largest norm any minimiser can have, "
                 f"sqrt(2 n W l(0)/gamma) = {_r3(noise['minimiser_norm_bound'])}, so the stage's rule is essentially "
-                f"random. From public quantities only: Delta = {_r3(s.sensitivity)}, W = {_r3(s.weights_upper_bound)}, "
+                f"random. From public quantities only: {how}, W = {_r3(s.weights_upper_bound)}, "
                 f"gamma = {_r3(gammas[k])}, epsilon = {r_number(s.epsilon)}, n = {n}. Raise epsilon or gamma, "
                 "tighten reward_bounds or bounds, or use more subjects."))
         stages.append({
@@ -690,6 +696,7 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
             "vertices": simplex_vertices(rule.n_arms), "epsilon": s.epsilon, "epsilon_baseline": s.epsilon_baseline,
             "gamma": gammas[k], "sensitivity": s.sensitivity, "weights_upper_bound": s.weights_upper_bound,
             "release_grid": s.release_grid, "baseline_coef": s.baseline_coef, "noise": noise,
+            "mechanism": s.mechanism, "residual": bool(s.residual), "huber_h": s.huber_h, "baseline": s.baseline,
         })
     ledger = model.ledger_
     return {
@@ -801,6 +808,91 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
         level=v.check_probability("level", level, high_open=True), split=budget_split,
         seed=None if seed is None else int(seed), out_dir=out_dir,
         public_n=v.check_bool("public_n", public_n))
+
+
+@_for_r
+def analyze_regime(*, H: Any, treatment: Any, levels: Any, benefit: Any, bounds: Any, benefit_bounds: Any,
+                   total_epsilon: Any, propensity: Any, gamma: Any = None, level: Any = 0.95, budget_split: Any = None,
+                   stage_split: Any = None, seed: Any = None, columns: Any = None, out_dir: Any = None,
+                   public_n: Any = False) -> Dict[str, Any]:
+    """``dpowl_analysis()`` with several stages (DTRlearn2's lists): ``pydpowl.run_regime_analysis``.
+
+    R sends one entry per stage (stage 1 first): ``H`` the histories, ``treatment`` the levels' positions 1..K_k
+    and ``levels`` their labels, ``benefit`` the rewards, ``bounds`` ``list(lower, upper)`` matched to the columns
+    by R, ``benefit_bounds`` one ``c(lower, upper)`` per stage (the rewards' public bounds), ``propensity`` each
+    stage's design (a number: two arms, the probability of the second level; K arms, 1/K; or ``list(per_arm = )``
+    in the levels' order); ``stage_split`` the ratios of the rule's budget across the stages (or None: equal).
+    Returns the analysis' plain result (:meth:`RegimeAnalysisResult.to_dict`) and, with ``out_dir``, the files.
+    """
+    from pydpowl.analysis_base import BudgetSplit
+    from pydpowl.analysis_regime import run_regime_analysis
+    from pydpowl.interop.dppack import warn_replay_stream
+
+    T = len(treatment)
+    Hs, A, R, fb, rb, props = [], [], [], [], [], []
+    cols = columns if isinstance(columns, list) else [columns] * T
+    for k in range(T):
+        stage = k + R_INDEX
+        Xk = v.check_array(f"x[[{stage}]]", H[k], columns=_column_names(cols[k]), index_base=R_INDEX)
+        n = Hs[0].shape[0] if Hs else Xk.shape[0]
+        if Xk.shape[0] != n:
+            raise ValueError(f"x[[{stage}]] (stage {stage}'s history) has {Xk.shape[0]} rows but x[[1]] has {n}: "
+                             "every stage's history needs one row per subject, in the same order.")
+        labels = _names(levels[k])
+        pos = v.check_vector(f"treatment[[{stage}]]", treatment[k], length=n, length_of=_PER_SUBJECT,
+                             index_base=R_INDEX)
+        A.append(np.asarray(labels, dtype=object)[pos.astype(np.intp) - R_INDEX].astype(str))
+        R.append(v.check_vector(f"benefit[[{stage}]]", benefit[k], length=n, length_of=_PER_SUBJECT,
+                                index_base=R_INDEX))
+        b = bounds[k]
+        fb.append(v.check_bounds(f"bounds[[{stage}]]", (b["lower"], b["upper"]), Xk.shape[1],
+                                 names=(f"bounds[[{stage}]]$lower", f"bounds[[{stage}]]$upper"), index_base=R_INDEX))
+        pair = v.check_vector(f"benefit_bounds[[{stage}]]", benefit_bounds[k], length=2)
+        if not pair[0] < pair[1]:
+            raise ValueError(f"benefit_bounds[[{stage}]] must be c(lower, upper) with lower < upper, got "
+                             f"c({r_number(float(pair[0]))}, {r_number(float(pair[1]))}).")
+        rb.append((float(pair[0]), float(pair[1])))
+        p = propensity[k]
+        K = len(labels)
+        if isinstance(p, dict) and "per_arm" in p:  # R matched the names: the levels' order
+            q = np.atleast_1d(np.asarray(p["per_arm"], dtype=np.float64))
+            props.append({lab: float(x) for lab, x in zip(labels, q)})
+        elif np.size(p) == 1 and not isinstance(p, dict):
+            x = float(np.ravel(p)[0])
+            if K == 2:  # the probability of the second level (the arm coded +1, as in dpowl())
+                x = v.check_probability(f"propensity[[{stage}]]", x, high_open=True)
+                props.append({labels[0]: 1.0 - x, labels[1]: x})
+            else:
+                props.append(x)  # 1/K, checked by the engine
+        else:
+            raise TypeError(f"propensity[[{stage}]] must be the design's probabilities: a number (two arms: of the "
+                            "second level; K arms: 1/K) or a named vector with one probability per level.")
+        Hs.append(Xk)
+    ratios = None if stage_split is None else [float(x) for x in np.atleast_1d(np.asarray(stage_split, float))]
+    if ratios is not None and len(ratios) != T:
+        raise ValueError(f"stage_split must give one share per stage ({T} stages), got {len(ratios)}.")
+    for k, x in enumerate(ratios or []):
+        if not 0 < x < math.inf:
+            raise ValueError(f"stage_split[{k + R_INDEX}] must be in (0, Inf), got {r_number(x)} (stage {k + 1}'s "
+                             "share of the rule's budget).")
+    if seed is not None:
+        warn_replay_stream()
+    result = run_regime_analysis(
+        Hs, A, R, feature_bounds=fb, reward_bounds=rb, propensity=props,
+        total_epsilon=v.check_positive("total_epsilon", total_epsilon),
+        gamma="auto" if gamma is None else [v.check_positive("gamma" if np.size(gamma) == 1 else f"gamma[{k + 1}]", g)
+                                            for k, g in enumerate(_per_stage_values("gamma", gamma, T))],
+        level=v.check_probability("level", level, high_open=True),
+        split=None if budget_split is None else BudgetSplit.parse(budget_split),
+        feature_names=[_column_names(c) or [f"x{j + 1}" for j in range(h.shape[1])] for c, h in zip(cols, Hs)],
+        public_n=v.check_bool("public_n", public_n), stage_split=ratios,
+        random_state=None if seed is None else int(seed))
+    out = result.to_dict()
+    if out_dir is not None:
+        from pydpowl.analysis_output import write_regime_analysis
+
+        out["files"] = [str(p) for p in write_regime_analysis(result, out_dir)]
+    return out
 
 
 # ---- data for examples and tests ---------------------------------------------------------------------

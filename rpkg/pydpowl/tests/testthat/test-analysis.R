@@ -88,3 +88,53 @@ test_that("dpowl_analysis takes a treatment factor with K levels: the rule, each
   expect_error(run(propensity = 1 / 3, gammas = c(20, 200)), regexp = "private selection of gamma",
                class = "pydpowl_value_error")
 })
+
+test_that("several stages (DTRlearn2's lists): the regime, its value and each fixed sequence's, the ledger per stage", {
+  require_backends(dppack = FALSE)
+  set.seed(11)
+  n <- 2000
+  X <- cbind(x1 = runif(n, -1, 1), x2 = runif(n, -1, 1))
+  A1 <- sample(c(-1, 1), n, replace = TRUE)
+  A2 <- factor(sample(c("a", "b"), n, replace = TRUE))
+  R2 <- 1 + (A1 == ifelse(X[, "x1"] > 0, 1, -1)) + (as.character(A2) == ifelse(X[, "x2"] > 0, "a", "b")) +
+    runif(n, -0.5, 0.5)
+  H <- list(X, cbind(X, a1 = A1))
+  out <- tempfile("regime-")
+  run <- function(...) {
+    args <- list(x = H, treatment = list(A1, A2), benefit = list(rep(0, n), R2), bounds = 1,
+                 benefit_bounds = list(c(0, 0.1), c(0, 3.5)), total_epsilon = 6, propensity = 0.5, gamma = 40)
+    new <- list(...)
+    args[names(new)] <- new
+    do.call(dpowl_analysis, args)
+  }
+  a <- run(stage_split = c(1, 2), out_dir = out)
+  expect_s3_class(a, "dpowl_regime_analysis")
+  expect_equal(a$ledger$epsilon[!is.na(a$ledger$stage)], c(1.2, 2.4))  # the rule's 0.6 of E = 6, split 1:2
+  expect_equal(sum(a$ledger$epsilon), 6, tolerance = 1e-12)
+  expect_identical(a$privacy$stage_split, c(1, 2))
+  expect_setequal(names(a$value$value_of_sequence), c("-1 | a", "-1 | b", "1 | a", "1 | b"))
+  expect_true(a$value$ci_low < a$value$estimate && a$value$estimate < a$value$ci_high)
+  expect_gt(a$value$estimate, max(vapply(a$value$value_of_sequence, function(s) s$estimate, 0)))  # 3 vs 2
+  expect_identical(names(coef(a)), c("stage1", "stage2"))
+  expect_identical(names(coef(a)$stage2), c("(Intercept)", "x1", "x2", "a1"))
+  rec <- predict(a, H)
+  expect_gt(mean(as.numeric(rec$stage1) == ifelse(X[, "x1"] > 0, 1, -1)), 0.8)
+  expect_gt(mean(rec$stage2 == ifelse(X[, "x2"] > 0, "a", "b")), 0.8)
+  printed <- capture.output(print(a))
+  expect_true(any(grepl("^n not released", printed)) && !any(grepl("^n = ", printed)))
+  expect_true(any(grepl("^Value of the regime .*interval", printed)) &&
+                any(grepl("^Gain over the best fixed sequence", printed)))
+  expect_true(all(file.exists(file.path(out, c("model.json", "ledger.json", "value.json", "report.md")))))
+  expect_null(a$n)
+  expect_equal(run(public_n = TRUE)$n, n)
+  # bad input: named errors
+  expect_error(run(treatment = list(A1, rep("a", n))), regexp = "^treatment\\[\\[2\\]\\] \\(stage 2's treatments\\) must contain at least two arms")
+  expect_error(run(propensity = list(0.5, c(a = 0.5, b = 0.6))), regexp = "propensity.*must sum to 1")
+  expect_error(run(weights_upper_bound = 10), regexp = "^weights_upper_bound must not be given: with several stages")
+  expect_error(run(stage_split = c(1, 0)), regexp = "stage_split\\[2\\] must be in \\(0, Inf\\), got 0 ")
+  expect_error(run(benefit = list(R2)), regexp = "^benefit must have one entry per stage \\(K = 2\\), got 1")
+  expect_error(run(x = list(X)), regexp = "^x must be a matrix \\(the same history at every stage\\) or a list")
+  expect_error(dpowl_analysis(X, A1, R2, bounds = 1, benefit_bounds = c(0, 4), weights_upper_bound = 10,
+                              total_epsilon = 1, propensity = 0.5, stage_split = c(1, 2)),
+               regexp = "^stage_split divides the budget across stages")
+})

@@ -11,9 +11,13 @@ three_arms <- function(n = 1500, seed = 3) {
   list(X = X, A = A, B = B, best = arms[sector], n = n)
 }
 
-fit_arms <- function(d, treatment = d$A, propensity = 1 / 3, epsilon = Inf, ...) {
+# the paper's mechanism (output perturbation, OWL weights): the angle-based objective these tests write out;
+# the default (objective perturbation, residual weights) is tested at the end
+fit_arms <- function(d, treatment = d$A, propensity = 1 / 3, epsilon = Inf, mechanism = "output", residual = FALSE,
+                     ...) {
   dpowl(d$X, treatment = treatment, benefit = d$B, propensity = propensity, epsilon = epsilon, gamma = 0.05 * d$n,
-        weights_upper_bound = 15, bounds = list(lower = rep(-1, 3), upper = rep(1, 3)), ...)
+        weights_upper_bound = 15, bounds = list(lower = rep(-1, 3), upper = rep(1, 3)), mechanism = mechanism,
+        residual = residual, ...)
 }
 
 test_that("three arms: the K-1 x (p+1) matrix minimises the angle-based objective; predictions are the levels", {
@@ -118,4 +122,20 @@ test_that("two arms behave as before: a named per-arm propensity is the scalar p
   expect_named(coef(base), c("(Intercept)", "age", "male", "nonwhite", "mdd"))
   expect_null(base$vertices)
   expect_true(is.null(dim(predict(base, d, type = "decision"))))
+})
+
+test_that("three arms by default: weighted objective perturbation with residual weights, as two arms", {
+  require_backends(dppack = FALSE)
+  d <- three_arms(600)
+  set.seed(4)
+  fit <- dpowl(d$X, treatment = d$A, benefit = d$B, propensity = 1 / 3, epsilon = 1, weights_upper_bound = 15,
+               bounds = list(lower = rep(-1, 3), upper = rep(1, 3)))
+  expect_identical(fit$mechanism, "objective")
+  expect_true(fit$residual)
+  expect_equal(fit$huber_h, 1)
+  expect_true(is.nan(fit$sensitivity))
+  expect_identical(dim(coef(fit)), c(2L, 4L))
+  expect_true(any(grepl("weighted objective perturbation with residual weights", capture.output(print(fit)))))
+  expect_true(any(grepl("objective perturbation", capture.output(print(summary(fit))))))
+  expect_identical(levels(predict(fit, d$X)), levels(d$A))
 })

@@ -82,7 +82,8 @@ test_that("DTRlearn2's shapes: H as one matrix or a list, pi as one number, a li
   expect_identical(predict(fit, H = list(cs$H[[1L]][, 3:1], cs$H[[2L]][, c(4, 1:3)]), K = 2),
                    predict(fit, H = cs$H, K = 2))
   expect_named(fit$stage1, c("beta0", "beta", "arms", "coding", "vertices", "epsilon", "epsilon_baseline", "gamma",
-                             "sensitivity", "weights_upper_bound", "release_grid", "baseline_coef", "noise", "stage"))
+                             "sensitivity", "weights_upper_bound", "release_grid", "baseline_coef", "noise", "mechanism", "residual",
+                             "huber_h", "mean_baseline", "stage"))
   expect_identical(dim(fit$stage2$beta), c(4L, 1L))
   expect_equal(drop(predict(fit, H = cs$H, K = 2)$fit[[2L]]), drop(fit$stage2$beta0 + cs$H[[2L]] %*% fit$stage2$beta))
 })
@@ -173,7 +174,7 @@ test_that("bad input gets R errors naming the argument", {
 test_that("private fits: the budget on a ledger, OS entropy by default, R's stream on request; nothing of the data kept", {
   require_backends(dppack = FALSE)
   cs <- small_case()
-  args <- list(epsilon = 2, res.lasso = TRUE)
+  args <- list(epsilon = 2, res.lasso = TRUE, mechanism = "output", huber_h = 0.5)
   a <- do.call(fit_small, c(list(cs), args))
   b <- do.call(fit_small, c(list(cs), args))
   expect_false(identical(coef(a), coef(b)))
@@ -194,7 +195,7 @@ test_that("private fits: the budget on a ledger, OS entropy by default, R's stre
   expect_equal(c(a$stage1$weights_upper_bound, a$stage2$weights_upper_bound), c(5.1 / 0.25, 5 / 0.5))
   expect_equal(a$stage2$sensitivity, (2 * 10 + 2 * cs$n * 1e-10) / 20, tolerance = 1e-14)
   seen <- character(0)
-  withCallingHandlers(fit_small(cs, epsilon = 0.5, gamma = 0.5), pydpowl_noise_dominated = function(w) {
+  withCallingHandlers(fit_small(cs, epsilon = 0.5, gamma = 0.5, mechanism = "output"), pydpowl_noise_dominated = function(w) {
     seen <<- c(seen, conditionMessage(w))
     invokeRestart("muffleWarning")
   })
@@ -209,4 +210,34 @@ test_that("private fits: the budget on a ledger, OS entropy by default, R's stre
   expect_true(any(grepl("^NON-PRIVATE diagnostics", d)))
   expect_identical(unname(a$diagnostics[, "followed"])[2L], cs$n)
   expect_true(any(grepl("^Stage 2 \\(-1, 1\\): recommend 1 where beta0 \\+ H2 beta > 0", capture.output(print(a)))))
+})
+
+test_that("owl() releases by the engine's default: objective perturbation with residual weights per two-arm stage", {
+  require_backends(dppack = FALSE)
+  cs <- small_case()
+  args <- list(H = cs$H, AA = cs$AA, RR = cs$RR, n = cs$n, K = 2, pi = 0.5, epsilon = 2, gamma = 20, bounds = 3,
+               reward_bounds = list(c(0, 0.1), c(-1, 4)))
+  a <- do.call(owl, args)  # neither res.lasso nor baseline: the engine's residual weights (a private mean first)
+  expect_identical(a$ledger$release,
+                   c("stage 2 baseline (mean, Laplace)", "stage 2 rule (2 arms, objective perturbation)",
+                     "stage 1 baseline (mean, Laplace)", "stage 1 rule (2 arms, objective perturbation)"))
+  expect_equal(sum(a$ledger$epsilon), 2, tolerance = 1e-12)
+  expect_identical(c(a$stage1$mechanism, a$stage2$mechanism), c("objective", "objective"))
+  expect_true(a$stage1$residual && a$stage2$residual)
+  expect_equal(a$huber_h, c(1, 1))  # objective perturbation's default h
+  expect_true(is.nan(a$stage2$sensitivity) && is.finite(a$stage2$noise$expected_norm))
+  expect_true(any(grepl("objective perturbation, residual weights", capture.output(print(a)))))
+  s <- capture.output(print(summary(a)))
+  expect_true(any(grepl("objective\\+residual", s)))
+  # mechanism = "output": the classic BOWL weights and Algorithm 1 at every stage
+  o <- do.call(owl, c(args, mechanism = "output"))
+  expect_identical(o$ledger$release, c("stage 2 baseline (linear, KST)", "stage 2 rule (2 arms, output perturbation)",
+                                       "stage 1 baseline (linear, KST)", "stage 1 rule (2 arms, output perturbation)"))
+  expect_equal(o$huber_h, c(0.5, 0.5))
+  # res.lasso = TRUE asks for DTRlearn2's residual (a private linear baseline): objective perturbation without
+  # residual weights
+  l <- do.call(owl, c(args, res.lasso = TRUE))
+  expect_identical(l$ledger$release[2L], "stage 2 rule (2 arms, objective perturbation)")
+  expect_false(l$stage2$residual)
+  expect_error(do.call(owl, c(args, mechanism = "objective")), regexp = "^mechanism must be \"auto\"")
 })
