@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "check_positive",
+    "is_chunked",
     "check_epsilon",
     "check_probability",
     "check_int",
@@ -925,6 +926,12 @@ def check_weight_sensitivity(value: Any, name: str = "C") -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (0 <= float(value) < np.inf):
         raise ValueError(f"{name} must be in [0, inf), got {name}={value!r}.")
     return float(value)
+
+
+def is_chunked(*values: Any) -> bool:
+    """True when any value is a Dask collection (``__dask_graph__``; Dask is not imported, nor is the package's
+    Dask plumbing, :mod:`pydpowl.estimators.dask_inputs`, which in-memory fits never load)."""
+    return any(hasattr(v, "__dask_graph__") for v in values)
 
 
 def feature_names_of(X: Any) -> Optional[list]:

@@ -66,6 +66,11 @@ else
   echo "[setup] pydpowl importable from .venv"
 fi
 
+# Compile the package's bytecode, as pip does for a regular install (an editable one leaves it to the first
+# import, which cannot write it under PYTHONDONTWRITEBYTECODE or a read-only checkout: every process would then
+# compile pydpowl's modules again, about 0.04 s of a cold script). Only files changed since run again.
+.venv/bin/python -m compileall -q pydpowl >/dev/null || echo "[setup] note: pydpowl's bytecode not compiled"
+
 # Compile the numba kernels once (cached next to the sources) so first runs are not slowed by it.
 .venv/bin/python -c "import sys; from pydpowl.engine.kernels import warm_up; sys.exit(0 if warm_up() else 1)" >/dev/null 2>&1 || echo "[setup] note: numba kernels not compiled (numba missing?); the numpy path is used"
 

@@ -14,6 +14,7 @@ from pydpowl._validation import (
     check_nonnegative,
     check_vector,
     feature_names_of,
+    is_chunked,
     resolve_rng,
 )
 
@@ -319,6 +320,13 @@ def test_check_diagnose_bounds():
     assert check_diagnose_bounds(True) == 0.5 and check_diagnose_bounds(0.1) == 0.1
     with pytest.raises(ValueError, match=r"diagnose_bounds must be in \(0, 1\)"):
         check_diagnose_bounds(1.0)
+
+
+def test_is_chunked_does_not_need_dask_objects():
+    import dask.array as da
+
+    assert is_chunked(np.ones(3), 0.5, da.ones(3))
+    assert not is_chunked(np.ones(3), 0.5, [1, 2], None)
 
 
 def test_caller_words_name_arguments_and_count_positions_as_the_caller_does():

@@ -2,7 +2,7 @@
 
 :func:`~pydpowl.estimators.inputs.check_erm_inputs` and
 :func:`~pydpowl.estimators.inputs.prepare_owl` hand Dask inputs (any of them a
-Dask collection: :func:`is_chunked`) here: :func:`as_matrix_chunked` and
+Dask collection: :func:`~pydpowl._validation.is_chunked`) here: :func:`as_matrix_chunked` and
 :func:`as_vector_chunked` give them known row chunks, and :func:`map_blocks`
 maps the in-memory block check (:func:`~pydpowl.estimators.inputs.erm_block`,
 :func:`~pydpowl.estimators.inputs.owl_block`: the one place of every rule) over
@@ -38,21 +38,16 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import check_numeric_dtype, no_columns_message, one_d_message, raise_nonfinite
+from .._validation import check_numeric_dtype, is_chunked, no_columns_message, one_d_message, raise_nonfinite
 from ..engine.dask_cluster import compute, distributed_client, persist
 from ..engine.dask_problem import count_pass, tree_reduce
 from ..engine.preprocessing import bounds_from_data
 
-__all__ = ["is_chunked", "map_blocks", "as_matrix_chunked", "as_vector_chunked", "bounds_from_chunks",
+__all__ = ["map_blocks", "as_matrix_chunked", "as_vector_chunked", "bounds_from_chunks",
            "persist_setting", "should_persist"]
 
 #: persist the prepared chunks when they take at most this share of the workers' memory
 _PERSIST_SHARE = 0.5
-
-
-def is_chunked(*values: Any) -> bool:
-    """True when any value is a Dask collection (``__dask_graph__``; Dask is not imported)."""
-    return any(hasattr(v, "__dask_graph__") for v in values)
 
 
 # --------------------------------------------------------------------------- the block checks, mapped

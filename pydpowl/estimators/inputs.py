@@ -27,12 +27,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import (as_matrix, as_target, as_vector, binary_target_error, check_bool, check_diagnose_bounds,
                            check_positive, check_vector, check_nonnegative, code_labels, columns_by_name,
-                           diagnose_bounds as diagnose_bounds_of, feature_names_of, finite_counts, label_counts,
-                           nonnegative_message, one_arm_message, position_base, raise_nonfinite, treatment_counts,
-                           treatment_error)
+                           diagnose_bounds as diagnose_bounds_of, feature_names_of, finite_counts, is_chunked,
+                           label_counts, nonnegative_message, one_arm_message, position_base, raise_nonfinite,
+                           treatment_counts, treatment_error)
 from ..engine.preprocessing import FeatureScaler, bounds_from_data
 from .propensity_received import received_propensity_error, received_propensity_outside
-from .dask_inputs import is_chunked
 
 __all__ = ["ERMData", "OWLProblem", "check_erm_inputs", "prepare_owl", "erm_block", "owl_block", "merge_counts",
            "raise_from_counts", "row_norms", "clip_row_norms", "owl_weights", "clip_benefits", "check_benefit",

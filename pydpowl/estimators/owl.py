@@ -19,9 +19,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._base import DPEstimator, check_is_fitted, check_prediction_input, store_feature_names
-from .._validation import check_array, check_bool, check_epsilon, columns_by_name, feature_names_of
+from .._validation import check_array, check_bool, check_epsilon, columns_by_name, feature_names_of, is_chunked
 from ..engine.preprocessing import FeatureScaler
-from .dask_inputs import is_chunked
 from .inputs import OWLProblem, check_benefit, clip_benefits, owl_weights, prepare_owl
 from .summary import FitSummary
 from ..engine.mechanisms import warn_reproduce_dppack

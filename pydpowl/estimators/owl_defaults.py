@@ -33,7 +33,6 @@ import math
 from typing import Any, Dict
 
 from .._validation import check_choice, check_epsilon, check_int, check_positive
-from ..engine.mechanisms import objective_ridge_floor
 
 __all__ = ["default_gamma", "OUTPUT_GAMMA_FACTOR", "OBJECTIVE_GAMMA_SCALE", "OBJECTIVE_HUBER_H", "OUTPUT_HUBER_H",
            "PAPER_MECHANISM"]
@@ -85,6 +84,8 @@ def default_gamma(*, perturbation: str, n_samples: int, epsilon: float, dim: int
         return 1.0
     if perturbation == "output":
         return OUTPUT_GAMMA_FACTOR * math.sqrt(n * W * d / eps)
+    from ..engine.mechanisms import objective_ridge_floor  # objective perturbation's module, loaded here only
+
     floor = objective_ridge_floor(epsilon=eps, weights_upper_bound=W, curvature=1.0 / (2.0 * h))
     # (at least MIN_GAMMA: the floor vanishes for huge budgets, and the objective must stay strongly convex)
     return max(MIN_GAMMA, floor * max(1.0, d * math.sqrt(OBJECTIVE_GAMMA_SCALE / (n * eps))))

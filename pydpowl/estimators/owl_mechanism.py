@@ -33,9 +33,9 @@ from typing import Any, Optional, Tuple
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_choice, check_epsilon, check_positive, resolve_rng
+from .._validation import check_choice, check_epsilon, check_positive, is_chunked, resolve_rng
 from ..engine.losses import HuberHingeLoss
-from ..engine.mechanisms import is_r_stream, release_output_perturbation, release_weighted_objective
+from ..engine.mechanisms import is_r_stream, release_output_perturbation
 from .owl_defaults import OBJECTIVE_HUBER_H, OUTPUT_HUBER_H, default_gamma
 from .residual import (BaselineRelease, ResidualWeights, check_benefit_bounds, release_baseline, residual_problem,
                        residual_weight_bound)
@@ -276,6 +276,8 @@ def release_rule(Z: NDArray[np.float64], treatment: NDArray[np.float64], weights
         y, w, n_res, n_clipped_weights = prob.labels, prob.weights, prob.n_clipped_residuals, prob.n_clipped_weights
         n_b = prob.n_clipped_benefits
     if plan.mechanism == "objective":
+        from ..engine.mechanisms import release_weighted_objective  # loaded only by the fits that use it
+
         rel = release_weighted_objective(Z, y, w, epsilon=plan.epsilon_rule, gamma=plan.gamma,
                                          weights_upper_bound=plan.weights_upper_bound, loss=loss, tol=tol, rng=rng)
         return RuleRelease(coef=rel.coef, plan=plan, baseline=baseline, sensitivity=math.nan,
@@ -304,7 +306,6 @@ class FittedRule:
 def fit_owl_rule(X: Any, treatment: Any, benefit: Any, propensity: Any, *, estimator: Any) -> FittedRule:
     """:meth:`pydpowl.DPOWL.fit`'s work for the settings of ``estimator`` (a DPOWL): prepare, plan, release."""
     from .benefits import shift_benefits
-    from .dask_inputs import is_chunked
     from .inputs import prepare_owl
 
     est = estimator

@@ -25,9 +25,7 @@ from ..engine.mechanisms import (
     check_noise_scale,
     floating_point_delta,
     is_r_stream,
-    loss_curvature,
     release_output_perturbation,
-    release_weighted_objective,
     warn_reproduce_dppack,
 )
 from ..engine.solver import DEFAULT_TOL
@@ -291,6 +289,8 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
         check_bool("reproduce_dppack", self.reproduce_dppack)
         check_bool("keep_nonprivate", self.keep_nonprivate)
         if check_mechanism_settings(self.mechanism, C=c, reproduce_dppack=self.reproduce_dppack) == "objective":
+            from ..engine.mechanisms import loss_curvature  # objective perturbation's module: loaded if used
+
             loss_curvature(loss)
         check_noise_scale(eps, gamma, w_max, c, lipschitz=lip)
         return eps, gamma, w_max, loss, lip, c, tol
@@ -335,6 +335,8 @@ class DPWeightedERM(RoundedReleaseMixin, ClassifierMixin, DPEstimator):
         eps, gamma, w_max, loss, lip, c, tol = self._validated_settings()
         n, d = X.shape
         if self.mechanism == "objective":
+            from ..engine.mechanisms import release_weighted_objective
+
             obj = release_weighted_objective(X, y, w, epsilon=eps, gamma=gamma, weights_upper_bound=w_max,
                                              loss=loss, tol=tol, rng=resolve_rng(self.random_state))
             cal = obj.calibration

@@ -336,11 +336,6 @@ def test_werm_bad_data_gets_the_in_memory_message(case):
     assert got == expected
 
 
-def test_is_chunked_does_not_need_dask_objects():
-    assert chunked.is_chunked(np.ones(3), 0.5, da.ones(3))
-    assert not chunked.is_chunked(np.ones(3), 0.5, [1, 2], None)
-
-
 def test_unknown_chunk_sizes_are_computed():
     X, A, B, P, _ = _owl(800, seed=14)
     Xd = _chunk(X, 300)

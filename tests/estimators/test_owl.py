@@ -489,3 +489,34 @@ def test_three_arms_match_bounds_and_columns_by_name():
     m = DPOWL(feature_bounds=named, **kw).fit(reordered, A, B, 1 / 3)
     np.testing.assert_allclose(m.coef_[:, [2, 0, 1]], ordered.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(ordered.predict(reordered), ordered.predict(X))
+
+
+def test_cold_output_fit_loads_only_what_it_uses(tmp_path):
+    """A user's one-fit script (pandas frame, Algorithm 1, 20,000 rows) in a fresh process: the engine's
+    other mechanisms, the Dask plumbing, numba and the R streams are never imported (each is loaded on
+    first use), and the release is the one of a process that imported them all first."""
+    import subprocess
+    import sys
+
+    lazy = ["pydpowl.engine.mechanisms.objective", "pydpowl.engine.mechanisms.exponential",
+            "pydpowl.engine.mechanisms.gaussian", "pydpowl.engine.mechanisms.laplace",
+            "pydpowl.estimators.dask_inputs", "pydpowl.engine.dask_problem", "pydpowl.engine.dask_cluster",
+            "dask", "numba", "pydpowl.rrandom"]
+    code = (
+        "import sys, numpy as np, pandas as pd\n"
+        "if sys.argv[1] == 'all':\n"
+        "    import importlib; [importlib.import_module(m) for m in sys.argv[2].split(',') if m != 'numba']\n"
+        "from pydpowl import DPOWL\n"
+        "rng = np.random.default_rng(3); n = 20_000\n"
+        "X = pd.DataFrame({'age': rng.uniform(18, 89, n), 'male': rng.integers(0, 2, n),"
+        " 'nonwhite': rng.integers(0, 2, n), 'mdd': rng.integers(0, 2, n)})\n"
+        "A = rng.integers(0, 2, n); B = rng.uniform(0, 5, X.shape[0]) + A * X['male']\n"
+        "m = DPOWL(epsilon=1.0, gamma=75.0, weights_upper_bound=10.0, feature_bounds=([18, 0, 0, 0], [89, 1, 1, 1]),"
+        " random_state=1, mechanism='output', residual=False, huber_h=0.5).fit(X, A, B, 0.5)\n"
+        "print(repr([m.intercept_, *m.coef_]))\n"
+        "print(','.join(name for name in sys.argv[2].split(',') if name in sys.modules))\n"
+    )
+    outs = [subprocess.run([sys.executable, "-c", code, mode, ",".join(lazy)], capture_output=True, text=True,
+                           check=True, cwd=tmp_path).stdout.splitlines() for mode in ("cold", "all")]
+    assert outs[0][1] == ""
+    assert outs[0][0] == outs[1][0]

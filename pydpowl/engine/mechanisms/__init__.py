@@ -18,46 +18,16 @@ Every release of pydpowl is made through this package, so the privacy audit
 pure: they take the generator as ``rng=`` (a numpy Generator, or an
 R-compatible :class:`pydpowl.RRandom` that draws exactly what DPpack draws, in
 DPpack's order and arithmetic) and keep nothing.
+
+Every name below is importable from this package; those of ``objective``,
+``laplace``, ``gaussian`` and ``exponential`` are loaded on first use, so that a
+script releasing by output perturbation loads only ``output`` and ``rounding``.
 """
 
+import importlib
+from typing import Any, Dict, List, Tuple
+
 from ._common import derived_generator, is_r_stream, warn_reproduce_dppack
-from .exponential import exponential_mechanism, exponential_mechanism_delta
-from .gaussian import gaussian_rounding_delta, release_gaussian, sample_gaussian, sample_isotropic_gaussian
-from .laplace import laplace_delta, release_laplace, sample_laplace
-from .objective import (
-    JACOBIAN_SHARE,
-    PERTURBATIONS,
-    SMOOTHING_DOMAIN,
-    CMSCalibration,
-    KSTCalibration,
-    Release,
-    check_perturbation,
-    cms_calibration,
-    KST_ROUNDING_SHARE,
-    kst_calibration,
-    kst_rounding_bound,
-    kst_tolerance,
-    linear_term_shift,
-    objective_coupling_failure,
-    release_cms,
-    release_kst,
-    sample_kst_noise,
-    WeightedObjectiveCalibration,
-    loss_curvature,
-    objective_ridge_floor,
-    release_weighted_objective,
-    sample_smoothing_noise,
-    smoothing_rate,
-    smoothing_share,
-    solver_tolerance,
-    KAPPA_FULL_N,
-    KAPPA_MIN,
-    LINEAR_TERM_TAIL,
-    TARGET_RADIUS,
-    TOL_FLOOR,
-    weighted_objective_calibration,
-    weighted_objective_split,
-)
 from .output import (
     OutputMechanism,
     OutputRelease,
@@ -151,3 +121,38 @@ __all__ = [
     "weighted_objective_split",
     "warn_reproduce_dppack",
 ]
+
+
+#: the mechanisms a release may not need, by module: imported on first use of one of their names (PEP 562), so
+#: that a one-fit script with output perturbation never loads objective perturbation or the others (a test
+#: checks that every name of their ``__all__`` is here)
+_LAZY: Dict[str, Tuple[str, ...]] = {
+    "exponential": ("exponential_mechanism", "exponential_mechanism_delta"),
+    "gaussian": ("gaussian_rounding_delta", "release_gaussian", "sample_gaussian", "sample_isotropic_gaussian"),
+    "laplace": ("laplace_delta", "release_laplace", "sample_laplace"),
+    "objective": (
+        "JACOBIAN_SHARE", "PERTURBATIONS", "SMOOTHING_DOMAIN", "CMSCalibration", "KSTCalibration", "Release",
+        "check_perturbation", "cms_calibration", "KST_ROUNDING_SHARE", "kst_calibration", "kst_rounding_bound",
+        "kst_tolerance", "linear_term_shift", "objective_coupling_failure", "release_cms", "release_kst",
+        "sample_kst_noise", "WeightedObjectiveCalibration", "loss_curvature", "objective_ridge_floor",
+        "release_weighted_objective", "sample_smoothing_noise", "smoothing_rate", "smoothing_share",
+        "solver_tolerance", "KAPPA_FULL_N", "KAPPA_MIN", "LINEAR_TERM_TAIL", "TARGET_RADIUS", "TOL_FLOOR",
+        "weighted_objective_calibration", "weighted_objective_split",
+    ),
+}
+_LAZY_NAMES: Dict[str, str] = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(f".{_LAZY_NAMES[name]}", __name__), name)
+    elif name in _LAZY:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__))
