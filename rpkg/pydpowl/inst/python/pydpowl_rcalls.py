@@ -1,15 +1,23 @@
 """The functions the R package calls in its Python worker (``pydpowl_worker.py``).
 
 Each takes R's arguments as keywords (R's ``weights.upper.bound`` arrives as
-``weights_upper_bound``), checks them with :mod:`pydpowl._validation` under
-the names the R user typed and with positions counted from 1 (``dpowl()``'s
-:func:`fit_owl` checks nothing itself: it runs :class:`pydpowl.DPOWL` inside
-:func:`pydpowl._validation.caller_words`, whose map names DPOWL's arguments
-as R does), and returns a
+``weights_upper_bound``), has them checked under the names the R user typed
+and with positions counted from 1, and returns a
 dict that goes back to R as a named list (its keys spelled the R way). Every
 check of a value lives in Python; R only turns its objects (data frames,
 factors, logical columns) into numbers and raises the classed conditions this
 module's exceptions and warnings become.
+
+One input path: the DPOWL functions restate no rule of the engine. ``dpowl()``'s
+:func:`fit_owl`, ``owl()``'s :func:`owl_fit` and ``dpowl_analysis()``'s
+:func:`analyze` and :func:`analyze_regime` run the engine (DPOWL,
+DPMultiStageOWL, ``run_analysis``, ``run_regime_analysis``) inside
+:func:`pydpowl._validation.caller_words`, whose map names the engine's
+arguments, per stage too (``H[1]`` -> ``H[[2]]``, ``feature_bounds[0].lower`` ->
+``bounds[[1]]$lower``), as R does; they only turn R's forms into the
+engine's (levels' positions, per-level probabilities) and check the rules that
+are R's own (``owl()``'s ``n`` and DTRlearn2's cost ``c``, the mechanisms
+``owl()`` offers).
 
 Randomness: by default R sends no generator state and every release draws
 from operating-system entropy (``numpy.random.default_rng()``). Only when the
