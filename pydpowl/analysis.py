@@ -69,7 +69,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import (check_both_arms, check_positive, check_probability, check_treatment, check_vector,
+from ._validation import (check_bool, check_both_arms, check_positive, check_probability, check_treatment, check_vector,
                           resolve_rng)
 from .estimators.dp_propensity import DEFAULT_LOGIT_BOUND, DPLogisticPropensity
 from .estimators.inputs import prepare_owl
@@ -220,6 +220,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
     learning = [eps[k] for k in ("propensity", "selection", "rule") if eps[k] > 0]
     evaluation = [eps["value"], eps["variance"]]
     learn_acc, eval_acc = open_accountants(E, split, learning, evaluation)
+    public_n = check_bool("public_n", public_n)
     X, names, feature_bounds = features_of(X, feature_names, feature_bounds)
     n, p = X.shape
     A = check_treatment("treatment", treatment, length=n)

@@ -588,7 +588,7 @@ def features_of(X: ArrayLike, feature_names: Optional[Sequence[str]], feature_bo
     """``(X, names, bounds)``: the checked features, their names (given, the DataFrame's, or x1..xp) and the
     public bounds in column order (bounds given by name are matched to the names, which are public)."""
     given_names = list(feature_names) if feature_names is not None else feature_names_of(X)
-    X = check_array("X", X)
+    X = check_array("X", X, columns=given_names)  # non-finite entries reported by column name
     p = X.shape[1]
     names = given_names or [f"x{j + 1}" for j in range(p)]
     if len(names) != p:

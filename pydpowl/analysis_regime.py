@@ -38,7 +38,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._validation import check_array, check_positive, check_probability, check_vector, resolve_rng
+from ._validation import check_array, check_bool, check_positive, check_probability, check_vector, resolve_rng, said
 from .analysis_base import (COMPOSITION_TEXT, BudgetSplit, _decimal, _double_at_most, _laplace_sums_delta,
                             budget_shares, exact_number, split_rows)
 from .analysis_arms import design_probabilities
@@ -237,7 +237,7 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
         For lists of different lengths (stages), bad budgets or bounds, a stage with an arm nobody
         received in the learning part.
     """
-    from .estimators.multistage import DPMultiStageOWL, stage_shares as split_stage_budget
+    from .estimators.multistage import DPMultiStageOWL, check_reward_bounds, stage_shares as split_stage_budget
 
     T = len(A)
     for name, value in (("H", H), ("R", R), ("feature_bounds", feature_bounds), ("reward_bounds", reward_bounds),
@@ -250,19 +250,18 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     split = BudgetSplit() if split is None else split
     E = check_positive("total_epsilon", total_epsilon)
     level = check_probability("level", level, low_open=True, high_open=True)
+    public_n = check_bool("public_n", public_n)
     shares = budget_shares(E, split, propensity_model=False, tune=False)
     stage_shares = split_stage_budget(shares["rule"], stage_split, T)
     stage_eps = [_double_at_most(s) for s in stage_shares]
-    lows = [float(lo) for lo, _ in reward_bounds]
-    highs = [float(hi) for _, hi in reward_bounds]
-    if not all(lo < hi and math.isfinite(lo) and math.isfinite(hi) for lo, hi in zip(lows, highs)):
-        raise ValueError(f"reward_bounds must be finite pairs (lower, upper) with lower < upper, got "
-                         f"{reward_bounds!r}.")
-    Hs = [check_array(f"H[{k}]", h) for k, h in enumerate(H)]
+    lows, highs = (list(b) for b in zip(*(check_reward_bounds(b, k + 1) for k, b in enumerate(reward_bounds))))
+    Hs = [check_array(f"H[{k}]", h, columns=None if feature_names is None else feature_names[k])
+          for k, h in enumerate(H)]
     n = Hs[0].shape[0]
     bad = [k for k, h in enumerate(Hs) if h.shape[0] != n]
     if bad:
-        raise ValueError(f"H[{bad[0]}] (stage {bad[0] + 1}'s history) has {Hs[bad[0]].shape[0]} rows but H[0] has {n}.")
+        raise ValueError(f"{said(f'H[{bad[0]}]')} (stage {bad[0] + 1}'s history) has {Hs[bad[0]].shape[0]} rows but "
+                         f"{said('H[0]')} has {n}.")
     encoded = [encode_arms(f"A[{k}]", a, length=n) for k, a in enumerate(A)]
     probs = [design_probabilities(propensity[k], encoded[k][0]) for k in range(T)]
     raw_R = [check_vector(f"R[{k}]", r, length=n) for k, r in enumerate(R)]
@@ -272,8 +271,8 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     learn, ev = split_rows(n, split, evaluation_rows, rng)
     for k, (classes, codes) in enumerate(encoded):
         if len(np.unique(codes[learn])) < len(classes):
-            raise ValueError(f"A[{k}] (learning part) must contain every arm of stage {k + 1} (a rule cannot be "
-                             "learnt for an arm nobody received).")
+            raise ValueError(f"{said(f'A[{k}]')} (learning part) must contain every arm of stage {k + 1} (a rule "
+                             "cannot be learnt for an arm nobody received).")
     learn_acc = BudgetAccountant(E, dataset="learning part" if split.composition == "parallel" else "whole dataset")
     regime = DPMultiStageOWL(
         epsilon=stage_eps, gamma=gamma, feature_bounds=list(feature_bounds), reward_bounds=list(reward_bounds),

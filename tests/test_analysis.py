@@ -325,3 +325,15 @@ def test_a_share_no_release_uses_is_refused(cyp, split, kw, match):
         _run(cyp, split=BudgetSplit.parse(split), **kw)
     assert _run(cyp, split=BudgetSplit.parse(split), **(dict(gammas=DEFAULT_GAMMAS) if kw else dict(
         propensity=None, propensity_model="logistic"))).value
+
+
+def test_public_n_must_be_a_bool_and_features_are_named_by_column(cyp):
+    """public_n is checked (a string such as "no" would otherwise state n); non-finite features name their column."""
+    with pytest.raises(TypeError, match=r"^public_n must be"):
+        _run(cyp, public_n="no")
+    X = cyp.X.to_numpy(dtype=float)
+    X[2, 1] = np.inf
+    with pytest.raises(ValueError, match=r"^X must be finite.* in column\(s\) 'male'"):
+        run_analysis(X, cyp.treatment, cyp.benefit, feature_bounds=cyp.feature_bounds, benefit_bounds=(0.0, LOG_YEAR),
+                     weights_upper_bound=cyp.weights_upper_bound, total_epsilon=1.0, propensity=2 / 3,
+                     feature_names=list(cyp.X.columns))

@@ -83,6 +83,18 @@ def test_stage_split_shares_the_rule_budget_and_the_ledger_records_it():
                             gamma=40.0, stage_split=[-1, 2])
 
 
+def test_reward_bounds_and_public_n_are_checked_per_stage():
+    """The reward bounds are DPMultiStageOWL's per-stage check (named with the stage); public_n must be a bool."""
+    H, A, R = _smart(200)
+    common = dict(feature_bounds=[([-1, -1], [1, 1]), ([-1, -1, -1], [1, 1, 1])], propensity=[0.5, 0.5],
+                  total_epsilon=6.0, gamma=40.0)
+    with pytest.raises(ValueError, match=r"^reward_bounds\[1\] must be finite with lower < upper \(public bounds on "
+                                         r"stage 2's reward\), got reward_bounds\[1\]=\(3\.5, 0\.0\)\.$"):
+        run_regime_analysis(H, A, R, reward_bounds=[(0.0, 0.1), (3.5, 0.0)], **common)
+    with pytest.raises(TypeError, match=r"^public_n must be"):
+        run_regime_analysis(H, A, R, reward_bounds=[(0.0, 0.1), (0.0, 3.5)], public_n="yes", **common)
+
+
 def test_to_dict_is_plain_and_holds_the_sizes_only_when_public(result):
     d = json.loads(json.dumps(result.to_dict()))
     assert d["model"]["kind"] == "multistage" and set(d["value"]["value_of_sequence"]) == set(result.value.arms)

@@ -75,15 +75,16 @@ class FeatureScaler:
 
     @classmethod
     def from_bounds(cls, bounds: Any, n_features: int, fit_intercept: bool = True,
-                    columns: Optional[Sequence[str]] = None) -> "FeatureScaler":
+                    columns: Optional[Sequence[str]] = None, name: str = "feature_bounds") -> "FeatureScaler":
         """Validate public bounds for ``n_features`` features, in the order of X's ``columns``.
 
         ``bounds`` is a pair ``(lower, upper)`` in column order, or bounds by
         column name (a mapping ``{column: (lower, upper)}``, a pair of pandas
         Series indexed by column, or a lower/upper DataFrame), matched to
-        ``columns`` (:func:`pydpowl._validation.resolve_feature_bounds`).
+        ``columns`` (:func:`pydpowl._validation.resolve_feature_bounds`). ``name`` names them in messages
+        (a multi-stage fit's ``feature_bounds[k]``).
         """
-        lower, upper = resolve_feature_bounds("feature_bounds", bounds, n_features, columns)
+        lower, upper = resolve_feature_bounds(name, bounds, n_features, columns)
         return cls(lower=lower, upper=upper, fit_intercept=bool(fit_intercept))
 
     @property

@@ -39,7 +39,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import _check_finite, check_choice, check_positive, position_base
+from .._validation import _check_finite, check_choice, check_positive, position_base, said
 from ..engine.losses import HuberHingeLoss
 from ..engine.multicategory import arm_scores, expand_rows, recommend, simplex_vertices
 from ..engine.preprocessing import FeatureScaler
@@ -71,6 +71,7 @@ def encode_arms(name: str, values: ArrayLike, *, length: Optional[int] = None,
         distinct arms (nothing to choose between).
     """
     index_base = position_base(index_base)  # None: the caller's (caller_words), else 0
+    name = said(name)
     arr = np.asarray(values)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
@@ -159,6 +160,7 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
         For a LogisticPropensity with three or more arms, or another kind of value.
     """
     index_base = position_base(index_base)  # None: the caller's (caller_words), else 0
+    name = said(name)
     K, n = len(classes), codes.shape[0]
     stated = _stated_C(weight_sensitivity, n, weights_upper_bound)  # the binary rule's statement of C
     if isinstance(propensity, LogisticPropensity):
@@ -213,7 +215,7 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
         if bad.any():
             raise ValueError(f"{name} must lie in (0, 1] (P(A_i | x_i) of the received arm); {int(bad.sum())} of "
                              f"{n} entries do not (first at position {int(np.flatnonzero(bad)[0]) + index_base}).")
-        return ArmPropensity(arr, _array_C(arr, n, weight_sensitivity, weights_upper_bound), None)
+        return ArmPropensity(arr, _array_C(arr, n, weight_sensitivity, weights_upper_bound, name), None)
     if arr.ndim != 2 or arr.shape != (n, K):
         raise ValueError(f"{name} as a matrix must have shape (n, K) = ({n}, {K}) (one column per arm, in the "
                          f"order of classes_), got shape {arr.shape}.")
@@ -234,14 +236,15 @@ def resolve_arm_propensity(propensity: Any, classes: NDArray[Any], codes: NDArra
         raise ValueError(f"{name}: the probability of the received arm must be > 0; {int(zero.sum())} of {n} "
                          f"subjects received an arm of probability 0 (first at row "
                          f"{int(np.flatnonzero(zero)[0]) + index_base}).")
-    return ArmPropensity(received, _array_C(received, n, weight_sensitivity, weights_upper_bound), None)
+    return ArmPropensity(received, _array_C(received, n, weight_sensitivity, weights_upper_bound, name), None)
 
 
-def _array_C(probabilities: NDArray[np.float64], n: int, weight_sensitivity: Any, weights_upper_bound: float) -> float:
+def _array_C(probabilities: NDArray[np.float64], n: int, weight_sensitivity: Any, weights_upper_bound: float,
+             name: str = "propensity") -> float:
     """The C stated for propensities given as an array (the rule of :func:`~.propensity.propensity_constants`:
     no default)."""
     return propensity_constants(probabilities, n, weight_sensitivity=weight_sensitivity,
-                                weights_upper_bound=weights_upper_bound)[0]
+                                weights_upper_bound=weights_upper_bound, name=name)[0]
 
 
 @dataclass(frozen=True, eq=False)

@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._base import DPEstimator, check_is_fitted
 from .._validation import check_array, check_bool, check_choice, check_epsilon, check_int, check_positive, \
-    check_vector, resolve_rng
+    check_vector, resolve_rng, said
 from ..engine.mechanisms import is_r_stream
 from ..engine.preprocessing import FeatureScaler
 from ..engine.solver import DEFAULT_TOL
@@ -127,14 +127,15 @@ def stage_shares(total: Fraction, stage_split: Any, T: int, *, name: str = "stag
     if stage_split is None:
         return [total / T] * T
     if isinstance(stage_split, (str, bytes)) or not isinstance(stage_split, (list, tuple, np.ndarray)):
-        raise TypeError(f"{name} must be a sequence of positive numbers, one share per stage (e.g. [1, 2]: a third "
-                        f"to stage 1, two thirds to stage 2), got {type(stage_split).__name__} {stage_split!r}.")
+        raise TypeError(f"{said(name)} must be a sequence of positive numbers, one share per stage (e.g. [1, 2]: a "
+                        f"third to stage 1, two thirds to stage 2), got {type(stage_split).__name__} {stage_split!r}.")
     if len(stage_split) != T:
-        raise ValueError(f"{name} must have one share per stage (T={T}), got {len(stage_split)}.")
+        raise ValueError(f"{said(name)} must have one share per stage (T={T}), got {len(stage_split)}.")
     ratios = []
     for k, s in enumerate(stage_split):
         if not _is_number(s) or not (0 < s < math.inf):  # NaN fails too
-            raise ValueError(f"{name}[{k}] must be in (0, inf), got {s!r} (stage {k + 1}'s share).")
+            got = repr(float(s)).removesuffix(".0") if _is_number(s) else repr(s)  # 0, not 0.0 (R's words too)
+            raise ValueError(f"{said(f'{name}[{k}]')} must be in (0, inf), got {got} (stage {k + 1}'s share).")
         ratios.append(Fraction(s))
     whole = sum(ratios, Fraction(0))
     return [total * r / whole for r in ratios]
@@ -146,10 +147,11 @@ def _per_stage(name: str, value: Any, T: int, one: Any) -> List[Any]:
     if one(value):
         return [value] * T
     if not isinstance(value, (list, tuple, np.ndarray)):
-        raise TypeError(f"{name} must be one setting for every stage or a list with one per stage, got "
+        raise TypeError(f"{said(name)} must be one setting for every stage or a list with one per stage, got "
                         f"{type(value).__name__}.")
     if len(value) != T:
-        raise ValueError(f"{name} must be one setting for every stage or one per stage (T={T}), got {len(value)}.")
+        raise ValueError(f"{said(name)} must be one setting for every stage or one per stage (T={T}), got "
+                         f"{len(value)}.")
     return list(value)
 
 
@@ -173,25 +175,28 @@ def _is_bounds_pair(value: Any) -> bool:
         return False
 
 
-def _check_reward_bounds(bounds: Any, stage: int) -> Tuple[float, float]:
-    name = f"reward_bounds[{stage - 1}]"
+def check_reward_bounds(bounds: Any, stage: int) -> Tuple[float, float]:
+    """Stage ``stage``'s (from 1) public reward bounds ``(lower, upper)``, finite with lower < upper, named
+    ``reward_bounds[stage - 1]`` (in the caller's words: :func:`pydpowl._validation.caller_words`)."""
+    name = said(f"reward_bounds[{stage - 1}]")
     if not _is_pair_of_numbers(bounds):
         raise TypeError(f"{name} must be a pair (lower, upper) of public bounds on stage {stage}'s reward, "
                         f"got {bounds!r}.")
     lo, hi = float(bounds[0]), float(bounds[1])
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"{name} must be finite with lower < upper, got ({lo!r}, {hi!r}).")
+        raise ValueError(f"{name} must be finite with lower < upper (public bounds on stage {stage}'s reward), "
+                         f"got {name}=({lo!r}, {hi!r}).")
     return lo, hi
 
 
 def _stages_of(name: str, value: Any, T: Optional[int]) -> List[Any]:
     if isinstance(value, np.ndarray) or not isinstance(value, (list, tuple)):
-        raise TypeError(f"{name} must be a list with one entry per stage (DTRlearn2's list of stages), got "
+        raise TypeError(f"{said(name)} must be a list with one entry per stage (DTRlearn2's list of stages), got "
                         f"{type(value).__name__}.")
     if T is not None and len(value) != T:
-        raise ValueError(f"{name} must have one entry per stage (T={T}), got {len(value)}.")
+        raise ValueError(f"{said(name)} must have one entry per stage (T={T}), got {len(value)}.")
     if len(value) < 1:
-        raise ValueError(f"{name} must hold at least one stage.")
+        raise ValueError(f"{said(name)} must hold at least one stage.")
     return list(value)
 
 
@@ -345,7 +350,8 @@ class DPMultiStageOWL(DPEstimator):
         eps = self.epsilon
         if isinstance(eps, (list, tuple, np.ndarray)):
             if len(eps) != T:
-                raise ValueError(f"epsilon must be one number (the total) or one per stage (T={T}), got {len(eps)}.")
+                raise ValueError(f"{said('epsilon')} must be one number (the total) or one per stage (T={T}), got "
+                                 f"{len(eps)} numbers.")
             if self.stage_split is not None:
                 raise ValueError("stage_split divides a total epsilon; epsilon is already one per stage: give "
                                  "one of the two.")
@@ -375,7 +381,7 @@ class DPMultiStageOWL(DPEstimator):
                   for k, g in enumerate(_per_stage("gamma", self.gamma, T, lambda v: _is_number(v) or _is_auto(v)))]
         check_choice("mechanism", self.mechanism, MECHANISM_CHOICES)
         check_residual(self.residual)
-        rewards = [_check_reward_bounds(b, k + 1)
+        rewards = [check_reward_bounds(b, k + 1)
                    for k, b in enumerate(_per_stage("reward_bounds", self.reward_bounds, T, _is_pair_of_numbers))]
         floors = []
         for k, f in enumerate(_per_stage("propensity_floor", self.propensity_floor, T,
@@ -385,7 +391,7 @@ class DPMultiStageOWL(DPEstimator):
             else:
                 value = check_positive(f"propensity_floor[{k}]", f)
                 if value > 1.0:
-                    raise ValueError(f"propensity_floor[{k}] must be in (0, 1], got {value!r}.")
+                    raise ValueError(f"{said(f'propensity_floor[{k}]')} must be in (0, 1], got {value!r}.")
                 floors.append(value)
         baselines = self._baselines(T)
         for k, b in enumerate(baselines):
@@ -441,6 +447,7 @@ class DPMultiStageOWL(DPEstimator):
         Hs = [H] * T if not isinstance(H, (list, tuple)) else _stages_of("H", H, T)
         bounds = _per_stage("feature_bounds", self.feature_bounds, T, _is_bounds_pair)
         # --- data, checked stage by stage (no release yet) ---
+        stage_bounds = not _is_bounds_pair(self.feature_bounds)  # one pair per stage: named feature_bounds[k]
         first = check_array("H[0]" if isinstance(H, (list, tuple)) else "H", Hs[0])
         n = first.shape[0]
         raw, hist, scalers, codes, classes, rew, probs, n_clip_x, n_clip_r = [], [], [], [], [], [], [], [], []
@@ -448,20 +455,22 @@ class DPMultiStageOWL(DPEstimator):
             label = f"stage {k + 1}"
             Xk = first if k == 0 else check_array(f"H[{k}]", Hs[k])
             if Xk.shape[0] != n:
-                raise ValueError(f"H[{k}] ({label}'s history) has {Xk.shape[0]} rows but H[0] has {n}: every stage's "
-                                 "history must have one row per subject, in the same order.")
-            scaler = FeatureScaler.from_bounds(bounds[k], Xk.shape[1], self.fit_intercept)
+                raise ValueError(f"{said(f'H[{k}]')} ({label}'s history) has {Xk.shape[0]} rows but {said('H[0]')} "
+                                 f"has {n}: every stage's history must have one row per subject, in the same order.")
+            scaler = FeatureScaler.from_bounds(bounds[k], Xk.shape[1], self.fit_intercept,
+                                               name=f"feature_bounds[{k}]" if stage_bounds else "feature_bounds")
             Zk, nx = scaler.transform_checked(Xk)
             cls, cod = encode_arms(f"A[{k}] ({label}'s treatments)", A[k], length=n)
             Rk = check_vector(f"R[{k}]", R[k], length=n, length_of="one per subject")
             lo, hi = rewards[k]
             clipped = np.minimum(np.maximum(Rk, lo), hi)
             n_clip_r.append(int(np.count_nonzero(clipped != Rk)))
-            prop = resolve_arm_propensity(props[k], cls, cod, weight_sensitivity=self.weight_sensitivity,
-                                          name=f"propensity[{k}] ({label})")
+            pname = f"propensity[{k}] ({label})"
+            prop = resolve_arm_propensity(props[k], cls, cod, weight_sensitivity=self.weight_sensitivity, name=pname)
             floor = prop.floor if prop.floor is not None else floors[k]
             if floor is None:
-                raise ValueError(f"propensity_floor[{k}] is needed: {label}'s propensities are an array, and W_{k + 1} "
+                raise ValueError(f"{said(f'propensity_floor[{k}]')} is needed: {said(pname)} gives one probability "
+                                 f"per subject (an array), and W_{k + 1} "
                                  "is computed from a public lower bound on P(A | H) (state the design's smallest "
                                  "allocation probability).")
             if floors[k] is not None and prop.floor is not None:

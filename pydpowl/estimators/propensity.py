@@ -74,6 +74,7 @@ from .._validation import (
     diagnose_bounds,
     feature_names_of,
     resolve_feature_bounds,
+    said,
 )
 from ..engine.losses import sigmoid
 from ..exceptions import ConvergenceError, PrivacyLeakWarning
@@ -517,7 +518,7 @@ def _stated_C(weight_sensitivity: Union[None, float, str], n: int, weights_upper
 
 
 def propensity_constants(propensity: Any, n: int, *, weight_sensitivity: Union[None, float, str] = None,
-                         weights_upper_bound: float = 1.0) -> Tuple[float, Optional[float]]:
+                         weights_upper_bound: float = 1.0, name: str = "propensity") -> Tuple[float, Optional[float]]:
     """The weight sensitivity C and the benefit bound C relies on, from public settings and n only.
 
     The rules of :func:`resolve_propensity` without the data (a chunked fit
@@ -543,7 +544,7 @@ def propensity_constants(propensity: Any, n: int, *, weight_sensitivity: Union[N
         return (0.0 if stated is None else stated), None
     if stated is None:
         raise ValueError(
-            "propensity was given as an array of P(A_i | x_i): state how it was obtained with weight_sensitivity= "
+            f"{said(name)} was given as an array of P(A_i | x_i): state how it was obtained with weight_sensitivity= "
             "(0 when the probabilities are known or estimated on data independent of these; a bound C on the "
             "total change of the other weights when one subject is replaced, if they were estimated on these "
             "data; 'trivial' for C = n W). Nothing is assumed by default."

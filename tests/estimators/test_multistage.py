@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from pydpowl._validation import caller_words
 from pydpowl import DPOWL
 from pydpowl.exceptions import BudgetExceededError
 from pydpowl.estimators.multistage import DPMultiStageOWL, ipw_value
@@ -162,8 +163,34 @@ def test_bad_settings_are_named(kw, error, message):
 
 def test_array_propensities_need_a_floor():
     X, A, R, _ = _two_stage()
-    with pytest.raises(ValueError, match=r"^propensity_floor\[1\] is needed: stage 2's propensities are an array"):
+    with pytest.raises(ValueError, match=r"^propensity_floor\[1\] is needed: propensity\[1\] \(stage 2\) gives one "
+                                         r"probability per subject \(an array\)"):
         _model(weight_sensitivity=0).fit(X, A, R, [0.5, np.full(len(X), 0.5)])
+
+
+def test_per_stage_names_in_a_callers_words():
+    """Per-stage feature bounds are named with their stage, and every per-stage name passes through caller_words (the
+    R front end's owl() maps them to H[[2]], bounds[[2]]$lower, ...)."""
+    X, A, R, _ = _two_stage()
+    lower, upper = np.full(3, -3.0), np.full(3, 3.0)
+    per_stage = _model(feature_bounds=[(lower, upper), (upper, lower)])
+    with pytest.raises(ValueError, match=r"^feature_bounds\[1\]: lower must be <= upper"):
+        per_stage.fit(X, A, R, [0.5, 0.5])
+    with pytest.raises(ValueError, match=r"^feature_bounds: lower must be <= upper"):  # one pair
+        _model(feature_bounds=(upper, lower)).fit(X, A, R, [0.5, 0.5])
+    names = {"feature_bounds[1].lower": "b2$lo", "feature_bounds[1].upper": "b2$up", "H[1]": "h2", "H[0]": "h1",
+             "reward_bounds[1]": "rb2", "propensity_floor[1]": "pf2", "propensity[1] (stage 2)": "p2"}
+    with caller_words(names, index_base=1):
+        with pytest.raises(ValueError, match=r"^b2\$lo must be <= b2\$up"):
+            per_stage.fit(X, A, R, [0.5, 0.5])
+        with pytest.raises(ValueError, match=r"^h2 \(stage 2's history\) has 599 rows but h1 has 600"):
+            _model().fit([X, X[:-1]], A, R, [0.5, 0.5])
+        with pytest.raises(ValueError, match=r"^rb2 must be finite with lower < upper .*got rb2=\(4\.0, -1\.0\)\.$"):
+            _model(reward_bounds=[(0.0, 0.1), (4.0, -1.0)]).fit(X, A, R, [0.5, 0.5])
+        with pytest.raises(ValueError, match=r"^pf2 is needed: p2 gives one probability per subject"):
+            _model(weight_sensitivity=0).fit(X, A, R, [0.5, np.full(len(X), 0.5)])
+        with pytest.raises(ValueError, match=r"^p2 was given as an array of P\(A_i \| x_i\): state how"):
+            _model().fit(X, A, R, [0.5, np.full(len(X), 0.5)])
 
 
 def test_predict_shapes_and_stage_numbers():
@@ -336,7 +363,7 @@ def test_stage_split_divides_the_total_in_the_given_ratios_exactly():
 
 
 @pytest.mark.parametrize("split, message", [
-    ([1, 0], r"stage_split\[1\] must be in \(0, inf\), got 0"),
+    ([1, 0], r"stage_split\[1\] must be in \(0, inf\), got 0 \(stage 2"),
     ([1, -2], r"stage_split\[1\] must be in \(0, inf\), got -2"),
     ([1, 2, 3], r"stage_split must have one share per stage \(T=2\), got 3"),
     ("1:2", r"stage_split must be a sequence of positive numbers"),

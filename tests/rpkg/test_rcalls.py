@@ -225,10 +225,26 @@ def test_analyze_is_the_engines_analysis_with_r_names():
                          treatment_labels=("guided", "standard"), seed=123, **common)
     assert got["coefficients"] == ref["coefficients"] and got["value"] == ref["value"]
     assert got["ledger"] == ref["ledger"] and got["model"]["treatment_labels"] == {"+1": "guided", "-1": "standard"}
-    with pytest.raises(ValueError,
-                       match=r"^benefit_bounds must be c\(lower, upper\) with lower < upper, got c\(9, 0\)\.$"):
-        rcalls.analyze(x=X, treatment=d.treatment, benefit=d.benefit, lower=d.feature_bounds[0],
-                       upper=d.feature_bounds[1], benefit_bounds=np.array([9.0, 0.0]), **common)
+    base = dict(x=X, treatment=d.treatment, benefit=d.benefit, lower=d.feature_bounds[0], upper=d.feature_bounds[1],
+                benefit_bounds=np.array([0.0, 9.078]), columns=list(d.X.columns), **common)
+    # run_analysis' checks, in dpowl_analysis()'s names (positions from 1)
+    for change, error, match in [
+        (dict(benefit_bounds=np.array([9.0, 0.0])), ValueError,
+         r"^benefit_bounds must satisfy lower < upper, got benefit_bounds = c\(9, 0\)\.$"),
+        (dict(benefit_bounds=np.array([0.0, 1.0, 2.0])), TypeError, r"^benefit_bounds must be a pair \(lower, upper\)"),
+        (dict(lower=d.feature_bounds[1], upper=d.feature_bounds[0]), ValueError,
+         r"^bounds\$lower must be <= bounds\$upper for every feature"),
+        (dict(x=np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X)), ValueError,
+         r"^x must be finite.* in column\(s\) 'mdd' \(rows 1\)"),
+        (dict(benefit=d.benefit[1:]), ValueError, r"^benefit must have length 400"),
+        (dict(total_epsilon=0.0), ValueError, r"^total_epsilon must be in \(0, Inf\), got total_epsilon = 0"),
+        (dict(weights_upper_bound=-1.0), ValueError, r"^weights_upper_bound must be in \(0, Inf\)"),
+        (dict(level=1.0), ValueError, r"^level must be in \(0, 1\)"),
+        (dict(propensity=1.0), ValueError, r"^propensity must be in \(0, 1\)"),
+        (dict(public_n="yes"), TypeError, r"^public_n must be"),
+    ]:
+        with pytest.raises(error, match=match):
+            rcalls.analyze(**{**base, **change})
 
 
 def test_a_default_release_draws_from_os_entropy_and_sends_nothing_that_depends_on_the_data():
@@ -440,25 +456,44 @@ def test_owl_fit_releases_what_dpmultistageowl_releases():
 
 
 @pytest.mark.parametrize("change, match", [
-    (lambda kw: kw["H"].__setitem__(1, kw["H"][1][1:]), r"^H\[\[2\]\] \(stage 2's history\) has 399 rows but n = 400"),
+    (lambda kw: kw["H"].__setitem__(1, kw["H"][1][1:]),
+     r"^H\[\[2\]\] \(stage 2's history\) has 399 rows but H\[\[1\]\] has 400: every stage's history must have one row"),
+    (lambda kw: kw["H"].__setitem__(0, kw["H"][0][1:]), r"^H\[\[1\]\] \(stage 1's history\) has 399 rows but n = 400"),
     (lambda kw: kw["AA"].__setitem__(1, np.ones(400)),
      r"^AA\[\[2\]\] \(stage 2's treatments\) must contain at least two arms .* "
      r"all 400 entries are 1 \(one class only\)\.$"),
     (lambda kw: kw["pi"].__setitem__(0, {"per_arm": np.array([0.5, 0.6])}),
      r"^pi\[\[1\]\]: the probabilities of the 2 arms must sum to 1 .* got 1\.1\.$"),
-    (lambda kw: kw["pi"].__setitem__(0, np.full(400, 0.5)), r"^pi\[\[1\]\] gives P\(A \| H\) per subject: state how"),
+    (lambda kw: kw["pi"].__setitem__(0, np.full(400, 0.5)),
+     r"^pi\[\[1\]\] was given as an array of P\(A_i \| x_i\): state how"),
     (lambda kw: kw["RR"].__setitem__(1, np.r_[np.nan, kw["RR"][1][1:]]),
      r"^RR\[\[2\]\] must be finite; it has 1 NaN and 0 infinite entries of 400 at position\(s\) 1\."),
     (lambda kw: kw["bounds"][1].__setitem__("lower", np.r_[np.full(3, 3.5), -1.0]),
      r"^bounds\[\[2\]\]\$lower must be <= bounds\[\[2\]\]\$upper for every feature; reversed at position\(s\) 1, 2, 3"),
     (lambda kw: kw.__setitem__("reward_bounds", [np.array([0.0, 0.1]), np.array([4.0, -1.0])]),
-     r"^reward_bounds\[\[2\]\] must be c\(lower, upper\) with lower < upper .*got c\(4, -1\)\.$"),
+     r"^reward_bounds\[\[2\]\] must be finite with lower < upper \(public bounds on stage 2's reward\), "
+     r"got reward_bounds\[\[2\]\] = c\(4, -1\)\.$"),
+    (lambda kw: kw.__setitem__("reward_bounds", np.array([4.0, -1.0])),
+     r"^reward_bounds must be finite with lower < upper .*got reward_bounds = c\(4, -1\)\.$"),
+    (lambda kw: kw.__setitem__("epsilon", np.array([1.0, 1.0, 1.0])),
+     r"^epsilon must be one number \(the total\) or one per stage \(T = 2\), got 3 numbers\.$"),
+    (lambda kw: kw.__setitem__("epsilon", np.array([1.0, 0.0])), r"^epsilon\[2\] must be in \(0, Inf\], got"),
+    (lambda kw: kw.__setitem__("gamma", np.array([1.0, -2.0])), r"^gamma\[2\] must be .*got"),
+    (lambda kw: kw.__setitem__("propensity_floor", np.array([0.5, 1.5])),
+     r"^propensity_floor\[2\] must be in \(0, 1\], got 1\.5\.$"),
+    (lambda kw: kw.update(pi=[np.full(400, 0.5), 0.5], weight_sensitivity=0.0),
+     r"^propensity_floor is needed: pi\[\[1\]\] gives one probability per subject"),
+    (lambda kw: kw["bounds"][1].__setitem__("lower", np.full(3, -3.0)),
+     r"^bounds\[\[2\]\]\$lower must have length 4"),
+    (lambda kw: kw.update(baseline="linear", baseline_share=1.5),
+     r"^baseline_share must be in \(0, 1\), got baseline_share = 1\.5"),
 ])
 def test_owl_fit_checks_speak_r(change, match):
-    kw = _stages()
+    """The engine's checks (DPMultiStageOWL's), in owl()'s names per stage, positions and stages from 1."""
+    kw = {"epsilon": 1.0, "gamma": 10.0, **_stages()}
     change(kw)
     with pytest.raises(ValueError, match=match):
-        rcalls.owl_fit(**kw, epsilon=1.0, gamma=10.0)
+        rcalls.owl_fit(**kw)
 
 
 def test_owl_evaluate_is_dtrlearn2s_value_and_benefit():
@@ -473,3 +508,37 @@ def test_owl_evaluate_is_dtrlearn2s_value_and_benefit():
     Y = kw["RR"][0] + kw["RR"][1]
     assert out["valuefun"] == pytest.approx(Y[follow].mean(), rel=1e-12) == value
     assert out["benefit"] == pytest.approx(Y[follow].mean() - Y[~follow].mean(), rel=1e-12)
+
+
+def _regime(n=400):
+    kw = _stages(n)
+    return dict(H=kw["H"], treatment=[np.where(a > 0, 2.0, 1.0) for a in kw["AA"]], levels=[["-1", "1"]] * 2,
+                benefit=kw["RR"], bounds=kw["bounds"], benefit_bounds=kw["reward_bounds"], total_epsilon=2.0,
+                propensity=[0.5, 0.5], gamma=10.0)
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda kw: kw["H"].__setitem__(1, kw["H"][1][1:]),
+     r"^x\[\[2\]\] \(stage 2's history\) has 399 rows but x\[\[1\]\] "),
+    (lambda kw: kw["benefit"].__setitem__(1, np.r_[np.nan, kw["benefit"][1][1:]]),
+     r"^benefit\[\[2\]\] must be finite; it has 1 NaN"),
+    (lambda kw: kw.__setitem__("benefit_bounds", [np.array([0.0, 0.1]), np.array([4.0, -1.0])]),
+     r"^benefit_bounds\[\[2\]\] must be finite with lower < upper .*got benefit_bounds\[\[2\]\] = c\(4, -1\)\.$"),
+    (lambda kw: kw["bounds"][1].__setitem__("lower", np.r_[np.full(3, 3.5), -1.0]),
+     r"^bounds\[\[2\]\]\$lower must be <= bounds\[\[2\]\]\$upper for every feature; reversed at position\(s\) 1, 2, 3"),
+    (lambda kw: kw.__setitem__("stage_split", np.array([1.0, 0.0])),
+     r"^stage_split\[2\] must be in \(0, Inf\), got 0 \(stage 2's share\)\.$"),
+    (lambda kw: kw.__setitem__("gamma", np.array([1.0, -2.0])), r"^gamma\[2\] must be .*got"),
+    (lambda kw: kw.__setitem__("total_epsilon", -1.0), r"^total_epsilon must be in \(0, Inf\), got total_epsilon = -1"),
+])
+def test_analyze_regime_checks_are_the_engines_in_r_words(change, match):
+    """run_regime_analysis' and DPMultiStageOWL's checks, in dpowl_analysis()'s names per stage (positions from 1)."""
+    kw = _regime()
+    change(kw)
+    with pytest.raises(ValueError, match=match):
+        rcalls.analyze_regime(**kw)
+
+
+def test_analyze_regime_public_n_is_checked_by_the_engine():
+    with pytest.raises(TypeError, match=r"^public_n must be"):
+        rcalls.analyze_regime(**_regime(), public_n="yes")

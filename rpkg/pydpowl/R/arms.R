@@ -42,8 +42,9 @@ code_arms <- function(a, n, name, call) {
   }
   used <- tabulate(idx, length(lev))
   if (sum(used > 0L) < 2L) {
-    arg_error(sprintf("%s must contain at least two arms (a rule chooses between treatments); all %d entries are %s.",
-                      name, n, arm_text(lev[idx[1L]])), call)
+    # the level, not how many subjects received it (a count of private rows)
+    arg_error(sprintf(paste0("%s must contain at least two arms (a rule chooses between treatments); it has one ",
+                             "level only, %s."), name, arm_text(lev[idx[1L]])), call)
   }
   if (any(used == 0L)) {
     arg_error(sprintf(paste0("%s has level(s) %s that no subject received: a rule learns only arms that occur. Drop ",

@@ -1,15 +1,23 @@
 """The functions the R package calls in its Python worker (``pydpowl_worker.py``).
 
 Each takes R's arguments as keywords (R's ``weights.upper.bound`` arrives as
-``weights_upper_bound``), checks them with :mod:`pydpowl._validation` under
-the names the R user typed and with positions counted from 1 (``dpowl()``'s
-:func:`fit_owl` checks nothing itself: it runs :class:`pydpowl.DPOWL` inside
-:func:`pydpowl._validation.caller_words`, whose map names DPOWL's arguments
-as R does), and returns a
+``weights_upper_bound``), has them checked under the names the R user typed
+and with positions counted from 1, and returns a
 dict that goes back to R as a named list (its keys spelled the R way). Every
 check of a value lives in Python; R only turns its objects (data frames,
 factors, logical columns) into numbers and raises the classed conditions this
 module's exceptions and warnings become.
+
+One input path: the DPOWL functions restate no rule of the engine. ``dpowl()``'s
+:func:`fit_owl`, ``owl()``'s :func:`owl_fit` and ``dpowl_analysis()``'s
+:func:`analyze` and :func:`analyze_regime` run the engine (DPOWL,
+DPMultiStageOWL, ``run_analysis``, ``run_regime_analysis``) inside
+:func:`pydpowl._validation.caller_words`, whose map names the engine's
+arguments, per stage too (``H[1]`` -> ``H[[2]]``, ``feature_bounds[0].lower`` ->
+``bounds[[1]]$lower``), as R does; they only turn R's forms into the
+engine's (levels' positions, per-level probabilities) and check the rules that
+are R's own (``owl()``'s ``n`` and DTRlearn2's cost ``c``, the mechanisms
+``owl()`` offers).
 
 Randomness: by default R sends no generator state and every release draws
 from operating-system entropy (``numpy.random.default_rng()``). Only when the
@@ -527,33 +535,29 @@ def noise_dominated_message(noise: Dict[str, Any], model: Any, n: int, columns: 
 
 # ---- owl: several stages (DTRlearn2's owl(), privately) ----------------------------------------------------
 
-def _per_stage_values(name: str, value: Any, T: int) -> list:
-    """One setting for every stage (a number) or a vector of T, as a list of T numbers or None."""
-    if value is None:
-        return [None] * T
-    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
-    if arr.shape[0] == 1:
-        return [float(arr[0])] * T
-    if arr.shape[0] != T:
-        raise ValueError(f"{name} must be one number for every stage or one per stage (K = {T}), got a vector of "
-                         f"length {arr.shape[0]}.")
-    return [float(a) for a in arr]
+def _one(value: Any) -> Any:
+    """R's length-1 vector (it may arrive as an array of one) as a number; anything else as it is."""
+    return float(np.ravel(value)[0]) if isinstance(value, np.ndarray) and value.size == 1 else value
 
 
-def _stage_reward_bounds(reward_bounds: Any, T: int) -> list:
-    pairs = reward_bounds if isinstance(reward_bounds, list) else [reward_bounds] * T
-    if len(pairs) != T:
-        raise ValueError(f"reward_bounds must be c(lower, upper) for every stage or a list of one per stage "
-                         f"(K = {T}), got a list of {len(pairs)}.")
-    out = []
-    for k, pair in enumerate(pairs):
-        name = "reward_bounds" if not isinstance(reward_bounds, list) else f"reward_bounds[[{k + R_INDEX}]]"
-        b = v.check_vector(name, pair, length=2, length_of="c(lower, upper)")
-        if not b[0] < b[1]:
-            raise ValueError(f"{name} must be c(lower, upper) with lower < upper (public bounds on stage {k + 1}'s "
-                             f"reward), got c({r_number(float(b[0]))}, {r_number(float(b[1]))}).")
-        out.append((float(b[0]), float(b[1])))
-    return out
+def _owl_names(T: int, *, one_history: bool, floors_per_stage: bool, rewards_per_stage: bool) -> Dict[str, str]:
+    """DPMultiStageOWL's argument names (per stage: ``H[0]``, ``A[0] (stage 1's treatments)``, ...) as owl() calls
+    them (``H[[1]]``, ``AA[[1]] (stage 1's treatments)``, ...), for :func:`pydpowl._validation.caller_words`."""
+    names = {"A": "AA", "R": "RR", "propensity": "pi", "feature_bounds": "bounds"}
+    for k in range(T):
+        s = k + R_INDEX
+        bounds = f"bounds[[{s}]]"
+        names.update({
+            f"H[{k}]": "H" if one_history else f"H[[{s}]]",
+            f"A[{k}] (stage {k + 1}'s treatments)": f"AA[[{s}]] (stage {k + 1}'s treatments)",
+            f"R[{k}]": f"RR[[{s}]]", f"propensity[{k}] (stage {k + 1})": f"pi[[{s}]]",
+            f"feature_bounds[{k}]": bounds, f"feature_bounds[{k}].lower": f"{bounds}$lower",
+            f"feature_bounds[{k}].upper": f"{bounds}$upper",
+            f"epsilon[{k}]": f"epsilon[{s}]", f"gamma[{k}]": f"gamma[{s}]",
+            f"propensity_floor[{k}]": f"propensity_floor[{s}]" if floors_per_stage else "propensity_floor",
+            f"reward_bounds[{k}]": f"reward_bounds[[{s}]]" if rewards_per_stage else "reward_bounds",
+        })
+    return names
 
 
 @_for_r
@@ -574,8 +578,10 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
     stage, or ``c`` (DTRlearn2's cost, one number) mapped to
     ``gamma_k = n / (c d_k s_k^2)`` (:func:`pydpowl.estimators.multistage.gamma_for_cost`
     with n, public, for DTRlearn2's count of followers, and ``s_k`` the
-    stage's largest feature bound). Every value is checked here under R's
-    names, positions from 1, before the engine sees it.
+    stage's largest feature bound). The engine checks every value, inside
+    :func:`pydpowl._validation.caller_words` with owl()'s names per stage
+    (:func:`_owl_names`) and positions from 1; only owl()'s own rules (``n``,
+    ``gamma`` or ``c``, the two mechanisms it offers) are checked here.
 
     ``mechanism``: ``"auto"`` (the engine's default: weighted objective
     perturbation for two-arm stages with known propensities, with residual
@@ -587,94 +593,57 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
     diagnostics (followers, clipped counts) that ``summary(fit, diagnostics =
     TRUE)`` alone shows.
     """
+    from pydpowl._validation import check_array
+    from pydpowl.engine.preprocessing import FeatureScaler
     from pydpowl.estimators.multiarm import encode_arms
     from pydpowl.estimators.multistage import DPMultiStageOWL, gamma_for_cost
+    from pydpowl.interop.dppack import r_state_out, r_stream
+    from pydpowl.interop.noise import stage_noise
 
     n = _r_whole_number("n", n, minimum=1)
     T = len(AA)
     one_history = not isinstance(H, list)
-    Hs = [H] * T if one_history else H
-    cols = columns if isinstance(columns, list) else [columns] * T
     stage_levels = levels if isinstance(levels, list) else [levels] * T
-    X, codes, rewards, props, resolved = [], [], [], [], []
-    for k in range(T):
-        stage = k + R_INDEX
-        hname = "H" if one_history else f"H[[{stage}]]"
-        if one_history and k > 0:
-            Xk = X[0]
-        else:
-            Xk = v.check_array(hname, Hs[k], columns=_column_names(cols[k]), index_base=R_INDEX)
-        if Xk.shape[0] != n:
-            raise ValueError(f"{hname} (stage {stage}'s history) has {Xk.shape[0]} rows but n = {n}: every stage's "
-                             "history needs one row per subject, in the same order.")
-        aname = f"AA[[{stage}]] (stage {stage}'s treatments)"
-        if np.size(AA[k]) != n:
-            raise ValueError(f"{aname} must have length n = {n} (one per subject), got length {np.size(AA[k])}.")
-        cls, cod = encode_arms(aname, AA[k], length=n, index_base=R_INDEX)
-        Rk = v.check_vector(f"RR[[{stage}]]", RR[k], length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-        pname = f"pi[[{stage}]]"
-        if np.ndim(pi[k]) >= 1 and weight_sensitivity is None:
-            raise ValueError(f"{pname} gives P(A | H) per subject: state how it was obtained with "
-                             "weight_sensitivity = (0 when they are the design's known probabilities or were "
-                             "estimated on data independent of these; a bound C on the total change of the other "
-                             "weights when one subject is replaced, if estimated on these data). Nothing is assumed "
-                             "by default.")
-        names = _names(stage_levels[k]) if stage_levels[k] is not None else [r_number(float(a)) for a in cls]
-        form, res = _arm_propensity(pi[k], cls, cod, name=pname, levels=names, weight_sensitivity=weight_sensitivity)
-        X.append(Xk)
-        codes.append(np.asarray(AA[k], dtype=np.float64))
-        rewards.append(Rk)
-        props.append(form)
-        resolved.append(res)
-    if np.size(epsilon) == 1:  # the total, split equally across the stages by the engine
-        eps = v.check_epsilon(float(np.ravel(epsilon)[0]) if isinstance(epsilon, np.ndarray) else epsilon)
-    else:
-        eps = [v.check_epsilon(e, f"epsilon[{k + R_INDEX}]")
-               for k, e in enumerate(_per_stage_values("epsilon", epsilon, T))]
-    feature_bounds = []
-    for k in range(T):
-        b = bounds[k]
-        name = f"bounds[[{k + R_INDEX}]]"
-        feature_bounds.append(v.check_bounds(name, (b["lower"], b["upper"]), X[k].shape[1],
-                                             names=(f"{name}$lower", f"{name}$upper"), index_base=R_INDEX))
+    rows = np.shape(H if one_history else H[0])
+    if len(rows) == 2 and rows[0] != n:  # owl()'s n (DTRlearn2's): the engine counts the histories' rows
+        first = "H" if one_history else "H[[1]]"
+        raise ValueError(f"{first} (stage 1's history) has {rows[0]} rows but n = {n}: every stage's history needs "
+                         "one row per subject, in the same order.")
     if (gamma is None) == (c is None):
         raise ValueError("give either gamma (pydpowl's regularisation, one or one per stage) or c (DTRlearn2's cost, "
                          f"one number), not {'both' if gamma is not None else 'neither'}.")
-    if c is not None:
-        if np.size(c) != 1:
-            raise ValueError(f"c must be one number (DTRlearn2's cost; no cross-validation over the private data), "
-                             f"got a vector of length {np.size(c)}.")
-        cost = v.check_positive("c", float(np.ravel(c)[0]))
-        gammas = [gamma_for_cost(cost, n, X[k].shape[1] + 1,
-                                 float(np.max(np.maximum(np.abs(feature_bounds[k][0]), np.abs(feature_bounds[k][1])))))
-                  for k in range(T)]
-    else:
-        gammas = [v.check_positive("gamma" if np.size(gamma) == 1 else f"gamma[{k + R_INDEX}]", g)
-                  for k, g in enumerate(_per_stage_values("gamma", gamma, T))]
-    floors = _per_stage_values("propensity_floor", propensity_floor, T)
-    for k, f in enumerate(floors):
-        fname = "propensity_floor" if np.size(propensity_floor) == 1 else f"propensity_floor[{k + R_INDEX}]"
-        if f is not None:
-            v.check_probability(fname, f)
-        elif resolved[k].floor is None:
-            raise ValueError(f"propensity_floor is needed: pi[[{k + R_INDEX}]] gives one probability per subject, and "
-                             f"stage {k + 1}'s weight bound W_{k + 1} is computed from a public lower bound on "
-                             "P(A | H) (the design's smallest allocation probability).")
-    baselines = baseline if isinstance(baseline, list) else baseline
-    h = "auto" if huber_h is None else v.check_positive("huber_h", huber_h)
-    mech = v.check_choice("mechanism", mechanism, ("auto", "output"))
-
-    from pydpowl.interop.dppack import r_state_out, r_stream
-    from pydpowl.interop.noise import stage_noise
-
+    if c is not None and np.size(c) != 1:
+        raise ValueError(f"c must be one number (DTRlearn2's cost; no cross-validation over the private data), "
+                         f"got a vector of length {np.size(c)}.")
+    mech = v.check_choice("mechanism", mechanism, ("auto", "output"))  # owl() offers these two
+    floor = _one(propensity_floor)
+    stage_bounds = [(b["lower"], b["upper"]) for b in bounds]
+    names = _owl_names(T, one_history=one_history, floors_per_stage=isinstance(floor, np.ndarray),
+                       rewards_per_stage=isinstance(reward_bounds, list))
     rng, kind = r_stream(random_seed)
-    model = DPMultiStageOWL(epsilon=eps, gamma=gammas, feature_bounds=feature_bounds, mechanism=mech,
-                            residual="auto" if mech == "auto" else False,
-                            reward_bounds=_stage_reward_bounds(reward_bounds, T),
-                            propensity_floor=None if propensity_floor is None else floors, baseline=baselines,
-                            baseline_share=v.check_positive("baseline_share", baseline_share), huber_h=h,
-                            weight_sensitivity=weight_sensitivity, random_state=rng)
-    model.fit(X[0] if one_history else X, codes, rewards, props)
+    with v.caller_words(names, index_base=R_INDEX):  # DPMultiStageOWL's checks, in owl()'s names
+        props = []
+        for k in range(T):  # R's forms of pi (levels by name, 1/K) in the engine's
+            aname = f"AA[[{k + R_INDEX}]] (stage {k + 1}'s treatments)"
+            cls, cod = encode_arms(aname, AA[k])
+            lv = _names(stage_levels[k]) if stage_levels[k] is not None else [r_number(float(a)) for a in cls]
+            props.append(_arm_propensity(pi[k], cls, cod, name=f"pi[[{k + R_INDEX}]]", levels=lv,
+                                         weight_sensitivity=weight_sensitivity)[0])
+        if c is None:
+            gammas = _one(gamma)
+        else:  # DTRlearn2's cost: gamma_k = n / (c d_k s_k^2), s_k the stage's largest feature bound
+            cost = v.check_positive("c", float(np.ravel(c)[0]))
+            gammas = []
+            for k in range(T):
+                p = check_array("H" if one_history else f"H[{k}]", H if one_history else H[k]).shape[1]
+                scale = FeatureScaler.from_bounds(stage_bounds[k], p, False, name=f"feature_bounds[{k}]").column_scale
+                gammas.append(gamma_for_cost(cost, n, p + 1, float(np.max(scale))))
+        model = DPMultiStageOWL(epsilon=_one(epsilon), gamma=gammas, feature_bounds=stage_bounds, mechanism=mech,
+                                residual="auto" if mech == "auto" else False, reward_bounds=reward_bounds,
+                                propensity_floor=floor, baseline=baseline, baseline_share=_one(baseline_share),
+                                huber_h="auto" if huber_h is None else _one(huber_h),
+                                weight_sensitivity=weight_sensitivity, random_state=rng)
+        model.fit(H, [np.asarray(a, dtype=np.float64) for a in AA], RR, props)
     stages = []
     from pydpowl.engine.multicategory import simplex_vertices
 
@@ -689,12 +658,12 @@ def owl_fit(*, H: Any, AA: Any, RR: Any, n: Any, pi: Any, epsilon: Any, bounds: 
                 f"{_r3(noise['expected_norm'])} (scaled space), at least the largest norm any minimiser can have, "
                 f"sqrt(2 n W l(0)/gamma) = {_r3(noise['minimiser_norm_bound'])}, so the stage's rule is essentially "
                 f"random. From public quantities only: {how}, W = {_r3(s.weights_upper_bound)}, "
-                f"gamma = {_r3(gammas[k])}, epsilon = {r_number(s.epsilon)}, n = {n}. Raise epsilon or gamma, "
+                f"gamma = {_r3(s.gamma)}, epsilon = {r_number(s.epsilon)}, n = {n}. Raise epsilon or gamma, "
                 "tighten reward_bounds or bounds, or use more subjects."))
         stages.append({
             "classes": np.asarray(rule.classes, dtype=np.float64), "intercept": rule.intercept, "coef": rule.coef,
             "vertices": simplex_vertices(rule.n_arms), "epsilon": s.epsilon, "epsilon_baseline": s.epsilon_baseline,
-            "gamma": gammas[k], "sensitivity": s.sensitivity, "weights_upper_bound": s.weights_upper_bound,
+            "gamma": s.gamma, "sensitivity": s.sensitivity, "weights_upper_bound": s.weights_upper_bound,
             "release_grid": s.release_grid, "baseline_coef": s.baseline_coef, "noise": noise,
             "mechanism": s.mechanism, "residual": bool(s.residual), "huber_h": s.huber_h, "baseline": s.baseline,
         })
@@ -773,41 +742,30 @@ def analyze(*, x: Any, treatment: Any, benefit: Any, lower: Any, upper: Any, ben
     from pydpowl.interop.analysis import analyze_arrays
     from pydpowl.interop.dppack import warn_replay_stream
 
-    X = v.check_array("x", x, columns=_column_names(columns), index_base=R_INDEX)
-    n, p = X.shape
+    from pydpowl.analysis_base import _check_benefit_bounds
+
     labels = ("+1", "-1") if treatment_labels is None else tuple(str(t) for t in np.atleast_1d(treatment_labels))
+    A = treatment
     if len(labels) > 2:  # K arms: R sends the levels' positions 1..K and the levels
-        positions = v.check_vector("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-        A = np.asarray(labels, dtype=object)[positions.astype(np.intp) - R_INDEX].astype(str)  # the engine sorts them
+        positions = np.asarray(treatment, dtype=np.float64).astype(np.intp)  # coded by R
+        A = np.asarray(labels, dtype=object)[positions - R_INDEX].astype(str)  # the engine sorts them
         if isinstance(propensity, dict) and "per_arm" in propensity:  # R matched the names: the levels' order
             values = np.atleast_1d(np.asarray(propensity["per_arm"], dtype=np.float64))
             propensity = {str(lv): float(q) for lv, q in zip(labels, values)}
         elif isinstance(propensity, dict):
             raise TypeError("propensity: propensity_logistic() models two arms; with three or more arms give the "
                             "design's probabilities: 1/K or a named vector with one probability per level.")
-    else:
-        A = v.check_labels("treatment", treatment, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-        if propensity is not None:
-            propensity = v.check_probability("propensity", propensity, high_open=True)
-    B = v.check_vector("benefit", benefit, length=n, length_of=_PER_SUBJECT, index_base=R_INDEX)
-    lo, up = v.check_bounds("bounds", (lower, upper), p, names=("bounds$lower", "bounds$upper"), index_base=R_INDEX)
-    bb = v.check_vector("benefit_bounds", benefit_bounds, length=2)
-    if not bb[0] < bb[1]:
-        raise ValueError(f"benefit_bounds must be c(lower, upper) with lower < upper, got "
-                         f"c({r_number(float(bb[0]))}, {r_number(float(bb[1]))}).")
-    grid = None if gammas is None else [float(g) for g in np.atleast_1d(gammas)]
     if seed is not None:
         warn_replay_stream()
-    return analyze_arrays(
-        X, A, B, lower=lo, upper=up, benefit_lower=float(bb[0]), benefit_upper=float(bb[1]),
-        weights_upper_bound=v.check_positive("weights_upper_bound", weights_upper_bound),
-        total_epsilon=v.check_positive("total_epsilon", total_epsilon),
-        propensity=propensity, propensity_model=propensity_model,
-        feature_names=_column_names(columns) or [f"x{j + 1}" for j in range(p)],
-        treatment_labels=labels, gamma=None if gamma is None else v.check_positive("gamma", gamma), gammas=grid,
-        level=v.check_probability("level", level, high_open=True), split=budget_split,
-        seed=None if seed is None else int(seed), out_dir=out_dir,
-        public_n=v.check_bool("public_n", public_n))
+    with v.caller_words(_DPOWL_NAMES, index_base=R_INDEX):  # run_analysis' checks, in dpowl_analysis()'s names
+        lo, up = _check_benefit_bounds(tuple(np.atleast_1d(benefit_bounds)))  # R's c(lower, upper) as the pair
+        return analyze_arrays(
+            x, A, benefit, lower=lower, upper=upper, benefit_lower=lo, benefit_upper=up,
+            weights_upper_bound=_one(weights_upper_bound), total_epsilon=_one(total_epsilon),
+            propensity=_one(propensity), propensity_model=propensity_model, feature_names=_column_names(columns),
+            treatment_labels=labels, gamma=_one(gamma), gammas=None if gammas is None else list(np.atleast_1d(gammas)),
+            level=_one(level), split=budget_split, seed=None if seed is None else int(seed), out_dir=out_dir,
+            public_n=public_n)
 
 
 @_for_r
@@ -829,37 +787,28 @@ def analyze_regime(*, H: Any, treatment: Any, levels: Any, benefit: Any, bounds:
     from pydpowl.interop.dppack import warn_replay_stream
 
     T = len(treatment)
-    Hs, A, R, fb, rb, props = [], [], [], [], [], []
     cols = columns if isinstance(columns, list) else [columns] * T
-    for k in range(T):
+    names = {}
+    for k in range(T):  # run_regime_analysis' (and DPMultiStageOWL's) names per stage, as dpowl_analysis() calls them
+        s = k + R_INDEX
+        names.update({f"H[{k}]": f"x[[{s}]]", f"A[{k}]": f"treatment[[{s}]]", f"R[{k}]": f"benefit[[{s}]]",
+                      f"feature_bounds[{k}]": f"bounds[[{s}]]", f"feature_bounds[{k}].lower": f"bounds[[{s}]]$lower",
+                      f"feature_bounds[{k}].upper": f"bounds[[{s}]]$upper",
+                      f"reward_bounds[{k}]": f"benefit_bounds[[{s}]]",
+                      f"gamma[{k}]": f"gamma[{s}]", f"stage_split[{k}]": f"stage_split[{s}]"})
+    A, props = [], []
+    for k in range(T):  # R's codes and forms (levels' positions, the design's probabilities) in the engine's
         stage = k + R_INDEX
-        Xk = v.check_array(f"x[[{stage}]]", H[k], columns=_column_names(cols[k]), index_base=R_INDEX)
-        n = Hs[0].shape[0] if Hs else Xk.shape[0]
-        if Xk.shape[0] != n:
-            raise ValueError(f"x[[{stage}]] (stage {stage}'s history) has {Xk.shape[0]} rows but x[[1]] has {n}: "
-                             "every stage's history needs one row per subject, in the same order.")
         labels = _names(levels[k])
-        pos = v.check_vector(f"treatment[[{stage}]]", treatment[k], length=n, length_of=_PER_SUBJECT,
-                             index_base=R_INDEX)
-        A.append(np.asarray(labels, dtype=object)[pos.astype(np.intp) - R_INDEX].astype(str))
-        R.append(v.check_vector(f"benefit[[{stage}]]", benefit[k], length=n, length_of=_PER_SUBJECT,
-                                index_base=R_INDEX))
-        b = bounds[k]
-        fb.append(v.check_bounds(f"bounds[[{stage}]]", (b["lower"], b["upper"]), Xk.shape[1],
-                                 names=(f"bounds[[{stage}]]$lower", f"bounds[[{stage}]]$upper"), index_base=R_INDEX))
-        pair = v.check_vector(f"benefit_bounds[[{stage}]]", benefit_bounds[k], length=2)
-        if not pair[0] < pair[1]:
-            raise ValueError(f"benefit_bounds[[{stage}]] must be c(lower, upper) with lower < upper, got "
-                             f"c({r_number(float(pair[0]))}, {r_number(float(pair[1]))}).")
-        rb.append((float(pair[0]), float(pair[1])))
+        pos = np.asarray(treatment[k], dtype=np.float64).astype(np.intp)  # 1..K_k, coded by R
+        A.append(np.asarray(labels, dtype=object)[pos - R_INDEX].astype(str))
         p = propensity[k]
-        K = len(labels)
         if isinstance(p, dict) and "per_arm" in p:  # R matched the names: the levels' order
             q = np.atleast_1d(np.asarray(p["per_arm"], dtype=np.float64))
             props.append({lab: float(x) for lab, x in zip(labels, q)})
         elif np.size(p) == 1 and not isinstance(p, dict):
             x = float(np.ravel(p)[0])
-            if K == 2:  # the probability of the second level (the arm coded +1, as in dpowl())
+            if len(labels) == 2:  # the probability of the second level (the arm coded +1, as in dpowl())
                 x = v.check_probability(f"propensity[[{stage}]]", x, high_open=True)
                 props.append({labels[0]: 1.0 - x, labels[1]: x})
             else:
@@ -867,26 +816,18 @@ def analyze_regime(*, H: Any, treatment: Any, levels: Any, benefit: Any, bounds:
         else:
             raise TypeError(f"propensity[[{stage}]] must be the design's probabilities: a number (two arms: of the "
                             "second level; K arms: 1/K) or a named vector with one probability per level.")
-        Hs.append(Xk)
-    ratios = None if stage_split is None else [float(x) for x in np.atleast_1d(np.asarray(stage_split, float))]
-    if ratios is not None and len(ratios) != T:
-        raise ValueError(f"stage_split must give one share per stage ({T} stages), got {len(ratios)}.")
-    for k, x in enumerate(ratios or []):
-        if not 0 < x < math.inf:
-            raise ValueError(f"stage_split[{k + R_INDEX}] must be in (0, Inf), got {r_number(x)} (stage {k + 1}'s "
-                             "share of the rule's budget).")
     if seed is not None:
         warn_replay_stream()
-    result = run_regime_analysis(
-        Hs, A, R, feature_bounds=fb, reward_bounds=rb, propensity=props,
-        total_epsilon=v.check_positive("total_epsilon", total_epsilon),
-        gamma="auto" if gamma is None else [v.check_positive("gamma" if np.size(gamma) == 1 else f"gamma[{k + 1}]", g)
-                                            for k, g in enumerate(_per_stage_values("gamma", gamma, T))],
-        level=v.check_probability("level", level, high_open=True),
-        split=None if budget_split is None else BudgetSplit.parse(budget_split),
-        feature_names=[_column_names(c) or [f"x{j + 1}" for j in range(h.shape[1])] for c, h in zip(cols, Hs)],
-        public_n=v.check_bool("public_n", public_n), stage_split=ratios,
-        random_state=None if seed is None else int(seed))
+    with v.caller_words(names, index_base=R_INDEX):  # the engine's checks, in dpowl_analysis()'s names
+        result = run_regime_analysis(
+            list(H), A, list(benefit), feature_bounds=[(b["lower"], b["upper"]) for b in bounds],
+            reward_bounds=list(benefit_bounds), propensity=props, total_epsilon=_one(total_epsilon),
+            gamma="auto" if gamma is None else _one(gamma), level=_one(level),
+            split=None if budget_split is None else BudgetSplit.parse(budget_split),
+            feature_names=[_column_names(c) or [f"x{j + 1}" for j in range(np.shape(h)[-1] if np.ndim(h) == 2 else 0)]
+                           for c, h in zip(cols, H)],
+            public_n=public_n, random_state=None if seed is None else int(seed),
+            stage_split=None if stage_split is None else list(np.atleast_1d(np.asarray(stage_split, dtype=np.float64))))
     out = result.to_dict()
     if out_dir is not None:
         from pydpowl.analysis_output import write_regime_analysis

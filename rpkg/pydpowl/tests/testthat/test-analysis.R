@@ -49,7 +49,8 @@ test_that("dpowl_analysis checks its arguments in the engine and names them", {
                regexp = "^total_epsilon must be in \\(0, Inf\\), got total_epsilon = -1\\.$",
                class = "pydpowl_value_error")
   expect_error(do.call(dpowl_analysis, modifyList(args, list(benefit_bounds = c(5, 1)))),
-               regexp = "^benefit_bounds must be c\\(lower, upper\\) with lower < upper", class = "pydpowl_value_error")
+               regexp = "^benefit_bounds must satisfy lower < upper, got benefit_bounds = c\\(5, 1\\)\\.$",
+               class = "pydpowl_value_error")
   expect_error(do.call(dpowl_analysis, modifyList(args, list(rng = "sometimes"))),
                regexp = "^rng must be \"R\" \\(replay R.s stream, not private\\) or \"system\"")
 })

@@ -208,8 +208,8 @@ test_that("dpowl input errors name the argument", {
   expect_error(call_dpowl(data = dn, treatment = quote(three)),
                regexp = "^treatment has level\\(s\\) \"b\" that no subject received: a rule learns only arms that occur")
   expect_error(call_dpowl(treatment = quote(rep("g", 100))),
-               regexp = paste0("^treatment must contain at least two arms \\(a rule chooses between treatments\\); all 100 ",
-                               "entries are \"g\"\\.$"), class = "pydpowl_argument_error")
+               regexp = paste0("^treatment must contain at least two arms \\(a rule chooses between treatments\\); it has ",
+                               "one level only, \"g\"\\.$"), class = "pydpowl_argument_error")
   expect_error(call_dpowl(treatment = quote(treatment * Inf)), regexp = "^treatment must be finite \\(arm labels\\)")
   expect_error(call_dpowl(rng = "os"), regexp = "^rng must be \"R\" \\(replay R's stream, not private\\) or \"system\"")
   expect_error(call_dpowl(epsilon = 1, typo = 3), regexp = "unknown argument\\(s\\) 'typo'")

@@ -118,7 +118,7 @@ test_that("bad input gets R errors naming the argument", {
   cs <- small_case()
   expect_error(fit_small(cs, AA = list(cs$AA[[1L]], rep(1, cs$n))),
                regexp = paste0("^AA\\[\\[2\\]\\] \\(stage 2's treatments\\) must contain at least two arms \\(a rule ",
-                               "chooses between treatments\\); all 300 entries are 1\\.$"), class = "pydpowl_argument_error")
+                               "chooses between treatments\\); it has one level only, 1\\.$"), class = "pydpowl_argument_error")
   expect_error(fit_small(cs, pi = list(c("-1" = 0.5, "1" = 0.6), 0.5)),
                regexp = paste0("^pi\\[\\[1\\]\\]: the probabilities of the 2 arms must sum to 1 \\(they are the ",
                                "randomisation probabilities\\), got 1\\.1\\.$"), class = "pydpowl_value_error")
@@ -126,26 +126,29 @@ test_that("bad input gets R errors naming the argument", {
   expect_error(fit_small(cs, pi = list(m, 0.5), weight_sensitivity = 0, propensity_floor = 0.4),
                regexp = "^pi\\[\\[1\\]\\]: each row must sum to 1 across the 2 arms .*300 of 300 rows do not \\(first at row 1\\)\\.$")
   expect_error(fit_small(cs, H = list(cs$H[[1L]], cs$H[[2L]][-1L, ])),
-               regexp = "^H\\[\\[2\\]\\] \\(stage 2's history\\) has 299 rows but n = 300: every stage's history needs one row per subject")
+               regexp = paste0("^H\\[\\[2\\]\\] \\(stage 2's history\\) has 299 rows but H\\[\\[1\\]\\] has 300: every stage's ",
+                               "history must have one row per subject"))
+  expect_error(fit_small(cs, H = list(cs$H[[1L]][-1L, ], cs$H[[2L]][-1L, ])),
+               regexp = "^H\\[\\[1\\]\\] \\(stage 1's history\\) has 299 rows but n = 300: every stage's history needs one row")
   expect_error(fit_small(cs, RR = list(rep(0, cs$n), cs$RR[[2L]][-1L])),
                regexp = "^RR\\[\\[2\\]\\] must have length 300 \\(one per subject\\), got length 299\\.$")
   expect_error(fit_small(cs, AA = list(cs$AA[[1L]], cs$AA[[2L]][-1L])),
                regexp = "^AA\\[\\[2\\]\\] \\(stage 2's treatments\\) must have length 300 \\(one entry per subject\\), got length 299\\.$")
   expect_error(fit_small(cs, AA = cs$AA[1L]), regexp = "^AA must have one entry per stage \\(K = 2\\), got 1\\.$")
   expect_error(fit_small(cs, pi = list(rep(0.5, cs$n), 0.5)),
-               regexp = "^pi\\[\\[1\\]\\] gives P\\(A \\| H\\) per subject: state how it was obtained with weight_sensitivity = ")
+               regexp = "^pi\\[\\[1\\]\\] was given as an array of P\\(A_i \\| x_i\\): state how it was obtained with weight_sensitivity=")
   expect_error(fit_small(cs, pi = list(rep(0.5, cs$n), 0.5), weight_sensitivity = 0),
                regexp = "^propensity_floor is needed: pi\\[\\[1\\]\\] gives one probability per subject")
   expect_error(fit_small(cs, pi = "estimated"), regexp = "^pi must be given: .*pi = \"estimated\" fits them on the private data")
   expect_error(fit_small(cs, epsilon = 0), regexp = "^epsilon must be in \\(0, Inf\\], got epsilon = 0\\.$",
                class = "pydpowl_value_error")
   expect_error(fit_small(cs, epsilon = c(1, 1, 1)),
-               regexp = "^epsilon must be one number for every stage or one per stage \\(K = 2\\), got a vector of length 3\\.$")
+               regexp = "^epsilon must be one number \\(the total\\) or one per stage \\(T = 2\\), got 3 numbers\\.$")
   expect_error(fit_small(cs, c = 2^(-2:2), gamma = NULL),
                regexp = "^c must be one number \\(DTRlearn2's cost; no cross-validation over the private data\\)")
   expect_error(fit_small(cs, c = 1), regexp = "^give either gamma .* or c .*, not both\\.$")
   expect_error(fit_small(cs, reward_bounds = c(4, -1)),
-               regexp = "^reward_bounds must be c\\(lower, upper\\) with lower < upper .*, got c\\(4, -1\\)\\.$")
+               regexp = "^reward_bounds must be finite with lower < upper .*, got reward_bounds = c\\(4, -1\\)\\.$")
   expect_error(fit_small(cs, bounds = -1), regexp = "^bounds as one number s means \\[-s, s\\]")
   expect_error(fit_small(cs, bounds = list(lower = c(a = -3), upper = c(a = 3))),
                regexp = "^bounds\\$lower has no value for feature\\(s\\) 'b', 'c'")
