@@ -78,7 +78,7 @@ def encode_arms(name: str, values: ArrayLike, *, length: Optional[int] = None,
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one label per subject), got shape {arr.shape}.")
     if length is not None and arr.shape[0] != length:
-        raise ValueError(f"{name} must have length {length} (one per row of X), got length {arr.shape[0]}.")
+        raise ValueError(f"{name} must have length {length} (one label per subject), got length {arr.shape[0]}.")
     if arr.dtype == object:
         kinds = {type(v) for v in arr}
         numeric = all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in arr)

@@ -58,7 +58,7 @@ def test_bad_labels_are_named(values, error, message):
 
 
 def test_labels_length_is_checked():
-    with pytest.raises(ValueError, match=r"^treatment must have length 5 \(one per row of X\), got length 3"):
+    with pytest.raises(ValueError, match=r"^treatment must have length 5 \(one label per subject\), got length 3"):
         encode_arms("treatment", [1, 2, 3], length=5)
 
 

@@ -542,3 +542,13 @@ def test_analyze_regime_checks_are_the_engines_in_r_words(change, match):
 def test_analyze_regime_public_n_is_checked_by_the_engine():
     with pytest.raises(TypeError, match=r"^public_n must be"):
         rcalls.analyze_regime(**_regime(), public_n="yes")
+
+
+def test_owl_evaluate_names_a_stage_whose_treatments_are_too_short():
+    """predict()'s value: AA[[2]] shorter than AA[[1]] is refused by the engine's one length rule, in R's names."""
+    kw = _stages()
+    AA = [kw["AA"][0], kw["AA"][1][:399]]
+    rec = [np.ones(400), np.ones(400)]
+    with pytest.raises(ValueError, match=r"^AA\[\[2\]\] \(stage 2's treatments\) must have length 400 \(one label per "
+                                         r"subject\), got length 399\.$"):
+        rcalls.owl_evaluate(recommended=rec, AA=AA, RR=kw["RR"], pi=[0.5, 0.5])

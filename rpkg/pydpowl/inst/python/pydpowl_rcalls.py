@@ -703,8 +703,6 @@ def owl_evaluate(*, recommended: Any, AA: Any, RR: Any, pi: Any, levels: Any = N
     for k in range(T):
         stage = k + R_INDEX
         aname = f"AA[[{stage}]] (stage {stage}'s treatments)"
-        if np.size(AA[k]) != n:
-            raise ValueError(f"{aname} must have length {n} (as AA[[1]]), got length {np.size(AA[k])}.")
         cls, cod = encode_arms(aname, AA[k], length=n, index_base=R_INDEX)
         rewards.append(v.check_vector(f"RR[[{stage}]]", RR[k], length=n, length_of=_PER_SUBJECT,
                                       index_base=R_INDEX))
