@@ -340,6 +340,15 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
             return np.where(decision > 0, 1, -1)
         return np.where(decision > 0, classes[1], classes[0])
 
+    def _weight_bound_notes(self) -> tuple:
+        """With residual weights the rule's noise is calibrated to W_r = W x clip share, not to the W given."""
+        W = float(self.weights_upper_bound)
+        W_r = float(getattr(self, "rule_weights_upper_bound_", W))  # a model read from model.json has no plan
+        if W_r == W:
+            return ()
+        return (f"the rule's residual weights are bounded by W_r = W x {W_r / W:g} = {W_r:g} "
+                f"(rule_weights_upper_bound_; weights_upper_bound W = {W:g} bounds the OWL weights)",)
+
     def summary(self) -> FitSummary:
         """Public settings and the released coefficients."""
         check_is_fitted(self)
@@ -356,14 +365,16 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
                 coefficient_names=tuple(f"f{k + 1}:{name}" for k in range(full.shape[0]) for name in coef_names),
                 coefficients=tuple(float(v) for v in full.ravel()),
                 notes=(("Delta bounds the Frobenius norm of Theta; " if self.mechanism_ == "output" else "")
-                       + "rule: argmax_a <V_a, f(x)>",) + release_notes(self), privacy_spent=self.privacy_spent_,
+                       + "rule: argmax_a <V_a, f(x)>",) + self._weight_bound_notes() + release_notes(self),
+                privacy_spent=self.privacy_spent_,
                 mechanism=self._mechanism_text())
         return FitSummary(
             estimator="DPOWL", epsilon=float(self.epsilon), gamma=float(self.gamma_),
             weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,
             sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h_:g})", n_samples=self.n_samples_,
             coefficient_names=tuple(coef_names), coefficients=tuple(float(v) for v in self.dppack_coeff_),
-            notes=("features clipped to public bounds and weights clipped at W by design",) + release_notes(self),
+            notes=("features clipped to public bounds and weights clipped at W by design",)
+            + self._weight_bound_notes() + release_notes(self),
             privacy_spent=self.privacy_spent_,
             mechanism=self._mechanism_text(),
         )
