@@ -151,9 +151,7 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
              f"a random {result.evaluation_fraction:g} of the rows for evaluation")
     lines += ["## Public settings", "",
               f"* Features and bounds: {bounds} (values outside are clipped by design).",
-              f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); weight bound "
-              f"W = {mc['weights_upper_bound']:.6g}.",
-              f"* {result.weight_bound_note}.",
+              f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); {result.weight_bound_note}.",
               (f"* Propensity: {_design_text(result)} (known)." if result.arm_probabilities is not None else
                f"* Propensity: P({plus}) = {result.propensity:.6g} (known)." if result.propensity is not None else
                f"* Propensity: logistic model released with epsilon {result.epsilons['propensity']:.6g}, logits "
