@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -332,8 +332,8 @@ def private_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, pro
     level = check_probability("level", level, low_open=True, high_open=True)
     share = check_probability("variance_alpha_share", variance_alpha_share, low_open=True, high_open=True)
     lo, hi = _benefit_bounds(benefit_bounds)
-    floors = tuple(_check_floor(f"propensity_floor[{k}]", f) for k, f in enumerate(_pair("propensity_floor",
-                                                                                         propensity_floor)))
+    floor_pos, floor_neg = _pair("propensity_floor", propensity_floor)
+    floors = (_check_floor("propensity_floor[0]", floor_pos), _check_floor("propensity_floor[1]", floor_neg))
     d = check_labels("rule", rule)
     A = check_labels("treatment", treatment)
     B = check_vector("benefit", benefit)
@@ -497,7 +497,7 @@ class PrivateArmValue:
 
 def arm_cell_sums(rule: NDArray[np.intp], treatment: NDArray[np.intp], benefit: NDArray[np.float64],
                   propensity_received: NDArray[np.float64], *, n_arms: int, benefit_bounds: Tuple[float, float],
-                  propensity_floor: Sequence[float]
+                  propensity_floor: Union[Sequence[float], NDArray[np.float64]]
                   ) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """The exact (private) K-arm cell sums ``S``, ``Q`` (``(K, K)``: received, recommended) and the public
     bound ``h_a`` on ``|s_i|`` per received arm. Validated inputs only (:func:`private_arm_value` checks them);
