@@ -513,8 +513,9 @@ def arm_cell_sums(rule: NDArray[np.intp], treatment: NDArray[np.intp], benefit: 
 
 
 def private_arm_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
-                      n_arms: int, benefit_bounds: Tuple[float, float], propensity_floor: Sequence[float],
-                      epsilon_mean: float, epsilon_variance: float, arms: Sequence[Any] = (), level: float = 0.95,
+                      n_arms: int, benefit_bounds: Tuple[float, float],
+                      propensity_floor: Union[Sequence[float], NDArray[np.float64]], epsilon_mean: float,
+                      epsilon_variance: float, arms: Sequence[Any] = (), level: float = 0.95,
                       variance_alpha_share: float = 0.2, rng: np.random.Generator) -> PrivateArmValue:
     """Release the value of a public K-arm rule on evaluation rows privately, with confidence intervals.
 
