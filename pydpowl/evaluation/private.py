@@ -412,10 +412,10 @@ def cell_sums(rule: NDArray[np.float64], treatment: NDArray[np.float64], benefit
     return (np.array([s[c].sum() for c in cells]), np.array([(s[c] ** 2).sum() for c in cells]), h)
 
 
-def _release(values: NDArray[np.float64], scales: NDArray[np.float64], rng: np.random.Generator
-             ) -> NDArray[np.float64]:
+def _release(values: NDArray[np.float64], scales: NDArray[np.float64], rng: Any) -> NDArray[np.float64]:
     """``values + Laplace(scales)``, the exact sums rounded to :func:`release_grid`
-    (:func:`pydpowl.engine.mechanisms.laplace.release_laplace`: floating-point-safe post-processing)."""
+    (:func:`pydpowl.engine.mechanisms.laplace.release_laplace`: floating-point-safe post-processing).
+    ``rng``: a numpy Generator, or any object with its ``laplace(loc, scale)`` (the audit's fixed draws)."""
     return release_laplace(values, scales, rng=rng)[0]
 
 
