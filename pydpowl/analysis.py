@@ -64,7 +64,7 @@ code, like :mod:`pydpowl.model_io`, not privacy bookkeeping.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -97,7 +97,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                  mechanism: str = "auto", residual: Any = "auto",
                  level: float = 0.95, split: Optional[BudgetSplit] = None,
                  feature_names: Optional[Sequence[str]] = None,
-                 treatment_labels: Tuple[str, str] = ("+1", "-1"), accountant: Optional[BudgetAccountant] = None,
+                 treatment_labels: Tuple[str, ...] = ("+1", "-1"), accountant: Optional[BudgetAccountant] = None,
                  evaluation_rows: Optional[Sequence[int]] = None, public_n: bool = False,
                  benefit_scale: Optional[BenefitScale] = None, random_state: Any = None) -> AnalysisResult:
     """Run the whole private analysis (see the module docstring).
@@ -197,7 +197,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         if propensity_gamma is not None:
             check_positive("propensity_gamma", propensity_gamma)
     tune = gamma is None and gammas is not None
-    grid = [check_positive("gammas", g) for g in gammas] if tune else []
+    grid = [check_positive("gammas", g) for g in gammas] if gamma is None and gammas is not None else []  # tune
     if tune and (not grid or len(set(grid)) != len(grid)):
         raise ValueError("gammas must hold at least one candidate and must not repeat one.")
     if tune:
@@ -208,8 +208,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         mechanism, residual = "output", False
     elif gamma is not None:
         gamma = check_positive("gamma", gamma)
-    else:
-        gamma = "auto"
+    gamma_fit: Union[str, float] = "auto" if gamma is None else gamma  # with tune: the selected one, below
     eps = allocate_budget(E, split, propensity_model=propensity_model is not None, tune=tune)  # at most each share
     shares = budget_shares(E, split, propensity_model=propensity_model is not None, tune=tune)
     benefit_scale = BenefitScale() if benefit_scale is None else benefit_scale
@@ -235,7 +234,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
 
     # 2. propensities: C = 0 for the rule by composition (known, or a released model applied as a public function)
     prop_model = None
-    if propensity_model is not None:
+    if propensity is None:  # propensity_model given (exactly one of the two, checked)
         with learn_acc.release(eps["propensity"], label=RELEASE_NAMES["propensity"]):
             prop_model = DPLogisticPropensity(epsilon=eps["propensity"], feature_bounds=feature_bounds,
                                               gamma=propensity_gamma, logit_bound=logit_bound,
@@ -261,31 +260,32 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
                                                     rng.permutation(n_learn), grid,
                                                     epsilon=eps["selection"], weights_upper_bound=W,
                                                     huber_h=0.5 if huber_h == "auto" else huber_h, rng=rng)
-        gamma = transfer_gamma(chosen, transfer="bound", n_part=n_part, epsilon_select=eps["selection"],
-                               n_fit=n_learn, epsilon_fit=eps["rule"])
+        gamma_selected = transfer_gamma(chosen, transfer="bound", n_part=n_part, epsilon_select=eps["selection"],
+                                        n_fit=n_learn, epsilon_fit=eps["rule"])
+        gamma_fit = gamma_selected
         sizes = ((f"n={n_part}", f"n={n_learn}") if public_n else
                  ("n = a part of the learning rows", "n = the learning rows; n not released"))
         selection = {"selected": chosen, "n_part": n_part, "candidates": list(grid), "transfer": "bound",
-                     "note": f"selected for ({sizes[0]}, epsilon={eps['selection']:g}); used {gamma:.6g} for "
-                             f"({sizes[1]}, epsilon={eps['rule']:g}) by gamma ~ sqrt(n / epsilon)",
+                     "note": f"selected for ({sizes[0]}, epsilon={eps['selection']:g}); used {gamma_selected:.6g} "
+                             f"for ({sizes[1]}, epsilon={eps['rule']:g}) by gamma ~ sqrt(n / epsilon)",
                      "delta": selection_delta(grid, epsilon=eps["selection"], weights_upper_bound=W,
                                               n_part=n_part, dim=X.shape[1] + 1)}
 
     # 4. the rule
     with learn_acc.release(eps["rule"], label=RELEASE_NAMES["rule"]):
-        model = fit_rule(X[learn], A[learn], shifted[learn], p_received[learn], epsilon=eps["rule"], gamma=gamma,
-                         weights_upper_bound=W, feature_bounds=feature_bounds, weight_sensitivity=0.0,
+        model = fit_rule(X[learn], A[learn], shifted[learn], p_received[learn], epsilon=eps["rule"],
+                         gamma=gamma_fit, weights_upper_bound=W, feature_bounds=feature_bounds, weight_sensitivity=0.0,
                          huber_h=huber_h, mechanism=mechanism, residual=residual, benefit_range=hi - lo,
                          random_state=rng)
-    public_rule, gamma = gamma == "auto", model.gamma_
+    public_rule, gamma_released = gamma_fit == "auto", model.gamma_
     model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
     diagnostics.update(n_clipped_weights=model.n_clipped_weights_, n_clipped_features=model.n_clipped_features_,
                        n_iter=model.n_iter_)
     from .model_io import model_to_dict
 
-    tuning = _tuning_text(selection, gamma, eps, public_rule=public_rule)
+    tuning = _tuning_text(selection, gamma_released, eps, public_rule=public_rule)
     content = model_to_dict(model, feature_names=names, epsilon_total=E, tuning=tuning,
-                            treatment_labels=treatment_labels)
+                            treatment_labels=(treatment_labels[0], treatment_labels[1]))
     rule_ev = np.where(X[ev] @ np.asarray(content["coef"]) + content["intercept"] > 0, 1.0, -1.0)
 
     # 5. the value, on rows the rule never saw (both releases at once: spent together after success)
@@ -299,7 +299,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
               "value": _laplace_sums_delta(eps["value"], value.first_scales),
               "variance": _laplace_sums_delta(eps["variance"], value.second_scales)}
     result = AnalysisResult(
-        model=model, model_content=content, value=value, gamma=float(gamma), gamma_selection=selection,
+        model=model, model_content=content, value=value, gamma=float(gamma_released), gamma_selection=selection,
         propensity_model=prop_model, propensity=propensity, epsilons=eps, total_epsilon=E, n=n,
         n_learning=n_learn, n_evaluation=n_eval, benefit_bounds=(lo, hi),
         treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])), feature_names=names, level=level,

@@ -23,7 +23,7 @@ value; fix gamma or use DPOWL's public rule).
 from __future__ import annotations
 
 import numbers
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -40,7 +40,7 @@ from .evaluation.private import private_arm_value
 __all__ = ["run_arm_analysis", "design_probabilities"]
 
 
-def design_probabilities(propensity: Any, classes: Sequence[Any]) -> np.ndarray:
+def design_probabilities(propensity: Any, classes: Union[Sequence[Any], np.ndarray]) -> np.ndarray:
     """Each arm's randomisation probability (public; in the order of ``classes``): ``1/K`` or a mapping
     ``{arm: probability}`` naming every arm, summing to 1.
 
@@ -85,7 +85,7 @@ def run_arm_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, 
     if gamma is None and gammas is not None:
         raise ValueError(f"the private selection of gamma (gammas=...) scores two-arm rules; treatment has {K} arms: "
                          "fix gamma in advance (gamma=...) or leave both out for DPOWL's public rule.")
-    gamma = "auto" if gamma is None else check_positive("gamma", gamma)
+    gamma_rule: Union[str, float] = "auto" if gamma is None else check_positive("gamma", gamma)  # DPOWL's gamma
     probs = design_probabilities(propensity, classes)
     eps = allocate_budget(E, split, propensity_model=False, tune=False)
     shares = budget_shares(E, split, propensity_model=False, tune=False)
@@ -115,10 +115,11 @@ def run_arm_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, 
     labels = np.asarray(classes)[codes]
     with learn_acc.release(eps["rule"], label=f"{RELEASE_NAMES['rule']}, {K} arms"):
         model = fit_rule(X[learn], labels[learn], shifted[learn], p_received[learn], epsilon=eps["rule"],
-                         gamma=gamma, weights_upper_bound=W, feature_bounds=feature_bounds, weight_sensitivity=0.0,
+                         gamma=gamma_rule, weights_upper_bound=W, feature_bounds=feature_bounds,
+                         weight_sensitivity=0.0,
                          huber_h=huber_h, mechanism=mechanism, residual=residual, benefit_range=hi - lo,
                          random_state=rng)
-    public_rule = gamma == "auto"
+    public_rule = gamma_rule == "auto"
     model.set_params(random_state=None)  # the live generator could be rewound to regenerate the noise
     diagnostics.update(n_clipped_weights=model.n_clipped_weights_, n_clipped_features=model.n_clipped_features_,
                        n_iter=model.n_iter_)

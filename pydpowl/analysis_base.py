@@ -8,7 +8,7 @@ import math
 import numbers
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -19,7 +19,7 @@ from .estimators.dp_propensity import DPLogisticPropensity
 from .estimators.owl import DPOWL
 from .privacy.accountant import BudgetAccountant, rounded_release_spent
 from .privacy.accountant import double_at_most as _double_at_most
-from .evaluation.private import PrivateValue
+from .evaluation.private import PrivateArmValue, PrivateValue
 
 #: the two ways the analysis composes its releases (see :class:`BudgetSplit`)
 COMPOSITIONS = ("sequential", "parallel")
@@ -177,7 +177,7 @@ class BudgetSplit:
         """``"evaluation=0.4,propensity=0.1,selection=0.2,variance=0.3,evaluation_fraction=0.5,composition=sequential"``
         (any subset)."""
         names = {f.name for f in fields(cls)}
-        values: Dict[str, float] = {}
+        values: Dict[str, Any] = {}  # the shares, and composition's name
         for item in (t.strip() for t in str(text).split(",") if t.strip()):
             key, sep, val = item.partition("=")
             key = key.strip()
@@ -343,7 +343,7 @@ class AnalysisResult:
         With three or more arms: each arm's known randomisation probability
         (``treatment_labels`` then holds the K labels and ``value`` is a
         :class:`~pydpowl.evaluation.private.PrivateArmValue`).
-    weights_upper_bound_given, weights_upper_bound_used : float or None
+    weights_upper_bound_given, weights_upper_bound_used : float
         The analyst's ``weights_upper_bound`` and the W the rule was fitted
         with: the given one, or ``(U - L) / (smallest public propensity)``
         when that is smaller (no weight can exceed it). Both are public;
@@ -352,7 +352,7 @@ class AnalysisResult:
 
     model: DPOWL
     model_content: Dict[str, Any]
-    value: PrivateValue
+    value: Union[PrivateValue, PrivateArmValue]
     gamma: float
     gamma_selection: Optional[Dict[str, Any]]
     propensity_model: Optional[DPLogisticPropensity]
@@ -363,7 +363,7 @@ class AnalysisResult:
     n_learning: int
     n_evaluation: int
     benefit_bounds: Tuple[float, float]
-    treatment_labels: Tuple[str, str]
+    treatment_labels: Tuple[str, ...]
     feature_names: List[str]
     level: float
     diagnostics: Dict[str, int] = field(default_factory=dict)
@@ -374,8 +374,8 @@ class AnalysisResult:
     evaluation_fraction: float = 0.5
     benefit_scale: "BenefitScale" = field(default_factory=lambda: BenefitScale())
     arm_probabilities: Optional[Dict[str, float]] = None
-    weights_upper_bound_given: Optional[float] = None
-    weights_upper_bound_used: Optional[float] = None
+    weights_upper_bound_given: float = math.nan  # set by every analysis (a default only for the field order)
+    weights_upper_bound_used: float = math.nan
 
     @property
     def weight_bound_note(self) -> str:
@@ -480,16 +480,17 @@ class AnalysisResult:
 
     def value_summary(self) -> Dict[str, Any]:
         """``value.json``: the rule's value with its interval, and its gain over the better single arm."""
-        if self.n_arms > 2:
-            return self._arm_value_summary()
+        value = self.value
+        if isinstance(value, PrivateArmValue):  # three or more arms (two: a PrivateValue)
+            return self._arm_value_summary(value)
         plus, minus = self.treatment_labels
-        out: Dict[str, Any] = dict(self.value.value.as_dict())
-        out["difference_from_better_arm"] = self.value.difference.as_dict()
-        out["versus_arm"] = {plus: self.value.versus_plus.as_dict(), minus: self.value.versus_minus.as_dict()}
+        out: Dict[str, Any] = dict(value.value.as_dict())
+        out["difference_from_better_arm"] = value.difference.as_dict()
+        out["versus_arm"] = {plus: value.versus_plus.as_dict(), minus: value.versus_minus.as_dict()}
         scale = self.benefit_scale
         out["benefit"] = scale.definition
         if scale.back_transform is not None:
-            v, d = self.value.value, self.value.difference
+            v, d = value.value, value.difference
             out["clinical"] = {"reading": scale.reading,
                                "value": scale.value_text(v.estimate, v.ci_low, v.ci_high),
                                "difference_from_better_arm": scale.gain_text(d.estimate, d.ci_low, d.ci_high)}
@@ -506,9 +507,8 @@ class AnalysisResult:
         ]
         return out
 
-    def _arm_value_summary(self) -> Dict[str, Any]:
+    def _arm_value_summary(self, v: PrivateArmValue) -> Dict[str, Any]:
         """``value.json`` with K arms: the rule's value, each arm's, the gains, and what they mean."""
-        v = self.value
         out: Dict[str, Any] = dict(v.value.as_dict())
         out["difference_from_best_arm"] = v.difference.as_dict()
         out["value_of_arm"] = {a: iv.as_dict() for a, iv in v.arm_values.items()}
@@ -545,6 +545,15 @@ class AnalysisResult:
         The sizes ``n``, ``n_learning`` and ``n_evaluation`` are included for
         programs; a bridge prints them only when ``public_n`` is True.
         """
+        propensity: Dict[str, Any]
+        if self.arm_probabilities is not None:
+            propensity = {"known": self.arm_probabilities}
+        elif self.propensity_model is not None:
+            pm = self.propensity_model
+            propensity = {"model": "logistic", "intercept": pm.intercept_, "coef": [float(v) for v in pm.coef_],
+                          "logit_bound": float(pm.logit_bound), "gamma": float(pm.gamma_)}
+        else:
+            propensity = {"known": self.propensity}
         out = {
             "model": self.model_content,
             "coefficients": {name: v for name, v in self.coefficients()},
@@ -556,12 +565,7 @@ class AnalysisResult:
             "n": self.n, "n_learning": self.n_learning, "n_evaluation": self.n_evaluation,
             "public_n": self.public_n,  # print the sizes only when True (n declared public)
             "treatment_labels": list(self.treatment_labels),
-            "propensity": ({"known": self.arm_probabilities} if self.arm_probabilities is not None else
-                           {"model": "logistic", "intercept": self.propensity_model.intercept_,
-                            "coef": [float(v) for v in self.propensity_model.coef_],
-                            "logit_bound": float(self.propensity_model.logit_bound),
-                            "gamma": float(self.propensity_model.gamma_)}
-                           if self.propensity_model is not None else {"known": self.propensity}),
+            "propensity": propensity,
             "value_release": {"first_moments": self.value.first_moments.tolist(),
                               "second_moments": self.value.second_moments.tolist()},
             "privacy_spent": list(self.privacy_spent),
@@ -682,7 +686,7 @@ def split_rows(n: int, split: BudgetSplit, evaluation_rows: Optional[Sequence[in
     return np.setdiff1d(np.arange(n), ev), ev
 
 
-def _laplace_sums_delta(epsilon: float, scales: Sequence[float]) -> float:
+def _laplace_sums_delta(epsilon: float, scales: Union[Sequence[float], np.ndarray]) -> float:
     """delta of a release of sums with independent Laplace noise of ``scales``, each rounded to its grid: the
     floating-point bound with d = 1 for each (a Laplace draw is an l2-Laplace draw in one dimension), summed."""
     from .evaluation.private import release_grid

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Sequence, Union
 
 from .analysis import AnalysisResult
+from .evaluation.private import PrivateArmValue
 from .plotting.analysis import plot_coefficients, plot_regime_value, plot_value
 
 __all__ = ["write_analysis", "report_markdown", "write_regime_analysis", "regime_report_markdown"]
@@ -82,7 +83,7 @@ def gamma_text(result: AnalysisResult) -> str:
             "(gamma ~ sqrt(n / epsilon))")
 
 
-def report_markdown(result: AnalysisResult, *, description: str = "", figures: List[str] = ()) -> str:
+def report_markdown(result: AnalysisResult, *, description: str = "", figures: Sequence[str] = ()) -> str:
     """The report: the answer first, then the rule, the budget and the public settings."""
     from .estimators.summary import delta_text
 
@@ -104,7 +105,7 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
         "",
         f"* **Value of the released rule** (mean benefit if everyone were treated by it), {level} interval: "
         f"{_value(result, v.value, gain=False)}.",
-        *(_arm_answer(result, level) if result.n_arms > 2 else [
+        *(_arm_answer(result, v, level) if isinstance(v, PrivateArmValue) else [  # K > 2 arms, or two
             f"* **Gain over giving everyone the better single arm** (difference in mean benefit): "
             f"{_value(result, v.difference, gain=True)}.",
             f"* Against everyone on {plus}: {_value(result, v.versus_plus, gain=True)}; against everyone on "
@@ -115,7 +116,8 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
         "",
         "The value is estimated on the evaluation part, which the rule never saw; the intervals account for "
         "the sampling error and for the privacy noise. They assume the propensities are right "
-        + (f"(known: a randomised trial with {_design_text(result)})." if result.arm_probabilities is not None else
+        + (f"(known: a randomised trial with {_design_text(result.arm_probabilities)})."
+           if result.arm_probabilities is not None else
            "(known: a randomised trial with P(+1) = " + f"{result.propensity:.6g})." if result.propensity is not None
            else "(here a released logistic model; its own estimation error is not covered)."),
         "",
@@ -152,14 +154,7 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
     lines += ["## Public settings", "",
               f"* Features and bounds: {bounds} (values outside are clipped by design).",
               f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); {result.weight_bound_note}.",
-              (f"* Propensity: {_design_text(result)} (known)." if result.arm_probabilities is not None else
-               f"* Propensity: P({plus}) = {result.propensity:.6g} (known)." if result.propensity is not None else
-               f"* Propensity: logistic model released with epsilon {result.epsilons['propensity']:.6g}, logits "
-               f"clipped to [-{result.propensity_model.logit_bound:.4g}, {result.propensity_model.logit_bound:.4g}] "
-               f"(propensities >= {result.propensity_model.propensity_floor:.4g}); intercept "
-               f"{result.propensity_model.intercept_:.4g}, coefficients "
-               + ", ".join(f"{n} {c:.4g}" for n, c in zip(result.feature_names, result.propensity_model.coef_))
-               + "."),
+              _propensity_line(result, plus),
               f"* Huber h = {mc['huber_h']:g}; split: {split}.",
               "", "## How to read the numbers", "",
               "Every number here is a differentially private release or a public setting. Counts computed from "
@@ -170,13 +165,27 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: L
     return "\n".join(lines)
 
 
-def _design_text(result: AnalysisResult) -> str:
-    return ", ".join(f"P({a}) = {q:.6g}" for a, q in result.arm_probabilities.items())
+def _propensity_line(result: AnalysisResult, plus: str) -> str:
+    """The public settings' line on the propensity: the design's (known), or the released logistic model."""
+    if result.arm_probabilities is not None:
+        return f"* Propensity: {_design_text(result.arm_probabilities)} (known)."
+    if result.propensity is not None:
+        return f"* Propensity: P({plus}) = {result.propensity:.6g} (known)."
+    pm = result.propensity_model
+    if pm is None:
+        raise ValueError("the analysis holds no propensity: neither known probabilities nor a released model.")
+    return (f"* Propensity: logistic model released with epsilon {result.epsilons['propensity']:.6g}, logits "
+            f"clipped to [-{pm.logit_bound:.4g}, {pm.logit_bound:.4g}] (propensities >= {pm.propensity_floor:.4g}); "
+            f"intercept {pm.intercept_:.4g}, coefficients "
+            + ", ".join(f"{n} {c:.4g}" for n, c in zip(result.feature_names, pm.coef_)) + ".")
 
 
-def _arm_answer(result: AnalysisResult, level: str) -> List[str]:
+def _design_text(arm_probabilities: Dict[str, float]) -> str:
+    return ", ".join(f"P({a}) = {q:.6g}" for a, q in arm_probabilities.items())
+
+
+def _arm_answer(result: AnalysisResult, v: PrivateArmValue, level: str) -> List[str]:
     """The answer's lines with K arms: the gain over the best arm, then each arm's value and the rule's gain."""
-    v = result.value
     lines = [f"* **Gain over giving everyone the best single arm** (difference in mean benefit): "
              f"{_value(result, v.difference, gain=True)}."]
     lines += [f"* Everyone on {arm}: value {_value(result, v.arm_values[arm], gain=False)}; the rule minus it: "
@@ -202,7 +211,7 @@ def write_regime_analysis(result: Any, out_dir: Union[str, Path], *, description
     return paths + [report, png]
 
 
-def regime_report_markdown(result: Any, *, description: str = "", figures: List[str] = ()) -> str:
+def regime_report_markdown(result: Any, *, description: str = "", figures: Sequence[str] = ()) -> str:
     """The regime's report: the answer (values with intervals), the stages' rules, the ledger, the settings."""
     from .estimators.summary import delta_text
 

@@ -144,10 +144,11 @@ class RegimeAnalysisResult:
         if self.public_n:
             for r in releases:
                 r["rows"] = rows[r["part"]]
-        eps, delta = self.privacy_spent
+        spent_eps, spent_delta = self.privacy_spent
         split = self.stage_split if self.stage_split is not None else [Fraction(1)] * self.n_stages
-        return {"total_epsilon": exact_number(_decimal(self.total_epsilon)), "spent": eps, "spent_delta": delta,
-                "guarantee": guarantee_text(eps, delta), "composition": COMPOSITION_TEXT[self.composition],
+        return {"total_epsilon": exact_number(_decimal(self.total_epsilon)), "spent": spent_eps,
+                "spent_delta": spent_delta, "guarantee": guarantee_text(spent_eps, spent_delta),
+                "composition": COMPOSITION_TEXT[self.composition],
                 "parts": [{"name": k, **({"rows": rows[k]} if self.public_n else {}), "epsilon": exact_number(v[0]),
                            "delta": v[1]} for k, v in self._parts().items()],
                 "releases": releases,
@@ -240,11 +241,11 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     from .estimators.multistage import DPMultiStageOWL, check_reward_bounds, stage_shares as split_stage_budget
 
     T = len(A)
-    for name, value in (("H", H), ("R", R), ("feature_bounds", feature_bounds), ("reward_bounds", reward_bounds),
+    for name, given in (("H", H), ("R", R), ("feature_bounds", feature_bounds), ("reward_bounds", reward_bounds),
                         ("propensity", propensity)):
-        if not isinstance(value, (list, tuple)) or len(value) != T:
+        if not isinstance(given, (list, tuple)) or len(given) != T:
             raise ValueError(f"{name} must be a list with one entry per stage (T={T} stages, as A), got "
-                             f"{len(value) if isinstance(value, (list, tuple)) else type(value).__name__}.")
+                             f"{len(given) if isinstance(given, (list, tuple)) else type(given).__name__}.")
     if T < 2:
         raise ValueError("a regime analysis needs at least two stages (one stage: run_analysis).")
     split = BudgetSplit() if split is None else split
@@ -287,13 +288,13 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     content = model_to_dict(regime, feature_names=feature_names, epsilon_total=E,
                             tuning="gamma fixed in advance (no budget)")
     # on the evaluation rows: the received sequence, the regime's recommended sequence, its propensity
-    classes = [c for c, _ in encoded]
-    shape = tuple(len(c) for c in classes)
+    stage_classes = [c for c, _ in encoded]
+    shape = tuple(len(c) for c in stage_classes)
     received = np.ravel_multi_index(tuple(encoded[k][1][ev] for k in range(T)), shape)
     rec_codes = []
     for k in range(T):
         rec = regime.predict([h[ev] for h in Hs], stage=k + 1)
-        lookup = {(c.item() if hasattr(c, "item") else c): j for j, c in enumerate(classes[k])}
+        lookup = {(c.item() if hasattr(c, "item") else c): j for j, c in enumerate(stage_classes[k])}
         rec_codes.append(np.array([lookup[r.item() if hasattr(r, "item") else r] for r in rec], dtype=np.intp))
     recommended = np.ravel_multi_index(tuple(rec_codes), shape)
     p_seq = np.prod([probs[k][encoded[k][1][ev]] for k in range(T)], axis=0)
@@ -302,7 +303,7 @@ def run_regime_analysis(H: Sequence[Any], A: Sequence[Any], R: Sequence[Any], *,
     eps_value, eps_variance = _double_at_most(shares["value"]), _double_at_most(shares["variance"])
     value = private_arm_value(recommended, received, Y, p_seq, n_arms=int(np.prod(shape)),
                               benefit_bounds=(math.fsum(lows), math.fsum(highs)), propensity_floor=floors,
-                              epsilon_mean=eps_value, epsilon_variance=eps_variance, arms=_sequences(classes),
+                              epsilon_mean=eps_value, epsilon_variance=eps_variance, arms=_sequences(stage_classes),
                               level=level, rng=rng)
     first, second = value.cell_scales
     stage_deltas = [0.0] * T

@@ -311,7 +311,8 @@ def canonical_signature(content: Dict[str, Any], key: Any) -> str:
     return hmac.new(check_key(key), _canonical(content, ("checksum", "signature")), hashlib.sha256).hexdigest()
 
 
-def model_to_dict(model: Any, *, feature_names: Optional[Sequence[str]] = None, epsilon_total: Optional[float] = None,
+def model_to_dict(model: Any, *, feature_names: Union[Sequence[str], Sequence[Sequence[str]], None] = None,
+                  epsilon_total: Optional[float] = None,
                   tuning: str = "gamma fixed in advance (no tuning on the private data)",
                   treatment_labels: Tuple[str, str] = ("+1", "-1"), key: Any = None) -> Dict[str, Any]:
     """The file content of a fitted :class:`pydpowl.DPOWL` (private release + public settings).

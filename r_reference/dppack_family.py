@@ -216,8 +216,8 @@ def fit_dppack_model(cls: str, X: ArrayLike, y: ArrayLike, *, upper: ArrayLike, 
     has_w = weights is not None
     seeds_arr = np.asarray(seeds, dtype=np.int32)
     PX = np.zeros((0, X.shape[1])) if predict_X is None else _f64(predict_X)
-    res = call_r(_R_FIT, cls, X, _f64(y), _f64(weights) if has_w else np.ones(n), has_w, _f64(upper), _f64(lower),
-                 bool(add_bias), float(eps), float(delta), float(gamma), perturbation, kernel, int(D or 0),
+    res = call_r(_R_FIT, cls, X, _f64(y), _f64(weights) if weights is not None else np.ones(n), has_w, _f64(upper),
+                 _f64(lower), bool(add_bias), float(eps), float(delta), float(gamma), perturbation, kernel, int(D or 0),
                  float("nan") if kernel_param is None else float(kernel_param), float(huber_h),
                  float("nan") if weights_upper_bound is None else float(weights_upper_bound), seeds_arr,
                  bool(return_data), PX)
@@ -297,7 +297,7 @@ def tune_dppack(kind: str, specs: Sequence[Dict[str, Any]], X: ArrayLike, y: Arr
     }
     has_w = weights is not None
     res = call_r(_R_TUNE, kind, col["cls"], col["eps"], col["gamma"], col["pm"], col["kernel"], col["D"],
-                 col["delta"], X, _f64(y), _f64(weights) if has_w else np.ones(X.shape[0]), has_w,
+                 col["delta"], X, _f64(y), _f64(weights) if weights is not None else np.ones(X.shape[0]), has_w,
                  _f64(upper), _f64(lower), bool(add_bias),
                  float("nan") if weights_upper_bound is None else float(weights_upper_bound), int(seed))
     return {"index": int(np.asarray(res["index"]).ravel()[0]),

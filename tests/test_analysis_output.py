@@ -87,3 +87,13 @@ def test_report_states_epsilon_and_delta_and_no_sizes_by_default(cyp_scaled):
     assert f"the analysis is (2, {delta_text(res.delta_spent)})-DP (total epsilon allowed 2)" in text
     assert "n not released" in text and "400" not in text and "800" not in text
     assert "the analysis is 2-DP" not in text
+
+
+def test_report_without_any_propensity_says_so(result):
+    # an AnalysisResult holds the known propensity or the released model; with neither the report refuses
+    from dataclasses import replace
+
+    res, _ = result
+    assert "* Propensity: P(G) = 0.666667 (known)." in report_markdown(res)
+    with pytest.raises(ValueError, match="holds no propensity: neither known probabilities nor a released model"):
+        report_markdown(replace(res, propensity=None, propensity_model=None))

@@ -76,6 +76,12 @@ class Case:
     def n(self) -> int:
         return int(self.X.shape[0])
 
+    def raw_owl_weights(self) -> np.ndarray:
+        """``benefit / propensity`` before the clip at W ("owl" cases only)."""
+        if self.benefit is None or self.propensity is None:
+            raise ValueError(f"case {self.name!r} (kind {self.kind!r}) has no benefit and propensity: not an OWL case.")
+        return self.benefit / self.propensity
+
     @property
     def dim(self) -> int:
         """Number of coefficients d (intercept included for "owl")."""
@@ -129,7 +135,7 @@ def _bounds_case(seed: int) -> Case:
 def _werm_case(name, title, source: Case, *, loss, epsilon, gamma) -> Case:
     scaler = FeatureScaler.from_bounds(source.feature_bounds, source.X.shape[1], fit_intercept=True)
     Z, _ = scaler.transform(source.X)
-    w = np.minimum(source.benefit / source.propensity, source.weights_upper_bound)
+    w = np.minimum(source.raw_owl_weights(), source.weights_upper_bound)
     return Case(
         name=name, title=title, kind="werm", loss=loss, X=Z, y=source.y, weights=w,
         epsilon=epsilon, gamma=gamma, weights_upper_bound=source.weights_upper_bound,

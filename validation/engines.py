@@ -105,7 +105,7 @@ def run_dppack(case: Case, k: int, *, seed: int, case_index: int) -> EngineRun:
 
     seeds = r_seeds(seed, case_index, k)
     if case.kind == "owl":
-        raw_w = case.benefit / case.propensity  # DPpack clips at W itself
+        raw_w = case.raw_owl_weights()  # DPpack clips at W itself
 
         def fit(eps, s, data=False):
             return fit_svmdp(case.X, case.y, raw_w, epsilon=eps, gamma=case.gamma,

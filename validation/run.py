@@ -92,6 +92,8 @@ def run_validation(*, out: Path, quick: bool, k: int, alpha: float, seed: int, c
                                           theta_py=py.nonprivate, theta_r=rr.nonprivate, original_scale=scale)
         fixed_rows += rows
         n_rep = min(N_REPLAY, k)
+        if rr.seeds is None:  # run_dppack records the seeds R used
+            raise RuntimeError(f"{case.name}: the DPpack run recorded no seeds to replay.")
         fixed_rows.append(replay_check(case.name, replay_noise(case, rr.seeds[:n_rep]), rr.noise[:n_rep]))
         summaries.append(summary)
         rate = case.noise_rate

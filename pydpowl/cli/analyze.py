@@ -215,6 +215,7 @@ def _replace(data, **changes):
 def run(args: argparse.Namespace) -> int:
     from ..analysis import BudgetSplit, run_analysis
     from ..analysis_output import number_text, write_analysis
+    from ..evaluation.private import PrivateArmValue
     from .analyze_regime import run_regime, stage_options_given
 
     start = time.perf_counter()
@@ -280,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     clinical = scale.value_text(v.value.estimate, v.value.ci_low, v.value.ci_high)
     say(f"value of the rule (mean benefit): {v.value.estimate:.4f}, {100 * level:g}% interval [{v.value.ci_low:.4f}, "
         f"{v.value.ci_high:.4f}]" + (f"; {clinical}" if clinical else ""))
-    if result.n_arms > 2:
+    if isinstance(v, PrivateArmValue):  # K > 2 arms (two: a PrivateValue)
         for arm, iv in v.arm_values.items():
             g = v.versus[arm]
             say(f"value of everyone on {arm}: {iv.estimate:.4f} [{iv.ci_low:.4f}, {iv.ci_high:.4f}]; rule minus it: "

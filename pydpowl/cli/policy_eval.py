@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import List, Optional, TextIO
+from typing import List, Optional, TextIO, TypeVar
 
 import numpy as np
 import pandas as pd
 
 __all__ = ["add_parser", "run"]
+
+T = TypeVar("T")
 
 QUICK_M = [10, 100, 1000, 10_000]
 QUICK_EPSILONS = [0.1, 1.0, 10.0]
@@ -196,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from ..plotting.mdp_policy_evaluation import plot_experiment
 
-    def pick(value: Optional[object], quick: object, default: object) -> object:
+    def pick(value: Optional[T], quick: T, default: T) -> T:
         return value if value is not None else (quick if args.quick else default)
 
     m_values = pick(args.m, QUICK_M, list(DEFAULT_M_VALUES))

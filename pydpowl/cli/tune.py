@@ -193,8 +193,11 @@ def _run_no_d0(args: argparse.Namespace) -> int:
         result = tune_split_budget(data, epsilon_select=args.epsilon_select, epsilon_fit=args.epsilon_fit,
                                    gammas=gammas, metric=args.metric, transfer=args.transfer,
                                    random_state=args.seed)
+    model = result.model
+    if model is None:  # both private searches release the rule fitted with the chosen gamma
+        raise RuntimeError(f"--method {args.method} released no model.")
     args.out.mkdir(parents=True, exist_ok=True)
-    model_path = export_model(result.model, args.out / "model.json", feature_names=list(data.X.columns),
+    model_path = export_model(model, args.out / "model.json", feature_names=list(data.X.columns),
                               epsilon_total=result.epsilon_total,
                               tuning=f"{result.method}: {result.composition}", key=key)
     text = result.describe(public_n=args.public_n)
@@ -205,9 +208,9 @@ def _run_no_d0(args: argparse.Namespace) -> int:
         budget.save(args.budget_file)
     say_data(data, args)
     say(text)
-    say_diagnostics(args, data.diagnostics, {"n_clipped_weights": result.model.n_clipped_weights_,
-                                             "n_clipped_features": result.model.n_clipped_features_,
-                                             "n_iter": result.model.n_iter_})
+    say_diagnostics(args, data.diagnostics, {"n_clipped_weights": model.n_clipped_weights_,
+                                             "n_clipped_features": model.n_clipped_features_,
+                                             "n_iter": model.n_iter_})
     if budget is not None:
         say(f"privacy budget of {args.data}: spent {budget_text(budget)}")
     if args.seed is not None:

@@ -540,8 +540,9 @@ def _csv_counts(frame: pd.DataFrame, spec: _CsvSpec) -> Dict[str, Any]:
 
 
 def _merge_csv_counts(*parts: Dict[str, Any]) -> Dict[str, Any]:
-    out = {"rows": [], "na": {}, "text": {}, "inf": {}, "levels": set(), "more_levels": False, "level_counts": {},
-           "benefit_below": 0, "propensity_outside": 0, "blocks_as_text": 0}
+    out: Dict[str, Any] = {"rows": [], "na": {}, "text": {}, "inf": {}, "levels": set(), "more_levels": False,
+                           "level_counts": {},
+                           "benefit_below": 0, "propensity_outside": 0, "blocks_as_text": 0}
     for part in parts:
         out["rows"] += part["rows"]
         for key in ("na", "text", "inf"):

@@ -13,7 +13,7 @@ benefit shift must be given.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -70,9 +70,14 @@ def parse_bounds(text: str, features: Sequence[str]) -> Tuple[np.ndarray, np.nda
     named = all("=" in t for t in items)
     if not named and any("=" in t for t in items):
         raise ValueError("bounds: give either every bound by name (name=lo:hi) or every bound by position (lo:hi).")
-    pairs = {}
+    pairs: Dict[Union[str, int], Tuple[float, float]] = {}  # by name, or by position
     for k, item in enumerate(items):
-        name, _, rng_text = item.partition("=") if named else (None, "", item)
+        key: Union[str, int] = k  # by position, or by name:
+        if named:
+            name, _, rng_text = item.partition("=")
+            key = name.strip()
+        else:
+            rng_text = item
         parts = rng_text.split(":")
         if len(parts) != 2:
             raise ValueError(f"bounds: {item!r} is not of the form {'name=' if named else ''}lower:upper.")
@@ -80,12 +85,11 @@ def parse_bounds(text: str, features: Sequence[str]) -> Tuple[np.ndarray, np.nda
             lo, hi = float(parts[0]), float(parts[1])
         except ValueError:
             raise ValueError(f"bounds: {item!r} does not hold two numbers.") from None
-        key = name.strip() if named else k
         if key in pairs:
             raise ValueError(f"bounds: feature {key!r} is given twice.")
         pairs[key] = (lo, hi)
     if named:
-        unknown = sorted(set(pairs) - set(features))
+        unknown = sorted(str(key) for key in set(pairs) - set(features))  # every key is a name here
         missing = [f for f in features if f not in pairs]
         if unknown:
             raise ValueError(f"bounds: {unknown} are not among the features {list(features)}.")
@@ -259,8 +263,9 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
     arms = treatment_levels(frame[treatment].dropna()) if treatment in frame.columns else []
     multi = len(arms) >= 3  # K arms: the labels themselves, the design's arm probabilities
     multi = multi and treated is None  # with treated: two arms (treatment_codes names the problem)
-    prop = (parse_arm_propensity(propensity, arms) if multi
-            else parse_propensity(0.5 if propensity is None else propensity))
+    # K arms: 1/K or {arm: probability}; two arms: P(+1) or the name of its column
+    arm_prop: Union[float, dict] = parse_arm_propensity(propensity, arms) if multi else 0.0
+    prop: Union[float, str] = 0.0 if multi else parse_propensity(0.5 if propensity is None else propensity)
     if isinstance(prop, str):
         needed.append(prop)
     missing = [c for c in dict.fromkeys(needed) if c not in frame.columns]
@@ -313,19 +318,19 @@ def owl_data_from_frame(frame: pd.DataFrame, *, treatment: str, benefit: str, fe
         from ..estimators.multiarm import encode_arms, resolve_arm_propensity
 
         classes, codes = encode_arms("treatment", A)
-        p_recv = resolve_arm_propensity(prop, classes, codes, name="propensity").probability
+        p_recv = resolve_arm_propensity(arm_prop, classes, codes, name="propensity").probability
     elif isinstance(prop, str):
         p_plus = pd.to_numeric(frame[prop], errors="coerce").to_numpy(dtype=float)
-        bad = ~((p_plus > 0) & (p_plus < 1))
-        if bad.any():
+        outside = ~((p_plus > 0) & (p_plus < 1))
+        if outside.any():
             raise ValueError(f"{source}: propensity column {prop!r} must hold probabilities in (0, 1); "
-                             f"{int(bad.sum())} of {len(p_plus)} entries do not.")
+                             f"{int(outside.sum())} of {len(p_plus)} entries do not.")
         p_recv = arm_propensity(p_plus, A)
     else:
         p_recv = arm_propensity(prop, A)
     if multi:  # the design's probabilities (public): C = 0 unless more is stated
-        note = "propensity: " + (f"P(A = a) = 1/{len(arms)} for each arm (randomised)" if not isinstance(prop, dict)
-                                 else ", ".join(f"P({a}) = {prop[a]:g}" for a in arms) + " (randomised)")
+        note = "propensity: " + (f"P(A = a) = 1/{len(arms)} for each arm (randomised)" if not isinstance(arm_prop, dict)
+                                 else ", ".join(f"P({a}) = {arm_prop[a]:g}" for a in arms) + " (randomised)")
         stated = 0.0 if weight_sensitivity is None else weight_sensitivity
     else:
         note, stated = propensity_statement(prop, weight_sensitivity)

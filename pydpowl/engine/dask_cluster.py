@@ -231,6 +231,7 @@ def _wait(client: Any, futures: Sequence[Any], label: str) -> None:
     tick = min(_TICK, beat, timeout / 4)
     start = last_beat = time.monotonic()
     alone_since: Optional[float] = None
+    alone_for = 0.0  # seconds without a worker, while none is connected
     while True:
         if _done_within(futures, tick):
             return
@@ -250,6 +251,7 @@ def _wait(client: Any, futures: Sequence[Any], label: str) -> None:
                     f"the fit was stopped. Start workers (see docs/dask.md) and run it again, or wait longer "
                     f"(pydpowl fit --dask-timeout SECONDS; in Python dask.config.set({{'pydpowl.worker-timeout': "
                     f"SECONDS}})).")
+            alone_for = now - alone_since
         elif alone_since is not None:
             logger.warning("%d Dask worker(s) connected again: %s resumes", len(workers), label)
             alone_since = None
@@ -260,7 +262,7 @@ def _wait(client: Any, futures: Sequence[Any], label: str) -> None:
                             len(workers), _scheduler_address(client))
             else:
                 logger.warning("%s waiting for workers: none connected to %s for %s (%s)", label,
-                               _scheduler_address(client), _duration(now - alone_since), _gives_up(timeout))
+                               _scheduler_address(client), _duration(alone_for), _gives_up(timeout))
 
 
 def _duration(seconds: float) -> str:

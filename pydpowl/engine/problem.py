@@ -188,8 +188,8 @@ class MarginProblem:
 
     def release(self) -> None:
         """Hand the per-row work arrays to the next problem of the same size (this one is unusable after)."""
-        ws, self._ws, self._recent, self._pairs = self._ws, None, [], None
-        if ws is not None:
+        ws, self._ws, self._recent, self._pairs = self._ws, {}, [], None  # an empty workspace: unusable
+        if ws:
             _give_back_workspace(ws)
 
     # ------------------------------------------------------------------ the two backends

@@ -27,13 +27,14 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ..engine.losses import HuberHingeLoss, LogisticLoss
+from ..engine.losses import HuberHingeLoss, LogisticLoss, MarginLoss
 from ..engine.preprocessing import FeatureScaler, RandomFourierFeatures, clip_columns
 from ..engine.problem import QuadraticProblem
 from ..engine.mechanisms import warn_reproduce_dppack
 from ..engine.mechanisms import (KST_ROUNDING_SHARE, Release, kst_rounding_bound, kst_tolerance, release_cms,
                                  release_kst)
 from ..exceptions import ConvergenceError
+from .._validation import check_int
 
 __all__ = ["ClassifierFit", "LinearFit", "PYTHON_NAMES", "fit_classifier", "classifier_decision", "weights_for_fit",
            "fit_linear_regression", "linear_decision", "DPPACK_OPTIMIZER_GAMMA", "LOGISTIC_CURVATURE"]
@@ -157,6 +158,7 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
         The class name in the reproduce_dppack warning (default DPSVM / DPLogisticRegression).
     """
     n, p = X.shape
+    loss: MarginLoss
     if model == "svm":
         loss, curvature = HuberHingeLoss(huber_h), 1.0 / (2.0 * huber_h)
     elif model == "logistic":
@@ -187,7 +189,8 @@ def fit_classifier(X: NDArray[np.float64], y_pm: NDArray[np.float64], sample_wei
     elif kernel == "gaussian":
         kp = 1.0 / p if kernel_param is None else kernel_param  # DPpack: 1/ncol(X), before the bias column
         Xb = np.column_stack([np.ones(n), X]) if fit_intercept else X
-        features = RandomFourierFeatures.sample(Xb.shape[1], n_components, kp, rng=rng)
+        features = RandomFourierFeatures.sample(Xb.shape[1], check_int("n_components", n_components, minimum=1),
+                                                kp, rng=rng)
         scaler = features.scaler()
         Z, _ = scaler.transform_checked(features.transform(Xb))
         n_clipped_x = 0

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -409,7 +409,7 @@ def _label_text(label: Any) -> str:
     return f"{value:g}" if isinstance(value, numbers.Real) else repr(str(value))
 
 
-def arm_labels_text(classes: Sequence[Any]) -> str:
+def arm_labels_text(classes: Union[Sequence[Any], NDArray[Any]]) -> str:
     """``'a', 'b', 'c'`` (or ``0, 1, 2``) for messages."""
     return ", ".join(_label_text(c) for c in classes)
 

@@ -39,7 +39,7 @@ import math
 import numbers
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -363,7 +363,7 @@ class DPMultiStageOWL(DPEstimator):
         return [double_at_most(q) for q in stage_shares(Fraction(total), self.stage_split, T)]
 
     def _baselines(self, T: int) -> List[Any]:
-        out = []
+        out: List[Union[str, float]] = []
         for k, b in enumerate(_per_stage("baseline", self.baseline, T, lambda v: isinstance(v, str) or _is_number(v))):
             if isinstance(b, str):
                 if b not in BASELINES:
@@ -383,7 +383,7 @@ class DPMultiStageOWL(DPEstimator):
         check_residual(self.residual)
         rewards = [check_reward_bounds(b, k + 1)
                    for k, b in enumerate(_per_stage("reward_bounds", self.reward_bounds, T, _is_pair_of_numbers))]
-        floors = []
+        floors: List[Optional[float]] = []
         for k, f in enumerate(_per_stage("propensity_floor", self.propensity_floor, T,
                                          lambda v: v is None or _is_number(v))):
             if f is None:
@@ -505,7 +505,8 @@ class DPMultiStageOWL(DPEstimator):
         prob_product = np.ones(n)
         cumulative = np.zeros(n)
         stages: List[Optional[StageRelease]] = [None] * T
-        n_followed, n_clip_w, nonprivate = [0] * T, [0] * T, [None] * T
+        n_followed, n_clip_w = [0] * T, [0] * T
+        nonprivate: List[Optional[NDArray[np.float64]]] = [None] * T
         for k in reversed(range(T)):
             stage = k + 1
             prop, _ = probs[k]
@@ -546,7 +547,8 @@ class DPMultiStageOWL(DPEstimator):
                                active=followed)
             (e_rule, delta_k), spent_b = rule_release_parts(rel, reproduce_dppack=False, stream=stream)
             base_value = None
-            if spent_b is not None:  # residual weights: the mean baseline was released first
+            if spent_b is not None and rel.baseline is not None:  # residual weights: the mean baseline was
+                # released first (spent_b is its (epsilon, delta), given exactly when rel.baseline is)
                 eps_b = spent_b[0]
                 base_value = span_lo + rel.baseline.value
                 ledger.spend(eps_b, label=f"stage {stage} baseline (mean, Laplace)", delta=spent_b[1])
@@ -568,15 +570,16 @@ class DPMultiStageOWL(DPEstimator):
             # who follows the released rule of this stage (post-processing of the release)
             recommended = np.argmax(rule.scores(raw[k]), axis=1)
             followed &= recommended == codes[k]
+        stages_done = cast(List[StageRelease], stages)  # the backward loop released every stage
         self.n_stages_ = T
-        self.stages_ = stages
-        self.classes_ = [s.rule.classes for s in stages]
-        self.epsilon_stages_ = [s.epsilon + s.epsilon_baseline for s in stages]
+        self.stages_ = stages_done
+        self.classes_ = [s.rule.classes for s in stages_done]
+        self.epsilon_stages_ = [s.epsilon + s.epsilon_baseline for s in stages_done]
         self.ledger_ = ledger
         self.sampler_model_ = stream
         self.privacy_spent_ = ledger.privacy_spent  # sequential composition of every stage's releases
         self.n_samples_ = n
-        self.n_features_in_ = [s.rule.scaler.n_features for s in stages]
+        self.n_features_in_ = [s.rule.scaler.n_features for s in stages_done]
         self.n_followed_ = n_followed
         self.n_clipped_rewards_ = n_clip_r
         self.n_clipped_features_ = n_clip_x

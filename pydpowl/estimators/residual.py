@@ -133,7 +133,7 @@ def release_baseline(benefit: NDArray[np.float64], *, benefit_bounds: Tuple[floa
     the release grid, as every release of the package. ``epsilon = inf``
     returns the exact mean (not a release).
     """
-    from ..engine.mechanisms import release_grid, round_release, sample_output_noise
+    from ..engine.mechanisms import finite_release_grid, round_release, sample_output_noise
 
     lo, hi = check_benefit_bounds(benefit_bounds)
     eps = check_epsilon(epsilon)
@@ -146,7 +146,7 @@ def release_baseline(benefit: NDArray[np.float64], *, benefit_bounds: Tuple[floa
     if eps == math.inf:
         return BaselineRelease(value=float(mean), epsilon=eps, scale=0.0, grid=None)
     noise = sample_output_noise(1, eps / sens, rng=rng)
-    grid = release_grid(sensitivity=sens, epsilon=eps)
+    grid = finite_release_grid(sensitivity=sens, epsilon=eps)
     noisy = float(round_release(np.array([mean]), noise, grid=grid)[0])
     return BaselineRelease(value=float(min(max(noisy, lo), hi)), epsilon=eps, scale=sens / eps, grid=grid)
 

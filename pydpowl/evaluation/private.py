@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -332,8 +332,8 @@ def private_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, pro
     level = check_probability("level", level, low_open=True, high_open=True)
     share = check_probability("variance_alpha_share", variance_alpha_share, low_open=True, high_open=True)
     lo, hi = _benefit_bounds(benefit_bounds)
-    floors = tuple(_check_floor(f"propensity_floor[{k}]", f) for k, f in enumerate(_pair("propensity_floor",
-                                                                                         propensity_floor)))
+    floor_pos, floor_neg = _pair("propensity_floor", propensity_floor)
+    floors = (_check_floor("propensity_floor[0]", floor_pos), _check_floor("propensity_floor[1]", floor_neg))
     d = check_labels("rule", rule)
     A = check_labels("treatment", treatment)
     B = check_vector("benefit", benefit)
@@ -412,10 +412,10 @@ def cell_sums(rule: NDArray[np.float64], treatment: NDArray[np.float64], benefit
     return (np.array([s[c].sum() for c in cells]), np.array([(s[c] ** 2).sum() for c in cells]), h)
 
 
-def _release(values: NDArray[np.float64], scales: NDArray[np.float64], rng: np.random.Generator
-             ) -> NDArray[np.float64]:
+def _release(values: NDArray[np.float64], scales: NDArray[np.float64], rng: Any) -> NDArray[np.float64]:
     """``values + Laplace(scales)``, the exact sums rounded to :func:`release_grid`
-    (:func:`pydpowl.engine.mechanisms.laplace.release_laplace`: floating-point-safe post-processing)."""
+    (:func:`pydpowl.engine.mechanisms.laplace.release_laplace`: floating-point-safe post-processing).
+    ``rng``: a numpy Generator, or any object with its ``laplace(loc, scale)`` (the audit's fixed draws)."""
     return release_laplace(values, scales, rng=rng)[0]
 
 
@@ -497,7 +497,7 @@ class PrivateArmValue:
 
 def arm_cell_sums(rule: NDArray[np.intp], treatment: NDArray[np.intp], benefit: NDArray[np.float64],
                   propensity_received: NDArray[np.float64], *, n_arms: int, benefit_bounds: Tuple[float, float],
-                  propensity_floor: Sequence[float]
+                  propensity_floor: Union[Sequence[float], NDArray[np.float64]]
                   ) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """The exact (private) K-arm cell sums ``S``, ``Q`` (``(K, K)``: received, recommended) and the public
     bound ``h_a`` on ``|s_i|`` per received arm. Validated inputs only (:func:`private_arm_value` checks them);
@@ -513,8 +513,9 @@ def arm_cell_sums(rule: NDArray[np.intp], treatment: NDArray[np.intp], benefit: 
 
 
 def private_arm_value(rule: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, propensity_received: ArrayLike, *,
-                      n_arms: int, benefit_bounds: Tuple[float, float], propensity_floor: Sequence[float],
-                      epsilon_mean: float, epsilon_variance: float, arms: Sequence[Any] = (), level: float = 0.95,
+                      n_arms: int, benefit_bounds: Tuple[float, float],
+                      propensity_floor: Union[Sequence[float], NDArray[np.float64]], epsilon_mean: float,
+                      epsilon_variance: float, arms: Sequence[Any] = (), level: float = 0.95,
                       variance_alpha_share: float = 0.2, rng: np.random.Generator) -> PrivateArmValue:
     """Release the value of a public K-arm rule on evaluation rows privately, with confidence intervals.
 

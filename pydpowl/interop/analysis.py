@@ -42,7 +42,7 @@ def analyze_arrays(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, lo
         ``propensity``, ``value_release`` and, with ``out_dir``, ``files``. Only
         lists, dicts, strings, numbers and None.
     """
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, numbers.Integral))):
         raise TypeError(f"seed must be an integer or None, got {type(seed).__name__}.")
     if isinstance(treatment_labels, str) or len(treatment_labels) < 2:
         raise ValueError("treatment_labels must be two names (arm +1, arm -1), or with three or more arms the arms' "

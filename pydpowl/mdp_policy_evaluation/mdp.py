@@ -324,7 +324,7 @@ def _chain_block_statistics(
     returns = np.where(absorbed[episode], powers[np.maximum(exponent, 0)], 0.0)
     counts = np.bincount(state[visited], minlength=n).astype(np.int64)
     counts[n - 1] += int(np.sum(absorbed))
-    sums = np.bincount(state, weights=returns, minlength=n)
+    sums = np.bincount(state, weights=returns, minlength=n).astype(np.float64, copy=False)  # float64 already
     ranges = np.zeros((4, b), dtype=np.float64)  # rewards and returns are all >= 0, some = 0
     paid = absorbed & moving
     ranges[1, paid] = goal_reward

@@ -18,7 +18,7 @@ that ``exp(-k beta)`` never underflows to a wrong answer.
 
 from __future__ import annotations
 
-from typing import Callable, Tuple, Union
+from typing import Callable, Literal, Tuple, Union, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -210,6 +210,15 @@ def phi_w(counts: ArrayLike, weights: ArrayLike, k: ArrayLike) -> NDArray[np.flo
     return (w[None, :] / den).sum(axis=1).reshape(kk.shape)
 
 
+@overload
+def psi_w(counts: ArrayLike, weights: ArrayLike, beta: float, *, return_argmax: Literal[False] = ...) -> float: ...
+
+
+@overload
+def psi_w(counts: ArrayLike, weights: ArrayLike, beta: float, *, return_argmax: Literal[True]) -> Tuple[float, int]:
+    ...
+
+
 def psi_w(
     counts: ArrayLike, weights: ArrayLike, beta: float, *, return_argmax: bool = False
 ) -> Union[float, Tuple[float, int]]:
@@ -302,6 +311,16 @@ def phi_lambda(
     )
     out = (c_lam * np.sqrt(mass) + np.linalg.norm(r)) ** 2
     return out.reshape(kk.shape)
+
+
+@overload
+def psi_lambda(counts: ArrayLike, rho: ArrayLike, n_episodes: int, c_lam: float, beta: float, *,
+               return_argmax: Literal[False] = ...) -> float: ...
+
+
+@overload
+def psi_lambda(counts: ArrayLike, rho: ArrayLike, n_episodes: int, c_lam: float, beta: float, *,
+               return_argmax: Literal[True]) -> Tuple[float, int]: ...
 
 
 def psi_lambda(

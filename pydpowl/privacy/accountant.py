@@ -333,10 +333,11 @@ class BudgetAccountant:
                 f"(total_epsilon={self._total:.6g}, already spent {self.spent:.6g} in {len(self._releases)} "
                 "release(s)); nothing was released."
             )
-        if self._exceeds_delta(delta):
+        total_delta = self._total_delta
+        if total_delta is not None and self._exceeds_delta(delta):  # _exceeds_delta: never without a total
             raise BudgetExceededError(
                 f"{label}: delta={delta:.3g} exceeds the remaining delta budget "
-                f"{max(0.0, self._total_delta - self.spent_delta):.3g} (total_delta={self._total_delta:.3g}, "
+                f"{max(0.0, total_delta - self.spent_delta):.3g} (total_delta={total_delta:.3g}, "
                 f"already spent {self.spent_delta:.3g}); nothing was released."
             )
         return eps

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 import threading
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -222,11 +222,23 @@ def _scratch_generator() -> np.random.MT19937:
     return bitgen
 
 
-def _load(bitgen: np.random.MT19937, state: Dict[str, Any]) -> None:
+class _KeyPos(TypedDict):
+    key: NDArray[np.uint32]
+    pos: int
+
+
+class _MTState(TypedDict):
+    """``numpy.random.MT19937.state`` (the same keys as numpy's own typed dict)."""
+
+    bit_generator: str
+    state: _KeyPos
+
+
+def _load(bitgen: np.random.MT19937, state: _MTState) -> None:
     bitgen.state = state
 
 
-def _mt_state(key: NDArray[np.uint32], pos: int) -> Dict[str, Any]:
+def _mt_state(key: NDArray[np.uint32], pos: int) -> _MTState:
     return {
         "bit_generator": "MT19937",
         "state": {"key": np.array(key, dtype=np.uint32), "pos": int(pos)},
@@ -262,7 +274,7 @@ class WordStream:
     def reset(self, key: NDArray[np.uint32], pos: int) -> None:
         """Load an MT state and forget the buffered words."""
         _load(self._bitgen, _mt_state(key, pos))
-        self._base: Dict[str, Any] = self._bitgen.state
+        self._base: _MTState = self._bitgen.state
         self._buf: NDArray[np.uint64] = np.empty(0, dtype=np.uint64)
         self._lst: Optional[List[int]] = None
         self._cur = 0
@@ -282,7 +294,7 @@ class WordStream:
             st = self._state_at(self._cur)
         return np.array(st["state"]["key"], dtype=np.uint32), int(st["state"]["pos"])
 
-    def _state_at(self, k: int) -> Dict[str, Any]:
+    def _state_at(self, k: int) -> _MTState:
         tmp = _scratch_generator()
         tmp.state = self._base
         while k > 0:  # advance in bounded chunks to bound memory

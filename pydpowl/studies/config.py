@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any, Optional, Tuple, TypeVar
+from typing import Any, Optional, Tuple, Type, TypeVar
 
 from .._validation import check_bool, check_choice, check_epsilon, check_int, check_positive
 from ..datasets.synthetic import SYNTHETIC_WEIGHTS_UPPER_BOUND
@@ -215,7 +215,7 @@ class SensitivityConfig:
         _set(self, "huber_h", check_positive("huber_h", self.huber_h))
 
 
-def resolve_config(kind: type, config: Optional[C], settings: dict) -> C:
+def resolve_config(kind: Type[C], config: Optional[C], settings: dict) -> C:
     """``config`` with ``settings`` applied, or a new ``kind`` built from ``settings``.
 
     Unknown setting names raise ``TypeError`` naming the valid ones.

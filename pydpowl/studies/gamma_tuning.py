@@ -328,7 +328,7 @@ def tune_gamma_table(
             Xv, Av, Bv, pv = X[val], d0.treatment[val], d0.benefit[val], d0.propensity[val]
             ov = d0.optimal[val] if d0.optimal is not None else None
             shared = draw() if common_samples else None
-            scores = {e: {} for e in eps_list}
+            scores: Dict[Any, Dict[Any, Any]] = {e: {} for e in eps_list}
             theta0 = None
             for gamma in order:
                 idx = shared if common_samples else draw()

@@ -89,8 +89,9 @@ def run_propensity_comparison(*, designs: Sequence[str] = ("synthetic", "cyp"), 
                     B = np.clip(data.benefit, lo, hi) - lo
                     Z, _ = scaler.transform_checked(X)
                     # weight sets: (method, parameter, epsilon or None, {C label: C}) -> weights
-                    sets = [("known", "-", None, {"C = 0": 0.0},
-                             owl_weights(B, arm_propensity(design.propensity(int(n)), A), W)[0])]
+                    sets: List[Tuple[str, str, Optional[float], Dict[str, float], Any]] = [
+                        ("known", "-", None, {"C = 0": 0.0},
+                         owl_weights(B, arm_propensity(design.propensity(int(n)), A), W)[0])]
                     for ridge in ridges:
                         lp = LogisticPropensity(feature_bounds=(design.feature_bounds[0] / unit,
                                                                 design.feature_bounds[1] / unit),

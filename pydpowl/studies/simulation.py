@@ -100,6 +100,8 @@ def _draw_block(n: int, reps: int, rng: np.random.Generator):
     X = data.X.to_numpy(dtype=float).reshape(reps, n, -1)
     A = data.treatment.reshape(reps, n)
     B = paper_shift(data.benefit.reshape(reps, n))
+    if data.optimal is None:  # make_synthetic_owl gives each subject's optimal arm
+        raise ValueError("make_synthetic_owl gave no optimal arms.")
     optimal = data.optimal.reshape(reps, n)
     return X, A, B, optimal
 

@@ -277,14 +277,15 @@ def run_cell(design_name: str, n: int, epsilons: Sequence[float], mechanisms: Se
                 if mech.residual is None:
                     y, w, W_m, eps_rule = A, w_plain, W, eps
                 else:
-                    key = (mech.residual.baseline_share, mech.residual.clip_share)
+                    shares_key = (mech.residual.baseline_share, mech.residual.clip_share)
                     eps_m, eps_rule = mech.residual.split(eps)
-                    if key not in residual_data:  # one baseline per dataset and epsilon, shared by both perturbations
+                    # one baseline per dataset and epsilon, shared by both perturbations
+                    if shares_key not in residual_data:
                         base = release_baseline(B, benefit_bounds=(lo, hi), epsilon=eps_m, rng=rng)
                         prob = residual_problem(A, B, p_recv, baseline=base.value, benefit_bounds=(lo, hi),
                                                 weights_upper_bound=W, clip_share=mech.residual.clip_share)
-                        residual_data[key] = (prob.labels, prob.weights, prob.weights_upper_bound)
-                    y, w, W_m = residual_data[key]
+                        residual_data[shares_key] = (prob.labels, prob.weights, prob.weights_upper_bound)
+                    y, w, W_m = residual_data[shares_key]
                 for label, g in _gammas(mech, eps_rule, W_m, n, d).items():
                     shared = theta_np.get(g) if (mech.residual is None and mech.perturbation == "output"
                                                  and mech.huber_h == HUBER_H) else None

@@ -123,3 +123,14 @@ def test_frame_bounds_by_name_in_any_order():
     data = owl_data_from_frame(_frame(), bounds={"male": (0, 1), "age": (18, 89)}, **kw)
     np.testing.assert_array_equal(data.feature_bounds[0], [18, 0])
     assert data.bounds_by_name == {"age": (18.0, 89.0), "male": (0.0, 1.0)}
+
+
+def test_parse_bounds_by_name_or_position_and_its_errors():
+    for text in ("b=2:3,a=0:1", "0:1,2:3"):
+        lower, upper = parse_bounds(text, ["a", "b"])
+        np.testing.assert_array_equal(lower, [0.0, 2.0])
+        np.testing.assert_array_equal(upper, [1.0, 3.0])
+    with pytest.raises(ValueError, match="feature 'a' is given twice"):
+        parse_bounds("a=0:1,a=2:3", ["a", "b"])
+    with pytest.raises(ValueError, match=r"\['c'\] are not among the features \['a', 'b'\]"):
+        parse_bounds("a=0:1,c=2:3", ["a", "b"])

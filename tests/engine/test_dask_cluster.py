@@ -193,3 +193,20 @@ def test_a_lost_scheduler_is_named(tmp_path, monkeypatch):
                 _model().fit(X, A, B, 0.5)
     finally:
         processes.close()
+
+
+def test_the_heartbeat_without_workers_says_how_long_none_has_been_connected(monkeypatch, caplog):
+    # a fake clock (1 s per tick) and a cluster without workers: the pass ends at the 6th tick
+    clock = iter(range(100))
+    ticks = iter([False] * 5 + [True])
+    monkeypatch.setattr(dask_cluster.time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(dask_cluster, "_done_within", lambda futures, seconds: next(ticks))
+    monkeypatch.setattr(dask_cluster, "_workers", lambda client: {})
+    monkeypatch.setattr(dask_cluster, "_scheduler_address", lambda client: "tcp://test:1")
+    with dask.config.set({"pydpowl.heartbeat": 2, "pydpowl.worker-timeout": 60}), \
+            caplog.at_level(logging.INFO, logger=dask_cluster.logger.name):
+        dask_cluster._wait(object(), [], "a test pass")
+    waiting = [r.getMessage() for r in caplog.records if "waiting for workers" in r.getMessage()]
+    # start at 0; no worker from t=1 on; heartbeats at t=2 (1 s alone) and t=4 (3 s alone)
+    assert waiting == [f"a test pass waiting for workers: none connected to tcp://test:1 for {s} s (gives up after "
+                       "60 s)" for s in (1, 3)]

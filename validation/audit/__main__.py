@@ -76,17 +76,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for r in result.black_box:
         print(f"{r.config:20s} {r.engine:8s} eps={r.epsilon:<4g} lower bound {r.epsilon_lb:.3f} "
               f"(ideal {r.ideal:.3f}) {r.verdict}")
-    for r in result.floating:
-        if r.grid is None:
-            verdict = ("FAIL" if r.leaks else "PASS") if r.in_verdict else "(for comparison)"
-            print(f"{r.config:20s} bit level {r.engine:9s} {r.attribute:18s} eps={r.epsilon:<4g} lower bound "
-                  f"{r.bound.epsilon_lb:.3f} {verdict}")
-    for r in result.analysis:
-        print(f"{r.config:18s} {r.mode + (' (control)' if r.control else ''):20s} lower bound {r.epsilon_lb:.3f} "
-              f"(ledger {r.claimed:g}) {r.verdict}")
-    for r in result.disclosure:
-        print(f"{r.command:36s} {r.neighbour:8s} {'differ (control)' if r.control else 'identical':17s} "
-              f"{'PASS' if r.passed else 'FAIL'}")
+    for fl in result.floating:
+        if fl.grid is None:
+            verdict = ("FAIL" if fl.leaks else "PASS") if fl.in_verdict else "(for comparison)"
+            print(f"{fl.config:20s} bit level {fl.engine:9s} {fl.attribute:18s} eps={fl.epsilon:<4g} lower bound "
+                  f"{fl.bound.epsilon_lb:.3f} {verdict}")
+    for an in result.analysis:
+        print(f"{an.config:18s} {an.mode + (' (control)' if an.control else ''):20s} lower bound "
+              f"{an.epsilon_lb:.3f} (ledger {an.claimed:g}) {an.verdict}")
+    for dc in result.disclosure:
+        print(f"{dc.command:36s} {dc.neighbour:8s} {'differ (control)' if dc.control else 'identical':17s} "
+              f"{'PASS' if dc.passed else 'FAIL'}")
     print(f"\n{'PASS' if result.passed else 'FAIL'}; report: {report} ({result.seconds:.0f} s)")
     return 0 if result.passed else 1
 

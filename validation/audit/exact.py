@@ -105,7 +105,11 @@ def sampler_law_bounds(x: Sequence[Fraction], depth: int = 18):
     """
     K = len(x)
     proposal, left = enumerated_law(lambda bits: bits.below(K), K, depth=2 * K + 4)
-    accept = [enumerated_law(lambda bits, v=v: bernoulli_exp_minus(v, bits), 2, depth=depth) for v in x]
+
+    def acceptance_law(v: Any) -> Any:  # the law of one acceptance bit for the value v
+        return enumerated_law(lambda bits: bernoulli_exp_minus(v, bits), 2, depth=depth)
+
+    accept = [acceptance_law(v) for v in x]
     lo = np.array([float(a[0][1]) for a in accept])
     hi = np.array([float(a[0][1] + a[1]) for a in accept])
     return proposal, left, lo / (lo + hi.sum() - hi), hi / (hi + lo.sum() - lo)
@@ -259,7 +263,8 @@ def policy_evaluation_grid_check(n_releases: int = 1500, seed: int = 5) -> Any:
     bound = lsb_lower_bound(releases[0], releases[1])
     return CheckResult("DP-LSW release", f"on one public grid; bit-level eps lower bound <= eps = {eps:g}",
                        on_grid and bound.epsilon_lb <= eps,
-                       f"grids on D and D': {sorted(grids)}; bit-level lower bound {bound.epsilon_lb:.3f} "
+                       f"grids on D and D': {sorted(grids, key=lambda g: -math.inf if g is None else g)}; "
+                       f"bit-level lower bound {bound.epsilon_lb:.3f} "
                        f"({n_releases} releases per dataset)")
 
 

@@ -99,7 +99,11 @@ class FamilyAuditConfig(RecordBoxSearch):
 
     @property
     def d(self) -> int:
-        return int(self.D) if self.kernel == "gaussian" else self.p + 1
+        if self.kernel != "gaussian":
+            return self.p + 1
+        if self.D is None:
+            raise ValueError("the Gaussian kernel needs D (the number of random features).")
+        return int(self.D)
 
     @property
     def bounds(self) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -225,6 +229,8 @@ class FamilyAuditConfig(RecordBoxSearch):
                                     return_data=not all_attributes)
         if all_attributes:
             return fits.coef
+        if fits.data is None:  # asked for with return_data=True
+            raise RuntimeError("the DPpack fits returned no data to scale the coefficients with.")
         return fits.data.to_scaled(fits.coef, True)
 
     # -- the audit statistic of objective perturbation -----------------------------------------------------

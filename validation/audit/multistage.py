@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from pydpowl import DPMultiStageOWL
 
@@ -91,7 +91,7 @@ def regime_release(config: MultiStageAuditConfig, data, *, seed: int,
                    total_epsilon: Optional[float] = None) -> NDArray[np.float64]:
     """Everything one fit releases, as a vector: the stages' scaled rules, then the released baselines."""
     model = config.fit(data, seed=seed, total_epsilon=total_epsilon)
-    parts = [np.ravel(s.rule.scaled_coef) for s in model.stages_]
+    parts: List[ArrayLike] = [np.ravel(s.rule.scaled_coef) for s in model.stages_]  # arrays, then [baseline]s
     parts += [[s.baseline] for s in model.stages_ if s.baseline is not None]
     return np.concatenate([np.asarray(x, dtype=np.float64) for x in parts])
 

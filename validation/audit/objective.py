@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pydpowl.engine.losses import HuberHingeLoss, MarginLoss
-from pydpowl.engine.mechanisms import weighted_objective_calibration
+from pydpowl.engine.mechanisms import loss_curvature, weighted_objective_calibration
 
 __all__ = ["gradient_map", "log_jacobian", "log_density", "log_density_ratio", "DensityPair", "DensitySearchResult",
            "density_search", "sample_minimisers", "cms_ratio_constants"]
@@ -204,7 +204,7 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
 
     t0 = time.perf_counter()
     loss = HuberHingeLoss(huber_h)
-    c = loss.curvature_bound
+    c = loss_curvature(loss)
     W = float(weights_upper_bound)
     cal = weighted_objective_calibration(epsilon=epsilon, gamma=gamma, weights_upper_bound=W, curvature=c)
     ridge, rate = (cal.ridge, cal.rate) if constants is None else constants
@@ -247,7 +247,7 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
         return -measure(u)[0]
 
     n_var = k * d + k + 2 * (d + 1) + d_theta
-    best = None
+    best: Optional[DensityPair] = None
     for s in range(n_starts):
         if V is not None:
             arms["base"] = rng.integers(0, n_arms, k)
@@ -276,9 +276,11 @@ def density_search(*, dim: int, epsilon: float, gamma: float, weights_upper_boun
         if best is None or lr > best.log_ratio:
             best = DensityPair(D0=D0, D1=D1, theta=np.asarray(theta, dtype=np.float64), log_ratio=lr,
                                gradient_change=g, jacobian_log_ratio=j)
+    if best is None:  # one pair per start
+        raise ValueError(f"n_starts must be >= 1, got n_starts={n_starts!r}.")
     return DensitySearchResult(epsilon=float(epsilon), ridge=ridge, rate=rate, worst=best,
                                worst_gradient_ratio=state["grad"], worst_jacobian_ratio=state["jac"],
-                               n_evaluations=state["n"], seconds=time.perf_counter() - t0, label=label)
+                               n_evaluations=int(state["n"]), seconds=time.perf_counter() - t0, label=label)
 
 
 def sample_minimisers(Z, y, w, *, ridge: float, rate: float, loss: MarginLoss, size: int,

@@ -118,23 +118,23 @@ def r_front_end_releases(config: Any, data: Any, epsilon: float, seeds: Sequence
         raise ValueError(f"interface must be one of {sorted(R_INTERFACES)}, got interface={interface!r}.")
     if config.kind != "owl" or config.propensity != "known":
         raise ValueError("the R front end is audited on 'owl' configurations with known propensity 0.5.")
-    seeds = np.asarray(list(seeds), dtype=np.float64)
+    seed_values = np.asarray(list(seeds), dtype=np.float64)
     lower, upper = config.bounds
     n, p = data.X.shape
     with tempfile.TemporaryDirectory(prefix="pydpowl-audit-r-") as tmp:
         d = Path(tmp)
         for name, arr in (("X", np.asfortranarray(data.X).ravel(order="F")), ("A", data.y), ("B", data.v),
-                          ("lower", lower), ("upper", upper), ("seeds", seeds),
+                          ("lower", lower), ("upper", upper), ("seeds", seed_values),
                           ("params", [epsilon, config.gamma, config.weights_upper_bound, config.huber_h])):
             np.asarray(arr, dtype="<f8").tofile(d / f"{name}.bin")
-        meta = {"n": n, "p": p, "k": seeds.size, "interface": interface}
+        meta = {"n": n, "p": p, "k": seed_values.size, "interface": interface}
         (d / "meta.dcf").write_text("".join(f"{k}: {v}\n" for k, v in meta.items()))
         (d / "run.R").write_text(_SCRIPT)
         res = subprocess.run([_rscript(), str(d / "run.R"), str(d)], capture_output=True, text=True)
         if res.returncode != 0:
             raise RuntimeError(f"the R front end failed (status {res.returncode}): {res.stderr.strip()[-2000:]}")
         out = np.fromfile(d / "out.bin", dtype="<f8")
-    return out.reshape(seeds.size, p + 1)
+    return out.reshape(seed_values.size, p + 1)
 
 
 #: the interfaces whose default release must not follow set.seed (each releases numbers, intercept first)

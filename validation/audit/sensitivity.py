@@ -247,6 +247,8 @@ def sensitivity_search(config: AuditConfig, *, seed: int = 0, n_random: int = 20
         if len(cache) > 20000:
             cache.clear()
 
+    if track.best is None:  # every search above records its pairs
+        raise RuntimeError("the sensitivity search evaluated no pair of datasets.")
     ev, D, D1, j, method = track.best
     return SensitivityResult(
         config=config, worst=ev, D=D, D1=D1, replaced=j, found_by=method, by_method=dict(track.by_method),

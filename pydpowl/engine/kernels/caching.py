@@ -41,12 +41,13 @@ __all__ = ["kernel"]
 
 try:
     from numba.core import caching as _numba_caching
+    # imported by name (a missing name raises ImportError), so that mypy takes them as classes to derive from
+    from numba.core.caching import CompileResultCacheImpl as _CacheImpl
+    from numba.core.caching import FunctionCache as _FunctionCache
+    from numba.core.caching import _InTreeCacheLocator as _InTree
 
-    _InTree = _numba_caching._InTreeCacheLocator
     _LOCATORS_AFTER = (_numba_caching._UserWideCacheLocator,)
     _LOCATORS_BEFORE = (_numba_caching._UserProvidedCacheLocator,)
-    _FunctionCache = _numba_caching.FunctionCache
-    _CacheImpl = _numba_caching.CompileResultCacheImpl
 except (ImportError, AttributeError):  # pragma: no cover - another numba: its own rules, see kernel()
     _numba_caching = None
 

@@ -68,7 +68,7 @@ from ..solver import DEFAULT_TOL, ball_error_radius, solve_least_squares, solve_
 from ._common import derived_generator
 from .gaussian import sample_isotropic_gaussian
 from .output import release_output_perturbation, sample_output_noise
-from .rounding import release_grid, round_release
+from .rounding import finite_release_grid, round_release
 
 __all__ = [
     "CMSCalibration",
@@ -535,6 +535,8 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
             raise ValueError("objective perturbation is for unweighted fits (DPpack refuses weights with it).")
         if reproduce_dppack or epsilon == math.inf:
             tol = DEFAULT_TOL if tol is None else tol
+        else:  # the target from the public modulus gamma/n (<= the solved one)
+            tol = solver_tolerance(tol=tol, strong_convexity=gamma / n, gradient_scale=1.0)
         if epsilon == math.inf:  # DPpack: no draws, no extra curvature
             result = solve_weighted_erm(Z, y, w, gamma=opt_gamma, loss=loss, tol=tol, backend=backend, objective=False)
             zeros = np.zeros(d)
@@ -544,9 +546,7 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
                            n_iter=result.nit)
         if reproduce_dppack:
             kappa = 0.0
-        else:  # the target from the public modulus gamma/n (<= the solved one); the share from the radius that
-            # the smoothing will cover, at the full budget's calibration (public)
-            tol = solver_tolerance(tol=tol, strong_convexity=gamma / n, gradient_scale=1.0)
+        else:  # the share from the radius that the smoothing will cover, at the full budget's calibration (public)
             cal0 = cms_calibration(epsilon=epsilon, gamma=gamma, c=curvature, n=n)
             mu0 = gamma / n + cal0.Delta
             r0 = tol / mu0 + linear_term_shift(dim=d, modulus=n * mu0, rate=cal0.rate)
@@ -587,10 +587,10 @@ def release_cms(Z: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.fl
                    n_iter=out.n_iter, grid=out.grid)
 
 
-def _smoothing_grid(epsilon_smoothing: float, error_radius: float) -> Optional[float]:
+def _smoothing_grid(epsilon_smoothing: float, error_radius: float) -> float:
     """The release grid under the smoothing noise (l2-Laplace of scale ``2 r / epsilon_s``, as output noise
     of sensitivity ``2 r``): the same floating-point-safe rounding as every release."""
-    return release_grid(sensitivity=2.0 * error_radius, epsilon=epsilon_smoothing)
+    return finite_release_grid(sensitivity=2.0 * error_radius, epsilon=epsilon_smoothing)
 
 
 def kst_tolerance(tol: Optional[float], *, n: int, p: int, gamma: float, epsilon: float,
@@ -657,7 +657,12 @@ def release_kst(Z: Union[NDArray[np.float64], QuadraticProblem], y: Optional[NDA
         noise and is projected back onto the ball (post-processing).
     rng : numpy.random.Generator or RRandom
     """
-    rows = Z if isinstance(Z, QuadraticProblem) else QuadraticProblem.from_rows(Z, y)
+    if isinstance(Z, QuadraticProblem):
+        rows = Z
+    elif y is None:
+        raise ValueError("y (the targets) is required when Z holds the rows, not their QuadraticProblem.")
+    else:
+        rows = QuadraticProblem.from_rows(Z, y)
     n, p = rows.n, rows.d
     radius_ball = math.sqrt(p)
     tol = kst_tolerance(tol, n=n, p=p, gamma=gamma, epsilon=epsilon, reproduce_dppack=reproduce_dppack)
@@ -903,7 +908,7 @@ def release_weighted_objective(Z: NDArray[np.float64], y: NDArray[np.float64], w
     # (||b|| / lambda, scale 2 W L / (lambda epsilon_linear)); a grid coarser than the smoothing noise's only
     # lowers the floating-point delta (docs/privacy_audit.md), and it stays far above double precision
     grid = max(_smoothing_grid(eps_s, radius),
-               release_grid(sensitivity=cal.gradient_sensitivity / cal.ridge, epsilon=cal.epsilon_linear))
+               finite_release_grid(sensitivity=cal.gradient_sensitivity / cal.ridge, epsilon=cal.epsilon_linear))
     coef = round_release(result.x, noise, grid=grid) if np.all(np.isfinite(result.x + noise)) else result.x + noise
     coef = _finite(coef, "objective perturbation")
     return Release(coef=coef, minimiser=result.x, noise=noise, linear_term=b, epsilon=eps, epsilon_objective=eps_obj,

@@ -20,7 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..._validation import check_epsilon, check_int, check_positive
 
-__all__ = ["RELEASE_GRID_BITS", "release_grid", "grid_for_scale", "round_release", "floating_point_delta",
+__all__ = ["RELEASE_GRID_BITS", "release_grid", "finite_release_grid", "grid_for_scale", "round_release",
+           "floating_point_delta",
            "SAMPLER_RADIUS_ULPS", "NORMAL_ABSOLUTE_ERROR", "SAMPLER_FAILURE", "STREAMS", "r_gamma_radius_model",
            "coupling_delta"]
 
@@ -39,6 +40,20 @@ def release_grid(*, sensitivity: float, epsilon: float) -> Optional[float]:
     if eps == math.inf:
         return None
     return grid_for_scale(check_positive("sensitivity", sensitivity) / eps)
+
+
+def finite_release_grid(*, sensitivity: float, epsilon: float) -> float:
+    """:func:`release_grid` for a finite ``epsilon`` (a release that draws noise): there is always a grid.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is ``inf``.
+    """
+    grid = release_grid(sensitivity=sensitivity, epsilon=epsilon)
+    if grid is None:
+        raise ValueError(f"a release grid needs a finite epsilon, got epsilon={epsilon!r}.")
+    return grid
 
 
 def grid_for_scale(scale: float, *, bits: int = RELEASE_GRID_BITS) -> float:

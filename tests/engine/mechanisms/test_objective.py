@@ -171,6 +171,12 @@ def test_output_release_rate_both_modes():
     np.testing.assert_array_equal(sound.minimiser, dpp.minimiser)
 
 
+def test_kst_release_of_rows_needs_their_targets():
+    Z = np.random.default_rng(4).uniform(-1, 1, (20, 2))
+    with pytest.raises(ValueError, match=r"y \(the targets\) is required when Z holds the rows"):
+        release_kst(Z, gamma=1.0, epsilon=0.5, delta=0.0, tol=1e-10, reproduce_dppack=False, rng=RRandom(1))
+
+
 def test_kst_release_in_the_ball_and_both_modes():
     rng = np.random.default_rng(4)
     n, p = 300, 3

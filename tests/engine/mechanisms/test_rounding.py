@@ -46,6 +46,15 @@ def test_release_grid_is_a_power_of_two_tied_to_the_noise_scale():
     assert release_grid(sensitivity=1.0, epsilon=math.inf) is None
 
 
+def test_finite_release_grid_is_release_grid_and_refuses_an_infinite_epsilon():
+    from pydpowl.engine.mechanisms import finite_release_grid, release_grid
+
+    for lam, eps in ((1e-3, 0.5), (2.0, 1.0), (7.5, 3.0)):
+        assert finite_release_grid(sensitivity=lam, epsilon=eps) == release_grid(sensitivity=lam, epsilon=eps)
+    with pytest.raises(ValueError, match="finite epsilon, got epsilon=inf"):
+        finite_release_grid(sensitivity=1.0, epsilon=math.inf)
+
+
 def test_floating_point_delta_is_small_and_grows_with_the_grid_resolution():
     from pydpowl.engine.mechanisms import floating_point_delta
 

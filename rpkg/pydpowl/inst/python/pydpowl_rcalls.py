@@ -54,7 +54,7 @@ import functools
 import math
 import re
 import warnings
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -235,7 +235,7 @@ def linear_regression_dp_settings(*, regularizer: Any = "l2", eps: Any, delta: A
 
 
 def _rows(X: Any) -> int:
-    shape = getattr(X, "shape", ())
+    shape: Tuple[int, ...] = getattr(X, "shape", ())
     return int(shape[0]) if len(shape) else 1
 
 
@@ -435,7 +435,7 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
         classes, codes = encode_arms("treatment", treatment)
         A = np.where(codes == 1, 1.0, -1.0) if len(classes) == 2 else np.asarray(treatment, dtype=np.float64)
         names = _names(levels) if levels is not None else [r_number(float(c)) for c in classes]
-        if len(classes) > 2 or (isinstance(propensity, dict) and "per_arm" in propensity) or np.ndim(propensity) == 2:
+        if len(classes) > 2 or np.ndim(propensity) == 2 or (isinstance(propensity, dict) and "per_arm" in propensity):
             form, resolved = _arm_propensity(propensity, classes, codes, name="propensity", levels=names,
                                              weight_sensitivity=weight_sensitivity)
             # two arms: DP-OWL's own forms (the probability of the arm coded +1, or the received arm's per subject)
@@ -798,7 +798,8 @@ def analyze_regime(*, H: Any, treatment: Any, levels: Any, benefit: Any, bounds:
                       f"feature_bounds[{k}].upper": f"bounds[[{s}]]$upper",
                       f"reward_bounds[{k}]": f"benefit_bounds[[{s}]]",
                       f"gamma[{k}]": f"gamma[{s}]", f"stage_split[{k}]": f"stage_split[{s}]"})
-    A, props = [], []
+    A = []
+    props: List[Union[Dict[str, float], float]] = []  # per stage: {level: probability}, or 1/K
     for k in range(T):  # R's codes and forms (levels' positions, the design's probabilities) in the engine's
         stage = k + R_INDEX
         labels = _names(levels[k])
@@ -808,7 +809,7 @@ def analyze_regime(*, H: Any, treatment: Any, levels: Any, benefit: Any, bounds:
         if isinstance(p, dict) and "per_arm" in p:  # R matched the names: the levels' order
             q = np.atleast_1d(np.asarray(p["per_arm"], dtype=np.float64))
             props.append({lab: float(x) for lab, x in zip(labels, q)})
-        elif np.size(p) == 1 and not isinstance(p, dict):
+        elif not isinstance(p, dict) and np.size(p) == 1:
             x = float(np.ravel(p)[0])
             if len(labels) == 2:  # the probability of the second level (the arm coded +1, as in dpowl())
                 x = v.check_probability(f"propensity[[{stage}]]", x, high_open=True)
