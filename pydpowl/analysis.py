@@ -81,7 +81,7 @@ from .analysis_base import (  # noqa: F401  (re-exported: the analysis's pieces)
     AnalysisResult, BACK_TRANSFORMS, BenefitScale, BudgetSplit, COMPOSITIONS, COMPOSITION_TEXT, DEFAULT_GAMMAS,
     DELTA_SOURCES, PART_OF, PROPENSITY_MODELS, RELEASE_NAMES, _check_benefit_bounds, _decimal, _double_at_most,
     _laplace_sums_delta, _n_labels, _tuning_text, allocate_budget, budget_shares, check_settings, exact_number,
-    features_of, fit_rule, open_accountants, split_rows,
+    features_of, fit_rule, open_accountants, public_weight_bound, split_rows,
 )
 from .analysis_arms import run_arm_analysis
 
@@ -247,7 +247,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         p_received = arm_propensity(propensity, A)
         floors = (propensity, 1.0 - propensity)
     # every weight (B - L) / p is at most (U - L) / (smallest propensity floor), a public bound: W can only shrink
-    W = min(W, (hi - lo) / min(floors))
+    W_given, W = W, public_weight_bound(W, hi - lo, min(floors))
 
     # 3. gamma
     selection = None
@@ -305,6 +305,7 @@ def run_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, feat
         treatment_labels=(str(treatment_labels[0]), str(treatment_labels[1])), feature_names=names, level=level,
         diagnostics=diagnostics, composition=split.composition, shares=shares, deltas=deltas,
         public_n=bool(public_n), evaluation_fraction=float(split.evaluation_fraction), benefit_scale=benefit_scale,
+        weights_upper_bound_given=W_given, weights_upper_bound_used=W,
     )
     if accountant is not None:  # after success: the composed total, once
         accountant.spend(result.epsilon_spent, label=f"pydpowl analysis: {len(result.ledger()['releases'])} releases "

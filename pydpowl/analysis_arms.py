@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 from ._validation import check_positive, check_vector, resolve_rng
 from .analysis_base import (RELEASE_NAMES, AnalysisResult, BenefitScale, BudgetSplit, _laplace_sums_delta,
                             _tuning_text, allocate_budget, budget_shares, check_settings, features_of, fit_rule,
-                            open_accountants, split_rows)
+                            open_accountants, public_weight_bound, split_rows)
 from .engine.multicategory import arm_scores, recommend
 from .estimators.multiarm import arm_labels_text, encode_arms, resolve_arm_propensity
 from .privacy.accountant import BudgetAccountant
@@ -109,7 +109,8 @@ def run_arm_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, 
     shifted = np.clip(B, lo, hi) - lo
     diagnostics: Dict[str, int] = {"n_clipped_benefits": int(np.count_nonzero((B < lo) | (B > hi)))}
     p_received = probs[codes]
-    W = min(W, (hi - lo) / float(probs.min()))  # every weight is at most (U - L) / (smallest design probability)
+    # every weight is at most (U - L) / (smallest design probability), a public bound: W can only shrink
+    W_given, W = W, public_weight_bound(W, hi - lo, float(probs.min()))
 
     labels = np.asarray(classes)[codes]
     with learn_acc.release(eps["rule"], label=f"{RELEASE_NAMES['rule']}, {K} arms"):
@@ -146,6 +147,7 @@ def run_arm_analysis(X: ArrayLike, treatment: ArrayLike, benefit: ArrayLike, *, 
         level=level, diagnostics=diagnostics, composition=split.composition, shares=shares, deltas=deltas,
         public_n=bool(public_n), evaluation_fraction=float(split.evaluation_fraction), benefit_scale=benefit_scale,
         arm_probabilities={t: float(q) for t, q in zip(texts, probs)},
+        weights_upper_bound_given=W_given, weights_upper_bound_used=W,
     )
     if accountant is not None:
         accountant.spend(result.epsilon_spent, label=f"pydpowl analysis: {len(result.ledger()['releases'])} releases "

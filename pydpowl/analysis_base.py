@@ -343,6 +343,11 @@ class AnalysisResult:
         With three or more arms: each arm's known randomisation probability
         (``treatment_labels`` then holds the K labels and ``value`` is a
         :class:`~pydpowl.evaluation.private.PrivateArmValue`).
+    weights_upper_bound_given, weights_upper_bound_used : float
+        The analyst's ``weights_upper_bound`` and the W the rule was fitted
+        with: the given one, or ``(U - L) / (smallest public propensity)``
+        when that is smaller (no weight can exceed it). Both are public;
+        :attr:`weight_bound_note` states them in every output.
     """
 
     model: DPOWL
@@ -369,6 +374,17 @@ class AnalysisResult:
     evaluation_fraction: float = 0.5
     benefit_scale: "BenefitScale" = field(default_factory=lambda: BenefitScale())
     arm_probabilities: Optional[Dict[str, float]] = None
+    weights_upper_bound_given: float = math.nan  # set by every analysis (a default only for the field order)
+    weights_upper_bound_used: float = math.nan
+
+    @property
+    def weight_bound_note(self) -> str:
+        """The settings line on W: given and used, or given, lowered to the public maximum weight, and why."""
+        return weight_bound_text(self.weights_upper_bound_given, self.weights_upper_bound_used)
+
+    def _weight_bound(self) -> Dict[str, Any]:
+        return {"given": self.weights_upper_bound_given, "used": self.weights_upper_bound_used,
+                "note": self.weight_bound_note}
 
     @property
     def n_arms(self) -> int:
@@ -444,6 +460,7 @@ class AnalysisResult:
                             else COMPOSITION_TEXT["sequential"]),
             "parts": parts,
             "releases": releases,
+            "weights_upper_bound": self._weight_bound(),  # public: the analyst's W and the W the rule used
             "notes": [
                 "epsilon: each release's exact share of the total, computed from the decimal budgets given; its "
                 "mechanism used the largest double not above it",
@@ -552,8 +569,27 @@ class AnalysisResult:
             "value_release": {"first_moments": self.value.first_moments.tolist(),
                               "second_moments": self.value.second_moments.tolist()},
             "privacy_spent": list(self.privacy_spent),
+            "weights_upper_bound": self._weight_bound(),
         }
         return out
+
+
+def weight_bound_text(given: float, used: float) -> str:
+    """``weights_upper_bound: 30 given; 20 used = ...`` when the analysis lowered the analyst's W, else
+    ``weights_upper_bound: 10 given and used`` (both numbers are public settings)."""
+    if used < given:
+        return (f"weights_upper_bound: {given:.6g} given; {used:.6g} used = (U - L) / smallest public propensity "
+                "(the weights cannot exceed it)")
+    return f"weights_upper_bound: {given:.6g} given and used"
+
+
+def public_weight_bound(given: float, benefit_range: float, smallest_propensity: float) -> float:
+    """The W an analysis fits with: the analyst's, or ``(U - L) / (smallest public propensity)`` when smaller.
+
+    Every OWL weight ``(B - L) / p`` is at most that public maximum, so a larger W only adds noise; the
+    result keeps both (:attr:`AnalysisResult.weight_bound_note` says which was used).
+    """
+    return min(given, benefit_range / smallest_propensity)
 
 
 def check_settings(split: Optional[BudgetSplit], total_epsilon: float, weights_upper_bound: float,

@@ -153,8 +153,7 @@ def report_markdown(result: AnalysisResult, *, description: str = "", figures: S
              f"a random {result.evaluation_fraction:g} of the rows for evaluation")
     lines += ["## Public settings", "",
               f"* Features and bounds: {bounds} (values outside are clipped by design).",
-              f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); weight bound "
-              f"W = {mc['weights_upper_bound']:.6g}.",
+              f"* Benefit bounds [{lo:g}, {hi:g}] (clipped by design); {result.weight_bound_note}.",
               _propensity_line(result, plus),
               f"* Huber h = {mc['huber_h']:g}; split: {split}.",
               "", "## How to read the numbers", "",

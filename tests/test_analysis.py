@@ -308,6 +308,26 @@ def test_a_loose_weight_bound_is_tightened_to_the_public_maximum_weight(cyp):
     assert tight.model_content["weights_upper_bound"] == 10.0
 
 
+def test_a_lowered_weight_bound_is_said_in_the_result_the_report_and_the_json(cyp, tmp_path):
+    """Nothing is changed silently: the W given and the W used are both kept and every output states them."""
+    from pydpowl.analysis_output import write_analysis
+
+    used = LOG_YEAR * 3  # (U - L) / min(P, 1 - P), both public
+    res = _run(cyp, weights_upper_bound=1000.0, gamma=75.0, mechanism="output", residual=False)
+    assert res.weights_upper_bound_given == 1000.0 and res.weights_upper_bound_used == pytest.approx(used)
+    line = (f"weights_upper_bound: 1000 given; {used:.6g} used = (U - L) / smallest public propensity (the weights "
+            "cannot exceed it)")
+    assert res.weight_bound_note == line
+    assert res.to_dict()["weights_upper_bound"] == {"given": 1000.0, "used": res.weights_upper_bound_used,
+                                                    "note": line}
+    write_analysis(res, tmp_path)
+    assert line in (tmp_path / "report.md").read_text()
+    assert json.loads((tmp_path / "ledger.json").read_text())["weights_upper_bound"]["note"] == line
+    kept = _run(cyp, weights_upper_bound=10.0, gamma=75.0)
+    assert (kept.weights_upper_bound_given, kept.weights_upper_bound_used) == (10.0, 10.0)
+    assert kept.weight_bound_note == "weights_upper_bound: 10 given and used"
+
+
 def test_bounds_by_name_are_matched_to_the_columns(cyp):
     """Issue 22.1: a dict of bounds in another order than X's columns gives the analysis of positional bounds."""
     named = {c: (lo, hi) for c, lo, hi in reversed(list(zip(cyp.X.columns, *cyp.feature_bounds)))}

@@ -116,3 +116,11 @@ def test_a_three_arm_neighbour_changes_nothing_the_analysis_shows(command, neigh
 
     differs, detail = first_difference(*seen_pair(command, neighbour, tmp_path))
     assert not differs, detail
+
+
+def test_a_lowered_weight_bound_is_kept_and_said_with_k_arms(result):
+    # W = 30 given; every weight is at most (U - L) / (smallest design probability) = 6 / (1/3) = 18 (both public)
+    assert result.weights_upper_bound_given == 30.0 and result.weights_upper_bound_used == pytest.approx(18.0)
+    assert result.weight_bound_note == ("weights_upper_bound: 30 given; 18 used = (U - L) / smallest public "
+                                        "propensity (the weights cannot exceed it)")
+    assert result.to_dict()["weights_upper_bound"]["given"] == 30.0

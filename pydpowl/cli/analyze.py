@@ -270,6 +270,7 @@ def run(args: argparse.Namespace) -> int:
            f"{'/'.join(f'{g:g}' for g in sel['candidates'])} won the private selection)" if sel
            else result.model_content["tuning"]))
     say(f"rule released by {result.model.mechanism_description_}")
+    say(result.weight_bound_note)
     if result.n_arms > 2:
         say(f"released rule ({result.n_arms} arms: {', '.join(labels)}; the arm a with the largest score "
             "<V_a, intercept + Theta x>): " + ", ".join(f"{n} {c:+.6g}" for n, c in result.coefficients()))

@@ -13,7 +13,7 @@ perturbation, plain or residual weights; the defaults from the utility study).
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,7 +27,8 @@ from ..engine.mechanisms import warn_reproduce_dppack
 from .owl_mechanism import fit_owl_rule, store_rule_attributes
 from .werm import DEFAULT_TOL, RoundedReleaseMixin, release_notes
 
-__all__ = ["DPOWL", "OWLProblem", "prepare_owl", "owl_weights", "clip_benefits", "check_benefit"]
+__all__ = ["DPOWL", "OWLProblem", "prepare_owl", "owl_weights", "clip_benefits", "check_benefit",
+           "weight_bound_notes"]
 
 
 class DPOWL(RoundedReleaseMixin, DPEstimator):
@@ -356,14 +357,16 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
                 coefficient_names=tuple(f"f{k + 1}:{name}" for k in range(full.shape[0]) for name in coef_names),
                 coefficients=tuple(float(v) for v in full.ravel()),
                 notes=(("Delta bounds the Frobenius norm of Theta; " if self.mechanism_ == "output" else "")
-                       + "rule: argmax_a <V_a, f(x)>",) + release_notes(self), privacy_spent=self.privacy_spent_,
+                       + "rule: argmax_a <V_a, f(x)>",) + weight_bound_notes(self) + release_notes(self),
+                privacy_spent=self.privacy_spent_,
                 mechanism=self._mechanism_text())
         return FitSummary(
             estimator="DPOWL", epsilon=float(self.epsilon), gamma=float(self.gamma_),
             weights_upper_bound=float(self.weights_upper_bound), C=self.weight_sensitivity_,
             sensitivity=self.sensitivity_, loss=f"huber(h={self.huber_h_:g})", n_samples=self.n_samples_,
             coefficient_names=tuple(coef_names), coefficients=tuple(float(v) for v in self.dppack_coeff_),
-            notes=("features clipped to public bounds and weights clipped at W by design",) + release_notes(self),
+            notes=("features clipped to public bounds and weights clipped at W by design",)
+            + weight_bound_notes(self) + release_notes(self),
             privacy_spent=self.privacy_spent_,
             mechanism=self._mechanism_text(),
         )
@@ -371,3 +374,14 @@ class DPOWL(RoundedReleaseMixin, DPEstimator):
     def _mechanism_text(self) -> str:
         return ("output perturbation" if self.mechanism_ == "output" and not self.residual_
                 else self.mechanism_description_)
+
+
+def weight_bound_notes(model: DPOWL) -> Tuple[str, ...]:
+    """With residual weights the rule's noise is calibrated to W_r = W x clip share, not to the W given: the
+    summary's (and R's) note saying so, or nothing when the rule used W itself."""
+    W = float(model.weights_upper_bound)
+    W_r = float(getattr(model, "rule_weights_upper_bound_", W))  # a model read from model.json has no plan
+    if W_r == W:
+        return ()
+    return (f"the rule's residual weights are bounded by W_r = W x {W_r / W:g} = {W_r:g} "
+            f"(rule_weights_upper_bound_; weights_upper_bound W = {W:g} bounds the OWL weights)",)

@@ -197,3 +197,12 @@ def test_n_is_printed_only_when_declared_public(csv, tmp_path, capsys):
     ledger = json.loads((tmp_path / "b" / "ledger.json").read_text())
     assert "n = 800 rows (declared public with --public-n)" in text
     assert {p["name"]: p["rows"] for p in ledger["parts"]} == {"learning": 400, "evaluation": 400}
+
+
+def test_a_lowered_weight_bound_is_printed(csv, tmp_path, capsys):
+    # benefit range 20, P = 0.5: every weight is at most 40, so W = 100 is lowered to 40, and stdout says so
+    argv = [a if a != "40" else "100" for a in OPTS]
+    assert main(["analyze", "--data", str(csv), *argv, "--propensity", "0.5", "--total-epsilon", "2",
+                 "--out", str(tmp_path / "o")]) == 0
+    assert ("weights_upper_bound: 100 given; 40 used = (U - L) / smallest public propensity (the weights cannot "
+            "exceed it)") in capsys.readouterr().out

@@ -81,6 +81,9 @@ def test_default_dpowl_is_the_baseline_then_weighted_objective_perturbation(synt
     assert model.n_clipped_benefits_ == int(np.count_nonzero((synth.benefit < lo) | (synth.benefit > hi)))
     assert model.n_clipped_residuals_ == res.n_clipped_residuals > 0
     assert "objective perturbation" in str(model.summary())
+    # the bound the rule's noise is calibrated to is not the W given: the summary says so (nothing silent)
+    assert (f"the rule's residual weights are bounded by W_r = W x 0.0625 = {W / 16:g} (rule_weights_upper_bound_; "
+            f"weights_upper_bound W = {W:g} bounds the OWL weights)") in model.summary().notes
 
 
 def test_paper_settings_and_dppack_replays_are_unchanged(synth):

@@ -73,6 +73,9 @@ dpowl_analysis <- function(x, treatment, benefit, bounds, benefit_bounds, weight
     call = call, coefficients = coefs, vertices = vertices, gamma = res$gamma, mechanism = res$mechanism,
     value = res$value,
     ledger = res$ledger,
+    # the analyst's W and the W the rule used (lowered to (U - L) / smallest public propensity when larger)
+    weights_upper_bound = res$weights_upper_bound[c("given", "used")],
+    weight_bound_note = res$weights_upper_bound$note,
     # the sizes only when the analyst declared n public (issue 21.1), as the engine's outputs
     model = res$model, public_n = public_n, n = if (public_n) res$n, n_learning = if (public_n) res$n_learning,
     n_evaluation = if (public_n) res$n_evaluation,
@@ -98,6 +101,7 @@ print.dpowl_analysis <- function(x, digits = max(3L, getOption("digits") - 3L), 
   }
   cat(sprintf("%s; gamma = %s\n", sizes, format(x$gamma, digits = digits)))
   cat(sprintf("Rule released by %s\n", x$mechanism))
+  if (!is.null(x$weight_bound_note)) cat(x$weight_bound_note, "\n", sep = "")
   multi <- is.matrix(x$coefficients)
   if (multi) {
     cat(sprintf(paste0("Released rule (%d arms: %s; recommend the arm a with the largest <V_a, f(x)>, f(x) in R^%d, ",

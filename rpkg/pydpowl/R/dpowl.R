@@ -156,6 +156,7 @@ dpowl_fit <- function(M, treatment, benefit, propensity, epsilon, gamma, weights
     epsilon = as.numeric(epsilon), gamma = res$gamma, weights_upper_bound = as.numeric(weights_upper_bound),
     huber_h = res$huber_h, sensitivity = res$sensitivity, C = res$C, release_grid = res$release_grid,
     mechanism = res$mechanism, residual = res$residual, mechanism_description = res$mechanism_description,
+    rule_weights_upper_bound = res$rule_weights_upper_bound, weight_bound_notes = unlist(res$weight_bound_notes),
     noise = noise, bounds = b, intercept = intercept, propensity = prop$label,
     treatment_coding = tr$coding, vertices = res$vertices, rng = rng,
     diagnostics = nonprivate(c(clipped_weights = res$n_clipped_weights, clipped_features = res$n_clipped_features,
@@ -367,6 +368,7 @@ summary.dpowl <- function(object, diagnostics = FALSE, ...) {
     rng = object$rng,
     mechanism = object$mechanism,
     mechanism_description = object$mechanism_description,
+    weight_bound_notes = object$weight_bound_notes,
     diagnostics = if (diagnostics) object$diagnostics
   ), class = "summary.dpowl")
 }
@@ -386,6 +388,7 @@ print.summary.dpowl <- function(x, digits = max(3L, getOption("digits") - 3L), .
     cat(sprintf("\nPrivacy: epsilon = %s; objective perturbation (W = %s, C = 0, gamma = %s)\n",
                 eps_label(s[["epsilon"]]), format(s[["weights_upper_bound"]]), format(s[["gamma"]], digits = digits)))
   }
+  for (note in x$weight_bound_notes) cat("Weights: ", note, "\n", sep = "")
   if (!is.na(s[["release_grid"]])) {
     cat(sprintf(paste0("Release: floating-point safe, the exact sum rounded to multiples of 2^%d in the noise ",
                        "space\n"), as.integer(round(log2(s[["release_grid"]])))))

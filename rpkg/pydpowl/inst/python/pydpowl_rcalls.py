@@ -459,6 +459,7 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
                       fit_intercept=intercept, weight_sensitivity=weight_sensitivity,
                       reproduce_dppack=reproduce_dppack, random_state=rng).fit(x, A, benefit, prop)
     n = int(np.shape(x)[0])
+    from pydpowl.estimators.owl import weight_bound_notes
     from pydpowl.interop.noise import owl_noise_scale
 
     noise = owl_noise_scale(model, n)
@@ -471,6 +472,9 @@ def fit_owl(*, x: Any, treatment: Any, benefit: Any, propensity: Any, lower: Any
         "release_grid": model.release_grid_, "gamma": float(model.gamma_), "huber_h": float(model.huber_h_),
         "mechanism": str(model.mechanism_), "residual": bool(model.residual_),
         "mechanism_description": str(model.mechanism_description_), "noise": noise,
+        # public: the bound the rule's noise is calibrated to (W_r = W x clip share with residual weights), stated
+        "rule_weights_upper_bound": float(model.rule_weights_upper_bound_),
+        "weight_bound_notes": list(weight_bound_notes(model)),
         # non-private diagnostics: kept by dpowl() for summary(fit, diagnostics = TRUE) only
         "n_clipped_weights": int(model.n_clipped_weights_), "n_clipped_features": int(model.n_clipped_features_),
         "n_clipped_logits": int(model.n_clipped_logits_), "n_clipped_benefits": int(model.n_clipped_benefits_),

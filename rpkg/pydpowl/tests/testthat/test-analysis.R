@@ -139,3 +139,25 @@ test_that("several stages (DTRlearn2's lists): the regime, its value and each fi
                               total_epsilon = 1, propensity = 0.5, stage_split = c(1, 2)),
                regexp = "^stage_split divides the budget across stages")
 })
+
+test_that("dpowl_analysis keeps the weights_upper_bound given and the one used, and says when it was lowered", {
+  require_backends(dppack = FALSE)
+  set.seed(8)
+  n <- 400
+  X <- data.frame(x1 = runif(n), x2 = runif(n))
+  A <- sample(c(-1, 1), n, replace = TRUE)
+  B <- runif(n, 0, 10)
+  run <- function(W) {
+    dpowl_analysis(X, treatment = A, benefit = B, bounds = list(lower = c(0, 0), upper = c(1, 1)),
+                   benefit_bounds = c(0, 10), weights_upper_bound = W, total_epsilon = 2, propensity = 0.5)
+  }
+  # every weight is at most (U - L) / min(P, 1 - P) = 10 / 0.5 = 20 (public): W = 30 is lowered to 20, and said
+  a <- run(30)
+  expect_equal(a$weights_upper_bound, list(given = 30, used = 20))
+  line <- paste0("weights_upper_bound: 30 given; 20 used = (U - L) / smallest public propensity (the weights ",
+                 "cannot exceed it)")
+  expect_output(print(a), line, fixed = TRUE)
+  b <- run(12)
+  expect_equal(b$weights_upper_bound, list(given = 12, used = 12))
+  expect_output(print(b), "weights_upper_bound: 12 given and used", fixed = TRUE)
+})

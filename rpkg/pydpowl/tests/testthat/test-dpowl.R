@@ -384,6 +384,11 @@ test_that("by default dpowl() uses the utility study's mechanism and says so", {
   expect_true(is.nan(fit$sensitivity))
   expect_true(any(grepl("weighted objective perturbation with residual weights", capture.output(print(fit)))))
   expect_true(any(grepl("objective perturbation", capture.output(print(summary(fit))))))
+  # the rule's noise is calibrated to W_r = W / 16 (residual weights), not to the W given: kept and printed
+  W <- attr(d, "weights_upper_bound")
+  expect_equal(fit$rule_weights_upper_bound, W / 16)
+  expect_output(print(summary(fit)), sprintf("the rule's residual weights are bounded by W_r = W x 0.0625 = %.6g",
+                                             W / 16), fixed = TRUE)
   # a logistic propensity model fitted on the same data (C > 0) keeps the paper's output perturbation
   # (age in years makes that model's C, hence the noise, dominate: flagged, as documented in 'Scaling features')
   expect_warning(m <- dpowl(~ age + male + nonwhite + mdd, data = d, treatment = arm, benefit = benefit,
