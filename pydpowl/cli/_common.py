@@ -7,7 +7,7 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 
 #: a value that argparse would take for an option: a negative number followed by more (``-1:89``, ``-1,2``)
@@ -276,3 +276,18 @@ def positive_option(flag: str, value, *, upper=None, upper_open: bool = True) ->
 def say(text: str = "") -> None:
     """Print to stdout (the CLI's output channel)."""
     print(text, file=sys.stdout)
+
+
+def say_arm_values(value: Any, *, rule: str, arm: str, note: str = "") -> None:
+    """Print a K-arm value release's per-arm lines and its gain (public: every number is a release).
+
+    ``value`` is a :class:`pydpowl.evaluation.private.PrivateArmValue`;
+    ``rule`` names what is evaluated ("rule", "regime"), ``arm`` what it is
+    compared with ("single arm", "fixed sequence"), ``note`` ends the gain line.
+    """
+    for name, iv in value.arm_values.items():
+        g = value.versus[name]
+        say(f"value of everyone on {name}: {iv.estimate:.4f} [{iv.ci_low:.4f}, {iv.ci_high:.4f}]; {rule} minus it: "
+            f"{g.estimate:.4f} [{g.ci_low:.4f}, {g.ci_high:.4f}]")
+    d = value.difference
+    say(f"gain over the best {arm}: {d.estimate:.4f} [{d.ci_low:.4f}, {d.ci_high:.4f}]{note}")

@@ -17,7 +17,7 @@ import math
 import time
 from pathlib import Path
 
-from ._common import add_mechanism_options, arm_labels, mechanism_settings, name_list, say
+from ._common import add_mechanism_options, arm_labels, mechanism_settings, name_list, say, say_arm_values
 from ._common import positive_option as _positive
 from ._disclosure import add_disclosure_options, rows_text, say_data, say_diagnostics
 
@@ -282,12 +282,8 @@ def run(args: argparse.Namespace) -> int:
     say(f"value of the rule (mean benefit): {v.value.estimate:.4f}, {100 * level:g}% interval [{v.value.ci_low:.4f}, "
         f"{v.value.ci_high:.4f}]" + (f"; {clinical}" if clinical else ""))
     if isinstance(v, PrivateArmValue):  # K > 2 arms (two: a PrivateValue)
-        for arm, iv in v.arm_values.items():
-            g = v.versus[arm]
-            say(f"value of everyone on {arm}: {iv.estimate:.4f} [{iv.ci_low:.4f}, {iv.ci_high:.4f}]; rule minus it: "
-                f"{g.estimate:.4f} [{g.ci_low:.4f}, {g.ci_high:.4f}]")
-        say(f"gain over the best single arm: {v.difference.estimate:.4f} [{v.difference.ci_low:.4f}, "
-            f"{v.difference.ci_high:.4f}] (the {result.n_arms} differences hold together at {100 * level:g}%)")
+        say_arm_values(v, rule="rule", arm="single arm",
+                       note=f" (the {result.n_arms} differences hold together at {100 * level:g}%)")
     else:
         clinical = scale.gain_text(v.difference.estimate, v.difference.ci_low, v.difference.ci_high)
         say(f"gain over the better single arm: {v.difference.estimate:.4f} [{v.difference.ci_low:.4f}, "

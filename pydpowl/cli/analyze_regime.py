@@ -17,7 +17,7 @@ import time
 from fractions import Fraction
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ._common import mechanism_settings, name_list, say
+from ._common import mechanism_settings, name_list, say, say_arm_values
 from ._common import positive_option as _positive
 from ._disclosure import rows_text, say_diagnostics
 
@@ -269,12 +269,7 @@ def run_regime(args: argparse.Namespace) -> int:
     v = result.value
     say(f"value of the regime (mean total reward): {v.value.estimate:.4f}, {100 * level:g}% interval "
         f"[{v.value.ci_low:.4f}, {v.value.ci_high:.4f}]")
-    for seq, iv in v.arm_values.items():
-        g = v.versus[seq]
-        say(f"value of everyone on {seq}: {iv.estimate:.4f} [{iv.ci_low:.4f}, {iv.ci_high:.4f}]; regime minus it: "
-            f"{g.estimate:.4f} [{g.ci_low:.4f}, {g.ci_high:.4f}]")
-    say(f"gain over the best fixed sequence: {v.difference.estimate:.4f} [{v.difference.ci_low:.4f}, "
-        f"{v.difference.ci_high:.4f}]")
+    say_arm_values(v, rule="regime", arm="fixed sequence")
     led = result.ledger()
     say(f"privacy: {led['guarantee']}: epsilon {number_text(led['spent'])} of {number_text(E)} ({result.composition} "
         "composition; one release per stage, then the value's two; ledger.json)")
