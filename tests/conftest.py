@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from typing import Callable
 
 import numpy as np
@@ -297,3 +298,20 @@ def cyp_scaled():
                         benefit_bounds=(0.0, math.log(8760)), weights_upper_bound=d.weights_upper_bound,
                         total_epsilon=2.0, propensity=2 / 3, treatment_labels=("G", "S"),
                         benefit_scale=BenefitScale.known("los-hours"), gammas=DEFAULT_GAMMAS, random_state=2)
+
+
+def mentions_number(text: str, number: int) -> bool:
+    """Whether ``number`` stands in ``text`` as a number of its own, file paths aside.
+
+    pytest numbers its temporary folders (``/tmp/pytest-of-root/pytest-600/``),
+    so a plain substring test for a sample size fails whenever the folder's
+    number contains it.
+    """
+    words = re.sub(r"\S*/\S*", " ", text)
+    return re.search(rf"(?<![\d.]){number}(?!\d)", words) is not None
+
+
+@pytest.fixture
+def mentions() -> Callable[[str, int], bool]:
+    """:func:`mentions_number`, for the tests that check a size is not printed."""
+    return mentions_number
